@@ -1,0 +1,30 @@
+"""rvm: a Relax-style machine-learning compiler and bytecode virtual machine.
+
+This module is a facade re-exporting the user-facing names; compiler
+packages load on first use, so ``import rvm`` stays cheap and the runtime
+works without the compiler.
+"""
+import importlib
+
+from rvm import nd, runtime
+from rvm.runtime.data_type import DataType
+from rvm.runtime.device import Device, cpu, device
+from rvm.runtime.packed_func import get_global_func, register_func
+from rvm.support.errors import RVMError
+
+__version__ = "0.1.0"
+
+_LAZY_SUBMODULES = (
+    "support", "bytecode", "vm", "ir", "tir", "te", "topi", "relax", "transform", "script",
+    "frontend", "codegen", "driver", "tune",
+)
+
+
+def __getattr__(name):
+    if name in _LAZY_SUBMODULES:
+        return importlib.import_module(f"rvm.{name}")
+    raise AttributeError(f"module 'rvm' has no attribute {name!r}")
+
+
+__all__ = ["DataType", "Device", "RVMError", "cpu", "device", "get_global_func", "nd",
+           "register_func", "runtime"]

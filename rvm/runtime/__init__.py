@@ -1,0 +1,30 @@
+"""rvm.runtime: tensors, devices, packed functions and the global registry.
+
+This package is a facade; the definitions live in its modules.
+"""
+from rvm.runtime._ffi import native_library_path
+from rvm.runtime._ffi import _bridge as _bridge
+from rvm.runtime.container import Array, Map, ShapeTuple
+from rvm.runtime.convert import convert
+from rvm.runtime.data_type import DataType
+from rvm.runtime.device import Device, cpu, device
+from rvm.runtime.library import load_library
+from rvm.runtime.ndarray import NDArray
+from rvm.runtime.packed_func import (
+    PackedFunc,
+    get_global_func,
+    list_global_func_names,
+    register_func,
+    register_object_type,
+    remove_global_func,
+)
+from rvm.runtime.profiling import BenchmarkResult, time_evaluator
+
+Object = _bridge.Object
+
+__all__ = [
+    "Array", "BenchmarkResult", "DataType", "Device", "Map", "NDArray", "Object", "PackedFunc",
+    "ShapeTuple", "convert", "cpu", "device", "get_global_func", "list_global_func_names",
+    "load_library", "native_library_path", "register_func", "register_object_type",
+    "remove_global_func", "time_evaluator",
+]

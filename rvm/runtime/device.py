@@ -1,0 +1,55 @@
+"""Device: where a tensor lives, in DLPack's (device_type, device_id) terms."""
+
+_NAMES = {1: "cpu", 2: "cuda", 3: "cuda_host"}
+_TYPES = {v: k for k, v in _NAMES.items()}
+
+
+class Device:
+    """A device, such as ``cpu(0)``.
+
+    >>> cpu(0) == Device(1, 0)
+    True
+    """
+
+    __slots__ = ("device_type", "device_id")
+    CPU = 1
+
+    def __init__(self, device_type, device_id=0):
+        if isinstance(device_type, str):
+            if device_type not in _TYPES:
+                raise ValueError(f"unknown device {device_type!r}; expected one of {sorted(_TYPES)}")
+            device_type = _TYPES[device_type]
+        self.device_type = int(device_type)
+        self.device_id = int(device_id)
+
+    @property
+    def type_name(self):
+        return _NAMES.get(self.device_type, f"device{self.device_type}")
+
+    def __eq__(self, other):
+        return (isinstance(other, Device) and self.device_type == other.device_type
+                and self.device_id == other.device_id)
+
+    def __hash__(self):
+        return hash((self.device_type, self.device_id))
+
+    def __repr__(self):
+        return f"{self.type_name}({self.device_id})"
+
+    def __dlpack_device__(self):
+        return (self.device_type, self.device_id)
+
+
+def cpu(dev_id=0):
+    """The CPU device."""
+    return Device(Device.CPU, dev_id)
+
+
+def device(name, dev_id=None):
+    """A device by name: ``device("cpu")``, ``device("cpu", 0)`` or ``device("cpu:0")``."""
+    if isinstance(name, Device):
+        return name
+    if ":" in name:
+        name, _, dev_id_text = name.partition(":")
+        dev_id = int(dev_id_text)
+    return Device(name, dev_id or 0)

@@ -1,0 +1,137 @@
+"""NDArray: rvm's tensor, a 64-byte aligned buffer with a DLPack view."""
+import operator
+
+import numpy as np
+
+from rvm.runtime._ffi import _bridge
+from rvm.runtime.container import ShapeTuple
+from rvm.runtime.data_type import DataType
+from rvm.runtime.device import Device, cpu
+
+
+class NDArray(_bridge.NDArrayBase):
+    """A C-contiguous tensor on a device.
+
+    >>> a = array(np.arange(6, dtype="float32").reshape(2, 3))
+    >>> a.shape, a.dtype, a.device
+    (ShapeTuple((2, 3)), DataType('float32'), cpu(0))
+    """
+
+    __slots__ = ()
+
+    @property
+    def shape(self):
+        return ShapeTuple(self._shape)
+
+    @property
+    def dtype(self):
+        return DataType.from_dlpack(*self._dtype_tuple)
+
+    @property
+    def device(self):
+        return Device(*self._device_tuple)
+
+    @property
+    def size(self):
+        n = 1
+        for d in self._shape:
+            n *= d
+        return n
+
+    @property
+    def nbytes(self):
+        return self.size * self.dtype.itemsize
+
+    def numpy(self):
+        """A numpy copy of the tensor."""
+        return np.array(self._numpy_view(), copy=True)
+
+    def _numpy_view(self):
+        dtype = self.dtype
+        if dtype.lanes != 1 or dtype.is_handle:
+            raise ValueError(f"dtype {dtype} has no numpy equivalent")
+        return np.asarray(memoryview(self))
+
+    def copyfrom(self, source):
+        """Copies ``source`` (an NDArray or anything numpy accepts) into this tensor."""
+        if isinstance(source, NDArray):
+            if source.dtype != self.dtype:
+                raise ValueError(f"copyfrom: dtype mismatch, expected {self.dtype}, got {source.dtype}")
+            src = source._numpy_view()
+        else:
+            src = np.asarray(source, dtype=self.dtype.numpy_dtype)
+        if tuple(src.shape) != tuple(self._shape):
+            raise ValueError(
+                f"copyfrom: shape mismatch, expected {tuple(self._shape)}, got {tuple(src.shape)}")
+        np.copyto(self._numpy_view(), src, casting="unsafe")
+        return self
+
+    def copyto(self, target):
+        """Copies into ``target`` (an NDArray) or to a new NDArray on ``target`` (a Device)."""
+        if isinstance(target, NDArray):
+            return target.copyfrom(self)
+        if isinstance(target, Device):
+            return empty(self._shape, self.dtype, target).copyfrom(self)
+        raise TypeError(f"copyto expects an NDArray or a Device, got {type(target).__name__}")
+
+    def __dlpack_device__(self):
+        return self._device_tuple
+
+    def __repr__(self):
+        head = f"<rvm.nd.NDArray shape={tuple(self._shape)}, {self.dtype}, {self.device}>"
+        try:
+            return head + "\n" + repr(self._numpy_view())
+        except ValueError:
+            return head
+
+    def __reduce__(self):
+        raise TypeError("NDArray is not picklable; save executables with export_library")
+
+
+def _check_device(device):
+    device = cpu(0) if device is None else device
+    if not isinstance(device, Device):
+        raise TypeError(f"expected a Device, got {type(device).__name__}")
+    if device.device_type != Device.CPU:
+        raise ValueError(f"device {device} is not supported; rvm runs on cpu")
+    return device
+
+
+def empty(shape, dtype="float32", device=None):
+    """A new uninitialised tensor."""
+    device = _check_device(device)
+    try:
+        dims = tuple(operator.index(d) for d in shape)
+    except TypeError:
+        raise TypeError(f"empty: shape must be a sequence of ints, got {shape!r}") from None
+    if any(d < 0 for d in dims):
+        raise ValueError(f"empty: shape must not have negative dimensions, got {dims}")
+    dtype = DataType(dtype)
+    return _bridge.ndarray_empty(dims, dtype.type_code, dtype.bits, dtype.lanes,
+                                 device.device_type, device.device_id)
+
+
+def array(data, device=None, dtype=None):
+    """A new tensor holding a copy of ``data`` (numpy array, NDArray, nested lists, scalar)."""
+    if isinstance(data, NDArray):
+        data = data._numpy_view()
+    src = np.asarray(data, dtype=DataType(dtype).numpy_dtype if dtype is not None else None)
+    if src.dtype == object:
+        raise TypeError("array: cannot make a tensor of Python objects")
+    out = empty(src.shape, DataType(src.dtype), device)
+    np.copyto(out._numpy_view(), src)
+    return out
+
+
+def from_dlpack(tensor):
+    """A tensor sharing memory with ``tensor`` (anything with ``__dlpack__``, or a capsule)."""
+    if isinstance(tensor, NDArray):
+        return tensor
+    if hasattr(tensor, "__dlpack__"):
+        try:
+            capsule = tensor.__dlpack__(max_version=(1, 0))
+        except TypeError:  # a producer from before DLPack 1.0
+            capsule = tensor.__dlpack__()
+    else:
+        capsule = tensor
+    return _bridge.ndarray_from_dlpack(capsule)

@@ -1,0 +1,136 @@
+"""DESIGN.md's import rules, checked on the source with ast.
+
+Each package may import only from the packages listed for it (and itself).
+Facades (package __init__ modules, rvm/nd.py) re-export and may import
+anything; library modules must import from the defining module, never a facade.
+"""
+import ast
+import pathlib
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1] / "rvm"
+
+ALLOWED = {
+    "support": set(),
+    "runtime": {"support"},
+    "bytecode": {"support", "runtime"},
+    "vm": {"support", "runtime", "bytecode"},
+    "ir": {"support", "runtime"},
+    "tir": {"support", "runtime", "ir"},
+    "te": {"support", "runtime", "ir", "tir"},
+    "topi": {"support", "runtime", "ir", "tir", "te"},
+    "relax": {"support", "runtime", "ir", "tir", "te"},
+    "transform": {"support", "runtime", "ir", "tir", "te", "topi", "relax"},
+    "script": {"support", "runtime", "ir", "tir", "te", "topi", "relax"},
+    "frontend": {"support", "runtime", "ir", "tir", "te", "topi", "relax"},
+    "codegen": {"support", "runtime", "bytecode", "ir", "tir", "relax"},
+    "driver": {"support", "runtime", "bytecode", "vm", "ir", "tir", "te", "topi", "relax",
+               "transform", "script", "frontend", "codegen", "tune"},
+    "tune": {"support", "runtime", "bytecode", "vm", "ir", "tir", "te", "topi", "relax",
+             "transform", "script", "frontend", "codegen", "driver"},
+}
+FACADES = {ROOT / "__init__.py", ROOT / "nd.py"}
+# Modules without a .py file: the cffi extension and the bridge module it installs.
+NATIVE_MODULES = {"rvm.runtime._native", "rvm.runtime._bridge"}
+
+
+def _module_name(path):
+    rel = path.relative_to(ROOT.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _is_package(dotted):
+    return (ROOT.parent / pathlib.Path(*dotted.split(".")) / "__init__.py").exists()
+
+
+def _is_module(dotted):
+    if dotted in NATIVE_MODULES:
+        return True
+    path = ROOT.parent / pathlib.Path(*dotted.split("."))
+    return path.with_suffix(".py").exists() or (path / "__init__.py").exists()
+
+
+def _imports(path):
+    """(line, imported module, names) for every import in the file, nested ones included."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    package = _module_name(path) if path.name == "__init__.py" else _module_name(path).rpartition(".")[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name, ()
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            yield node.lineno, module, tuple(a.name for a in node.names)
+
+
+def _sources():
+    return sorted(p for p in ROOT.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def _package_of(path):
+    rel = path.relative_to(ROOT).parts
+    return rel[0] if len(rel) > 1 else None
+
+
+def test_every_package_has_rules():
+    packages = {p.name for p in ROOT.iterdir() if (p / "__init__.py").exists()}
+    assert packages <= set(ALLOWED), f"packages without layering rules: {packages - set(ALLOWED)}"
+
+
+def _violations(path):
+    facade = path in FACADES or path.name == "__init__.py"
+    own = _package_of(path)
+    for line, module, names in _imports(path):
+        if not module.startswith("rvm"):
+            continue
+        parts = module.split(".")
+        where = f"{path.relative_to(ROOT.parent)}:{line}"
+        if len(parts) == 1:
+            if not facade:
+                yield f"{where}: imports the facade 'rvm'; import from the defining module"
+            continue
+        target = parts[1]
+        if facade:
+            continue
+        if target == "nd":
+            yield f"{where}: imports the facade 'rvm.nd'; import rvm.runtime.ndarray"
+            continue
+        if own is not None and target != own and target not in ALLOWED[own] and not target.startswith("_"):
+            yield f"{where}: package '{own}' may not import '{module}' (allowed: {sorted(ALLOWED[own])})"
+        if _is_package(module):
+            for name in names:
+                if not _is_module(f"{module}.{name}"):
+                    yield (f"{where}: imports '{name}' from the facade '{module}'; "
+                           f"import it from its defining module")
+
+
+@pytest.mark.parametrize("path", _sources(), ids=lambda p: str(p.relative_to(ROOT.parent)))
+def test_imports_follow_layers(path):
+    problems = list(_violations(path))
+    assert not problems, "\n".join(problems)
+
+
+def test_checker_catches_a_forbidden_edge(tmp_path, monkeypatch):
+    """The checker itself must fail on an upward import."""
+    fake_root = tmp_path / "rvm"
+    (fake_root / "runtime").mkdir(parents=True)
+    (fake_root / "vm").mkdir()
+    for pkg in ("", "runtime", "vm"):
+        (fake_root / pkg / "__init__.py").write_text("")
+    bad = fake_root / "runtime" / "bad.py"
+    bad.write_text("from rvm.vm.machine import VirtualMachine\n")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", fake_root)
+    assert any("may not import" in v for v in _violations(bad))
+    facade_user = fake_root / "vm" / "user.py"
+    facade_user.write_text("from rvm.runtime import NDArray\n")
+    assert any("facade" in v for v in _violations(facade_user))
