@@ -74,6 +74,25 @@ class NDArray(_bridge.NDArrayBase):
             return empty(self._shape, self.dtype, target).copyfrom(self)
         raise TypeError(f"copyto expects an NDArray or a Device, got {type(target).__name__}")
 
+    def view(self, shape, dtype=None, byte_offset=0):
+        """A tensor of ``shape`` and ``dtype`` sharing this one's memory from ``byte_offset``.
+
+        The view keeps this tensor's memory alive; it must fit inside it.
+
+        >>> a = empty((4,), "float32")
+        >>> a.view((2, 2)).shape
+        ShapeTuple((2, 2))
+        """
+        dtype = self.dtype if dtype is None else DataType(dtype)
+        try:
+            dims = tuple(operator.index(d) for d in shape)
+        except TypeError:
+            raise TypeError(f"view: shape must be a sequence of ints, got {shape!r}") from None
+        if any(d < 0 for d in dims):
+            raise ValueError(f"view: shape must not have negative dimensions, got {dims}")
+        return _bridge.ndarray_view(self, int(byte_offset), dims, dtype.type_code, dtype.bits,
+                                    dtype.lanes)
+
     def __dlpack_device__(self):
         return self._device_tuple
 

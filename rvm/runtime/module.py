@@ -1,0 +1,85 @@
+"""Runtime modules: named collections of packed functions (kernel libraries, external runtimes).
+
+A module resolves a name among its own functions first, then among the
+modules it imports. Modules that can be saved into an executable implement
+``save_to_bytes`` and register a loader for their ``type_key``.
+"""
+from rvm.runtime.profiling import time_evaluator as _time_evaluator
+
+_LOADERS = {}
+
+
+class Module:
+    """Base class of runtime modules.
+
+    Subclasses implement ``_get_own_function(name)`` (a PackedFunc or None) and
+    ``_own_function_names()``, and, when they can be saved, ``save_to_bytes``.
+    """
+
+    type_key = "module"
+
+    def __init__(self):
+        self.imported_modules = []
+
+    def _get_own_function(self, name):
+        return None
+
+    def _own_function_names(self):
+        return []
+
+    def get_function(self, name, allow_missing=False):
+        """The function ``name`` of this module or its imports; ValueError if absent."""
+        func = self._get_own_function(name)
+        if func is None:
+            for mod in self.imported_modules:
+                func = mod.get_function(name, allow_missing=True)
+                if func is not None:
+                    break
+        if func is None and not allow_missing:
+            raise ValueError(f"module '{self.type_key}' has no function '{name}'; it has: "
+                             f"{', '.join(sorted(self.function_names())) or 'nothing'}")
+        return func
+
+    def __getitem__(self, name):
+        return self.get_function(name)
+
+    def __contains__(self, name):
+        return self.get_function(name, allow_missing=True) is not None
+
+    def function_names(self):
+        """Names of every function reachable from this module."""
+        names = list(self._own_function_names())
+        for mod in self.imported_modules:
+            names.extend(mod.function_names())
+        return names
+
+    def import_module(self, module):
+        """Makes ``module``'s functions reachable from this one."""
+        if not isinstance(module, Module):
+            raise TypeError(f"import_module expects a Module, got {type(module).__name__}")
+        self.imported_modules.append(module)
+
+    def time_evaluator(self, name, dev=None, number=10, repeat=1, min_repeat_ms=0):
+        """A timer for function ``name`` (see rvm.runtime.time_evaluator); dev must be cpu."""
+        return _time_evaluator(self.get_function(name), number, repeat, min_repeat_ms)
+
+    def save_to_bytes(self):
+        """The module's serialized form (with ``type_key``, what ``load_from_bytes`` reads)."""
+        raise NotImplementedError(f"module '{self.type_key}' cannot be saved")
+
+    def __repr__(self):
+        return f"<rvm.runtime.Module {self.type_key}: {len(self._own_function_names())} functions>"
+
+
+def register_module_loader(type_key, loader):
+    """Registers ``loader(data: bytes) -> Module`` for modules saved with ``type_key``."""
+    _LOADERS[type_key] = loader
+
+
+def load_module_from_bytes(type_key, data):
+    """Rebuilds a module saved by ``save_to_bytes``; ValueError for an unknown type_key."""
+    loader = _LOADERS.get(type_key)
+    if loader is None:
+        raise ValueError(f"no loader for runtime module type '{type_key}'; "
+                         f"known: {', '.join(sorted(_LOADERS)) or 'none'}")
+    return loader(data)
