@@ -1,0 +1,226 @@
+"""The C compiler driver: C source -> shared object, cached on disk.
+
+A compiled library is stored under the cache directory, keyed by a hash of the
+source, the flags, the compiler's fingerprint (its version, target and what
+``-march=native`` means on this machine) and ``FORMAT_VERSION``; compiling the
+same source again is a file lookup. Compile errors raise ``CompileError``
+with the compiler's diagnostics and the offending source lines.
+
+>>> import tempfile
+>>> cc = Compiler(cache_dir=tempfile.mkdtemp())
+>>> lib = cc.compile("int answer(void) { return 42; }")
+>>> lib.path.suffix, lib.from_cache
+('.so', False)
+>>> cc.compile("int answer(void) { return 42; }").from_cache
+True
+"""
+import re
+import shutil
+import subprocess
+import threading
+
+from rvm.support import env
+from rvm.support.disk_cache import DiskCache, cache_key
+from rvm.support.errors import RVMError
+
+# Bump when the meaning of a cached object changes (flags policy, ABI of generated code).
+FORMAT_VERSION = 1
+
+BASE_FLAGS = ("-O3", "-march=native", "-fPIC", "-shared", "-std=gnu11", "-fno-strict-aliasing")
+# `#pragma omp simd` is honoured with -fopenmp-simd alone (no runtime library needed).
+SIMD_FLAG = "-fopenmp-simd"
+OPENMP_FLAG = "-fopenmp"
+_CONTEXT_LINES = 2
+_ERROR_LINE = re.compile(r"^(?P<file>[^:\s]+\.c):(?P<line>\d+):(?:(?P<col>\d+):)?\s*"
+                         r"(?P<kind>(?:fatal )?error):\s*(?P<msg>.*)$")
+
+
+class CompileError(RVMError):
+    """The C compiler rejected a source; the message shows diagnostics and source lines."""
+
+    def __init__(self, message, source="", diagnostics=""):
+        super().__init__(message)
+        self.source = source
+        self.diagnostics = diagnostics
+
+
+class CompilerNotFoundError(RVMError):
+    """No working C compiler."""
+
+
+class CompiledLibrary:
+    """A shared object in the cache: ``path``, its cache ``key``, and whether it was a hit."""
+
+    def __init__(self, path, key, from_cache):
+        self.path = path
+        self.key = key
+        self.from_cache = from_cache
+
+    def __repr__(self):
+        return f"CompiledLibrary({str(self.path)!r}, from_cache={self.from_cache})"
+
+
+def _run(argv, stdin_text=None):
+    try:
+        return subprocess.run(argv, input=stdin_text, capture_output=True, text=True, check=False)
+    except FileNotFoundError:
+        raise CompilerNotFoundError(
+            f"C compiler '{argv[0]}' not found; install one (gcc or clang) or set RVM_CC") from None
+
+
+def _show_source_lines(source, line_numbers):
+    """Numbered excerpts of ``source`` around each line, the line itself marked with '>'."""
+    lines = source.splitlines()
+    shown = set()
+    for n in sorted(line_numbers):
+        for i in range(max(1, n - _CONTEXT_LINES), min(len(lines), n + _CONTEXT_LINES) + 1):
+            shown.add(i)
+    out = []
+    previous = None
+    for i in sorted(shown):
+        if previous is not None and i != previous + 1:
+            out.append("     ...")
+        marker = ">" if i in line_numbers else " "
+        out.append(f"{marker}{i:5d} | {lines[i - 1]}")
+        previous = i
+    return "\n".join(out)
+
+
+def format_compile_error(argv, source, diagnostics, source_name):
+    """The CompileError message: the first error, the offending lines, then all diagnostics."""
+    errors = []
+    for line in diagnostics.splitlines():
+        match = _ERROR_LINE.match(line.strip())
+        if match and match.group("file").endswith(source_name):
+            errors.append((int(match.group("line")), match.group("msg")))
+    head = f"C compilation failed ({' '.join(argv[:1] + [a for a in argv[1:] if a.startswith('-')])})"
+    parts = [head + (f": line {errors[0][0]}: {errors[0][1]}" if errors else "")]
+    if errors:
+        parts.append("offending source lines:")
+        parts.append(_show_source_lines(source, {n for n, _ in errors}))
+    parts.append("compiler output:")
+    parts.append(diagnostics.strip() or "(none)")
+    return "\n".join(parts)
+
+
+class Compiler:
+    """A C compiler command with a disk cache of its outputs.
+
+    ``cc`` defaults to $RVM_CC / $CC / ``cc`` and ``cache_dir`` to
+    $RVM_CACHE_DIR or the user's cache directory (see rvm.support.env).
+    ``invocations`` counts the compiler runs ``compile`` made (probes excluded).
+    """
+
+    def __init__(self, cc=None, cache_dir=None):
+        self.cc = cc or env.c_compiler()
+        self.cache = DiskCache(cache_dir if cache_dir is not None else env.cache_dir(), "kernels")
+        self.invocations = 0
+        self._fingerprint = None
+        self._openmp = None
+        self._lock = threading.Lock()
+
+    @property
+    def fingerprint(self):
+        """A string identifying the compiler version, its target and the host's -march=native."""
+        if self._fingerprint is None:
+            version = _run([self.cc, "--version"])
+            if version.returncode != 0:
+                raise CompilerNotFoundError(
+                    f"'{self.cc} --version' failed: {version.stderr.strip() or version.stdout.strip()}")
+            target = _run([self.cc, "-dumpmachine"]).stdout.strip()
+            # What -march=native expands to: the same source compiles differently per CPU.
+            native = _run([self.cc, "-march=native", "-E", "-v", "-"], stdin_text="")
+            cpu = " ".join(sorted(set(re.findall(r"-march=\S+|-mtune=\S+|-m(?:no-)?avx\S*",
+                                                 native.stderr))))
+            first = version.stdout.strip().splitlines()[0] if version.stdout.strip() else ""
+            self._fingerprint = f"{first} | {target} | {cpu}"
+        return self._fingerprint
+
+    @property
+    def openmp(self):
+        """Whether ``-fopenmp`` compiles and links a parallel loop (probed once, cached)."""
+        if self._openmp is None:
+            key = cache_key("openmp-probe", self.cc, self.fingerprint, FORMAT_VERSION)
+            hit = self.cache.get(key, ".probe")
+            if hit is not None:
+                self._openmp = hit.read_bytes() == b"1"
+            else:
+                probe = ("#include <omp.h>\nint rvm_probe(int n) { int s = 0;\n"
+                         "#pragma omp parallel for reduction(+:s)\n"
+                         "for (int i = 0; i < n; ++i) s += i;\nreturn s + omp_get_max_threads(); }\n")
+                ok = self._compile_uncached(probe, list(BASE_FLAGS) + [OPENMP_FLAG], check=False)
+                self._openmp = ok is not None
+                self.cache.put(key, ".probe", b"1" if self._openmp else b"0")
+        return self._openmp
+
+    def flags(self, use_openmp=True):
+        """The flags ``compile`` passes (OpenMP only when asked for and supported)."""
+        flags = list(BASE_FLAGS) + [SIMD_FLAG]
+        if use_openmp and self.openmp:
+            flags.append(OPENMP_FLAG)
+        return flags
+
+    def cache_key(self, source, flags):
+        """The cache key of ``source`` compiled with ``flags`` by this compiler."""
+        return cache_key("rvm-c-kernels", FORMAT_VERSION, self.fingerprint, tuple(flags), source)
+
+    def lookup(self, source, use_openmp=True):
+        """The cached library for ``source``, or None; never runs the compiler on the source."""
+        flags = self.flags(use_openmp)
+        key = self.cache_key(source, flags)
+        path = self.cache.get(key, ".so")
+        return CompiledLibrary(path, key, True) if path is not None else None
+
+    def compile(self, source, use_openmp=True):
+        """Compiles ``source`` to a shared object (or finds it in the cache): a CompiledLibrary.
+
+        Raises CompileError showing the offending source lines when the
+        compiler rejects the source.
+        """
+        flags = self.flags(use_openmp)
+        key = self.cache_key(source, flags)
+        with self._lock:
+            path = self.cache.get(key, ".so")
+            if path is not None:
+                return CompiledLibrary(path, key, True)
+            scratch = self.cache.scratch_dir()
+            self.invocations += 1
+            try:
+                built = self._compile_in(scratch, source, flags, check=True)
+                self.cache.put(key, ".c", source.encode("utf-8"))
+                path = self.cache.put_file(key, ".so", built)
+            finally:
+                shutil.rmtree(scratch, ignore_errors=True)
+            return CompiledLibrary(path, key, False)
+
+    def _compile_uncached(self, source, flags, check):
+        scratch = self.cache.scratch_dir()
+        try:
+            return self._compile_in(scratch, source, flags, check)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+    def _compile_in(self, scratch, source, flags, check):
+        src = scratch / "kernels.c"
+        out = scratch / "kernels.so"
+        src.write_text(source, encoding="utf-8")
+        argv = [self.cc, *flags, "-o", str(out), str(src)]
+        result = _run(argv)
+        if result.returncode != 0 or not out.exists():
+            if not check:
+                return None
+            raise CompileError(format_compile_error(argv, source, result.stderr, src.name),
+                               source, result.stderr)
+        return out
+
+
+_DEFAULT = {}
+
+
+def default_compiler():
+    """The process-wide Compiler for the environment's compiler and cache directory."""
+    cc, cache = env.c_compiler(), env.cache_dir()
+    compiler = _DEFAULT.get((cc, str(cache)))
+    if compiler is None:
+        compiler = _DEFAULT[(cc, str(cache))] = Compiler(cc, cache)
+    return compiler

@@ -1,0 +1,29 @@
+"""Session-wide test configuration.
+
+Compiled kernels go to a cache directory private to the test session, so
+tests never read or pollute the user's cache, and a kernel compiled by one
+test is a cache hit for the next.
+"""
+import os
+import shutil
+import tempfile
+
+_SESSION_CACHE = {}
+
+
+def pytest_configure(config):
+    path = tempfile.mkdtemp(prefix="rvm-test-cache-")
+    _SESSION_CACHE["previous"] = os.environ.get("RVM_CACHE_DIR")
+    _SESSION_CACHE["path"] = path
+    os.environ["RVM_CACHE_DIR"] = path
+
+
+def pytest_unconfigure(config):
+    path = _SESSION_CACHE.pop("path", None)
+    previous = _SESSION_CACHE.pop("previous", None)
+    if previous is None:
+        os.environ.pop("RVM_CACHE_DIR", None)
+    else:
+        os.environ["RVM_CACHE_DIR"] = previous
+    if path:
+        shutil.rmtree(path, ignore_errors=True)
