@@ -1,1 +1,13 @@
-"""rvm.ir"""
+"""rvm.ir: the IR core shared by TIR and Relax: nodes, modules, structural equality.
+
+This package is a facade; the definitions live in its modules.
+"""
+from rvm.ir.expr import BaseExpr, BaseFunc, GlobalVar, PrimExpr, RelaxExpr
+from rvm.ir.module import IRModule, register_printer
+from rvm.ir.node import Node, Span
+from rvm.ir.structural import assert_structural_equal, structural_equal, structural_hash
+
+__all__ = [
+    "BaseExpr", "BaseFunc", "GlobalVar", "IRModule", "Node", "PrimExpr", "RelaxExpr", "Span",
+    "assert_structural_equal", "register_printer", "structural_equal", "structural_hash",
+]

@@ -1,1 +1,15 @@
-"""rvm.tir"""
+"""rvm.tir: TensorIR, the loop-nest kernel IR.
+
+This package is a facade; the definitions live in its modules.
+"""
+from rvm.tir.expr import (
+    EQ, GE, GT, LE, LT, NE, Add, And, BinaryOpExpr, Broadcast, BufferLoad, Call, Cast, CmpExpr,
+    Div, FloatImm, FloorDiv, FloorMod, IntImm, IterVar, Let, Max, Min, Mod, Mul, Not, Or,
+    PrimExprWithOp, Ramp, Range, Reduce, Select, SizeVar, StringImm, Sub, Var,
+)
+from rvm.tir.op import (
+    abs, all, any, call_extern, call_intrin, call_packed, cast, ceil, const, cos, div, erf, exp,
+    exp2, fabs, floor, floordiv, floormod, if_then_else, indexdiv, indexmod, isnan, log, log1p,
+    log2, log10, max, max_value, min, min_value, pow, power, round, rsqrt, sigmoid, sin, sqrt,
+    tanh, trunc, truncdiv, truncmod,
+)

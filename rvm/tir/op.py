@@ -1,0 +1,445 @@
+"""TIR operators: constants, dtype matching, folded arithmetic and intrinsic calls.
+
+These are what the Python operators on TIR expressions call. Like TVM's,
+they convert Python scalars to constants of the other operand's dtype,
+promote mismatched dtypes, and fold constants (``x + 0 -> x``, ``2 * 3 -> 6``).
+"""
+import builtins
+import math
+
+import numpy as np
+
+from rvm.ir.expr import PrimExpr
+from rvm.runtime.data_type import DataType
+from rvm.tir import expr as _e
+
+_INT32_RANGE = (-(2 ** 31), 2 ** 31 - 1)
+
+
+def const(value, dtype=None):
+    """A constant: IntImm for ints and bools, FloatImm for floats.
+
+    Without ``dtype``: bool -> "bool", int -> "int32" (int64 when it does not
+    fit), float -> "float32".
+
+    >>> const(3).dtype, const(3, "int64").dtype, const(1.5).dtype
+    ('int32', 'int64', 'float32')
+    """
+    if isinstance(value, np.generic):
+        dtype = dtype or DataType(value.dtype)
+        value = value.item()
+    if dtype is None:
+        if isinstance(value, bool):
+            dtype = "bool"
+        elif isinstance(value, int):
+            dtype = "int32" if _INT32_RANGE[0] <= value <= _INT32_RANGE[1] else "int64"
+        elif isinstance(value, float):
+            dtype = "float32"
+        else:
+            raise TypeError(f"const expects a bool, int or float, got {type(value).__name__}")
+    dtype = DataType(dtype)
+    if dtype.is_float:
+        return _e.FloatImm(dtype, value)
+    if isinstance(value, float) and not value.is_integer():
+        raise ValueError(f"const: {value} is not representable as {dtype}")
+    return _e.IntImm(dtype, value)
+
+
+def convert(value, dtype=None):
+    """``value`` as a PrimExpr: expressions pass through, scalars become constants of ``dtype``.
+
+    A Python int meeting a float ``dtype`` becomes a float constant.
+    """
+    if isinstance(value, PrimExpr):
+        return value
+    if isinstance(value, str):
+        return _e.StringImm(value)
+    if isinstance(value, (bool, int, float, np.generic)):
+        if dtype is not None:
+            dtype = DataType(dtype)
+            if isinstance(value, float) and not dtype.is_float:
+                dtype = None  # a float never silently becomes an int
+            elif isinstance(value, bool) and not dtype.is_bool:
+                dtype = None
+        return const(value, dtype)
+    if hasattr(value, "asobject"):  # te.Tensor slices and other expression wrappers
+        return value.asobject()
+    raise TypeError(f"cannot convert {type(value).__name__} {value!r} to a TIR expression; "
+                    "expected a PrimExpr, int, float or bool")
+
+
+def _promote(a, b):
+    """The common dtype of two expressions (int < float, narrower < wider)."""
+    da, db = a.dtype, b.dtype
+    if da == db:
+        return da
+    if da.lanes != db.lanes:
+        raise TypeError(f"cannot combine vector types {da} and {db}")
+    if da.is_float != db.is_float:
+        return da if da.is_float else db
+    if da.is_bool != db.is_bool:
+        return db if da.is_bool else da
+    return da if da.bits >= db.bits else db
+
+
+def _match(a, b):
+    """Both operands as PrimExprs of one dtype."""
+    if not isinstance(a, PrimExpr) and isinstance(b, PrimExpr):
+        a = convert(a, b.dtype)
+    elif not isinstance(b, PrimExpr) and isinstance(a, PrimExpr):
+        b = convert(b, a.dtype)
+    else:
+        a, b = convert(a), convert(b)
+    dtype = _promote(a, b)
+    return cast(a, dtype), cast(b, dtype)
+
+
+def _value(x):
+    """The Python value of a constant, else None."""
+    if isinstance(x, (_e.IntImm, _e.FloatImm)):
+        return x.value
+    return None
+
+
+def _fold(dtype, value):
+    if DataType(dtype).is_bool:
+        return _e.IntImm(dtype, bool(value))
+    return const(value, dtype)
+
+
+def cast(x, dtype):
+    """``x`` converted to ``dtype`` (constants fold; casting to its own dtype is a no-op)."""
+    dtype = DataType(dtype)
+    x = convert(x, dtype)
+    if x.dtype == dtype:
+        return x
+    value = _value(x)
+    if value is not None and dtype.lanes == 1:
+        if dtype.is_float:
+            return _e.FloatImm(dtype, value)
+        if dtype.is_bool:
+            return _e.IntImm(dtype, bool(value))
+        return _e.IntImm(dtype, math.trunc(value))
+    return _e.Cast(dtype, x)
+
+
+def _is_int(dtype):
+    return dtype.is_int or dtype.is_uint
+
+
+def add(a, b):
+    """a + b, folded."""
+    a, b = _match(a, b)
+    va, vb = _value(a), _value(b)
+    if va is not None and vb is not None:
+        return _fold(a.dtype, va + vb)
+    if va == 0:
+        return b
+    if vb == 0:
+        return a
+    return _e.Add(a, b)
+
+
+def subtract(a, b):
+    """a - b, folded."""
+    a, b = _match(a, b)
+    va, vb = _value(a), _value(b)
+    if va is not None and vb is not None:
+        return _fold(a.dtype, va - vb)
+    if vb == 0:
+        return a
+    return _e.Sub(a, b)
+
+
+def multiply(a, b):
+    """a * b, folded (``x * 1 -> x``, integer ``x * 0 -> 0``)."""
+    a, b = _match(a, b)
+    va, vb = _value(a), _value(b)
+    if va is not None and vb is not None:
+        return _fold(a.dtype, va * vb)
+    if va == 1:
+        return b
+    if vb == 1:
+        return a
+    if _is_int(a.dtype) and (va == 0 or vb == 0):
+        return const(0, a.dtype)
+    return _e.Mul(a, b)
+
+
+def _check_divisor(vb, what):
+    if vb == 0:
+        raise ZeroDivisionError(f"{what} by the constant zero")
+
+
+def div(a, b):
+    """a / b: real division on floats, truncating division on integers."""
+    a, b = _match(a, b)
+    va, vb = _value(a), _value(b)
+    if vb is not None:
+        _check_divisor(vb, "division")
+    if va is not None and vb is not None:
+        if a.dtype.is_float:
+            return _fold(a.dtype, va / vb)
+        return _fold(a.dtype, _trunc_div(va, vb))
+    if vb == 1:
+        return a
+    return _e.Div(a, b)
+
+
+truncdiv = div
+
+
+def _trunc_div(x, y):
+    q = builtins.abs(x) // builtins.abs(y)
+    return q if (x >= 0) == (y >= 0) else -q
+
+
+def truncmod(a, b):
+    """a % b with the sign of a (C semantics)."""
+    a, b = _match(a, b)
+    va, vb = _value(a), _value(b)
+    if vb is not None:
+        _check_divisor(vb, "modulo")
+    if va is not None and vb is not None:
+        return _fold(a.dtype, va - _trunc_div(va, vb) * vb)
+    return _e.Mod(a, b)
+
+
+def floordiv(a, b):
+    """floor(a / b), folded (``x // 1 -> x``)."""
+    a, b = _match(a, b)
+    va, vb = _value(a), _value(b)
+    if vb is not None:
+        _check_divisor(vb, "floordiv")
+    if va is not None and vb is not None:
+        return _fold(a.dtype, math.floor(va / vb) if a.dtype.is_float else va // vb)
+    if vb == 1:
+        return a
+    return _e.FloorDiv(a, b)
+
+
+def floormod(a, b):
+    """a - floor(a / b) * b, folded (``x % 1 -> 0``)."""
+    a, b = _match(a, b)
+    va, vb = _value(a), _value(b)
+    if vb is not None:
+        _check_divisor(vb, "floormod")
+    if va is not None and vb is not None:
+        return _fold(a.dtype, va - math.floor(va / vb) * vb if a.dtype.is_float else va % vb)
+    if vb == 1 and _is_int(a.dtype):
+        return const(0, a.dtype)
+    return _e.FloorMod(a, b)
+
+
+indexdiv = floordiv
+indexmod = floormod
+
+
+def min(a, b):  # noqa: A001  (TVM's name)
+    """min(a, b), folded."""
+    a, b = _match(a, b)
+    va, vb = _value(a), _value(b)
+    if va is not None and vb is not None:
+        return _fold(a.dtype, builtins.min(va, vb))
+    return _e.Min(a, b)
+
+
+def max(a, b):  # noqa: A001  (TVM's name)
+    """max(a, b), folded."""
+    a, b = _match(a, b)
+    va, vb = _value(a), _value(b)
+    if va is not None and vb is not None:
+        return _fold(a.dtype, builtins.max(va, vb))
+    return _e.Max(a, b)
+
+
+def _compare(node_type, fold):
+    def build(a, b):
+        a, b = _match(a, b)
+        va, vb = _value(a), _value(b)
+        if va is not None and vb is not None:
+            return _e.IntImm("bool", fold(va, vb))
+        return node_type(a, b)
+
+    build.__doc__ = f"The comparison {node_type.__doc__}, folded on constants."
+    return build
+
+
+equal = _compare(_e.EQ, lambda x, y: x == y)
+not_equal = _compare(_e.NE, lambda x, y: x != y)
+less = _compare(_e.LT, lambda x, y: x < y)
+less_equal = _compare(_e.LE, lambda x, y: x <= y)
+greater = _compare(_e.GT, lambda x, y: x > y)
+greater_equal = _compare(_e.GE, lambda x, y: x >= y)
+
+
+def _as_bool(x):
+    x = convert(x, "bool")
+    if not x.dtype.element_of.is_bool:
+        raise TypeError(f"expected a bool expression, got {x.dtype} expression {x!r}")
+    return x
+
+
+def logical_and(a, b):
+    """a && b on bool expressions, folded."""
+    a, b = _as_bool(a), _as_bool(b)
+    va, vb = _value(a), _value(b)
+    if va is not None:
+        return b if va else a
+    if vb is not None:
+        return a if vb else b
+    return _e.And(a, b)
+
+
+def logical_or(a, b):
+    """a || b on bool expressions, folded."""
+    a, b = _as_bool(a), _as_bool(b)
+    va, vb = _value(a), _value(b)
+    if va is not None:
+        return a if va else b
+    if vb is not None:
+        return b if vb else a
+    return _e.Or(a, b)
+
+
+def logical_not(a):
+    """!a on a bool expression, folded."""
+    a = _as_bool(a)
+    if _value(a) is not None:
+        return _e.IntImm("bool", not a.value)
+    return _e.Not(a)
+
+
+def all(*conds):  # noqa: A001  (TVM's name)
+    """The conjunction of the conditions (true when there are none)."""
+    result = _e.IntImm("bool", True)
+    for cond in conds:
+        result = logical_and(result, cond)
+    return result
+
+
+def any(*conds):  # noqa: A001  (TVM's name)
+    """The disjunction of the conditions (false when there are none)."""
+    result = _e.IntImm("bool", False)
+    for cond in conds:
+        result = logical_or(result, cond)
+    return result
+
+
+def negate(a):
+    """-a."""
+    a = convert(a)
+    if _value(a) is not None:
+        return _fold(a.dtype, -a.value)
+    return subtract(const(0, a.dtype), a)
+
+
+def min_value(dtype):
+    """The smallest value of ``dtype`` (the identity of max-reductions)."""
+    dtype = DataType(dtype)
+    if dtype.is_float:
+        return _e.FloatImm(dtype, float(np.finfo(dtype.numpy_dtype).min))
+    if dtype.is_bool:
+        return _e.IntImm(dtype, 0)
+    return _e.IntImm(dtype, int(np.iinfo(dtype.numpy_dtype).min))
+
+
+def max_value(dtype):
+    """The largest value of ``dtype`` (the identity of min-reductions)."""
+    dtype = DataType(dtype)
+    if dtype.is_float:
+        return _e.FloatImm(dtype, float(np.finfo(dtype.numpy_dtype).max))
+    if dtype.is_bool:
+        return _e.IntImm(dtype, 1)
+    return _e.IntImm(dtype, int(np.iinfo(dtype.numpy_dtype).max))
+
+
+def call_intrin(dtype, op_name, *args):
+    """A call of the intrinsic ``op_name`` ("tir.exp", ...) returning ``dtype``."""
+    return _e.Call(dtype, op_name, [a if _is_node_arg(a) else convert(a) for a in args])
+
+
+def _is_node_arg(x):
+    return hasattr(x, "_fields") and not isinstance(x, PrimExpr)
+
+
+def _unary_float(name):
+    def build(x):
+        x = convert(x)
+        return _e.Call(x.dtype, f"tir.{name}", [x])
+
+    build.__name__ = name
+    build.__doc__ = f"The intrinsic {name}(x), elementwise, in x's dtype."
+    return build
+
+
+exp = _unary_float("exp")
+exp2 = _unary_float("exp2")
+log = _unary_float("log")
+log2 = _unary_float("log2")
+log10 = _unary_float("log10")
+log1p = _unary_float("log1p")
+sqrt = _unary_float("sqrt")
+rsqrt = _unary_float("rsqrt")
+tanh = _unary_float("tanh")
+sigmoid = _unary_float("sigmoid")
+erf = _unary_float("erf")
+sin = _unary_float("sin")
+cos = _unary_float("cos")
+fabs = _unary_float("fabs")
+floor = _unary_float("floor")
+ceil = _unary_float("ceil")
+round = _unary_float("round")  # noqa: A001  (TVM's name)
+trunc = _unary_float("trunc")
+
+
+def isnan(x):
+    """Whether x is NaN (false for integers)."""
+    x = convert(x)
+    if not x.dtype.is_float:
+        return _e.IntImm("bool", False)
+    return _e.Call("bool", "tir.isnan", [x])
+
+
+def abs(x):  # noqa: A001  (TVM's name)
+    """|x|: fabs for floats, a Select for integers."""
+    x = convert(x)
+    if x.dtype.is_float:
+        return fabs(x)
+    if _value(x) is not None:
+        return _fold(x.dtype, builtins.abs(x.value))
+    return _e.Select(greater_equal(x, 0), x, negate(x))
+
+
+def power(x, y):
+    """x ** y (the intrinsic tir.pow)."""
+    x, y = _match(x, y)
+    return _e.Call(x.dtype, "tir.pow", [x, y])
+
+
+pow = power  # noqa: A001  (TVM's name)
+
+
+def if_then_else(cond, t, f):
+    """``t`` if ``cond`` else ``f``, evaluating only the branch taken (folded on a constant cond)."""
+    cond = _as_bool(cond)
+    t, f = _match(t, f)
+    if _value(cond) is not None:
+        return t if cond.value else f
+    return _e.Call(t.dtype, "tir.if_then_else", [cond, t, f])
+
+
+def call_packed(name, *args):
+    """Calls the global packed function ``name`` from inside a kernel (returns int32 status).
+
+    Arguments are expressions or Buffers (passed as DLTensors).
+    """
+    return call_intrin("int32", "tir.call_packed", _e.StringImm(name), *args)
+
+
+def call_extern(dtype, name, *args):
+    """Calls the C function ``name`` returning ``dtype``."""
+    return call_intrin(dtype, "tir.call_extern", _e.StringImm(name), *args)
+
+
+from rvm.tir.expr_text import expr_text  # noqa: E402,F401  (re-exported for PrimExpr.__repr__)

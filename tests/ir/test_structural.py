@@ -1,0 +1,106 @@
+import numpy as np
+import pytest
+
+from rvm import ir, tir
+from rvm.ir.module import IRModule
+from rvm.ir.structural import assert_structural_equal, structural_equal, structural_hash
+
+
+class _Fn(ir.BaseFunc):
+    _fields = ("params", "body", "attrs")
+    _binding_fields = ("params",)
+
+    def __init__(self, params, body, attrs=None):
+        self.params = list(params)
+        self.body = body
+        self.attrs = attrs or {}
+
+
+def _fn(names=("x", "y"), dtype="int32", k=1):
+    x, y = (tir.Var(n, dtype) for n in names)
+    return _Fn([x, y], x * y + k)
+
+
+def test_alpha_renamed_functions_are_equal_and_hash_equal():
+    a, b = _fn(("x", "y")), _fn(("p", "q"))
+    assert structural_equal(a, b)
+    assert structural_hash(a) == structural_hash(b)
+    assert_structural_equal(a, b)
+
+
+def test_swapped_variables_are_not_equal():
+    x, y = tir.Var("x"), tir.Var("y")
+    a = _Fn([x, y], x - y)
+    b = _Fn([x, y], y - x)
+    assert not structural_equal(a, b)
+    with pytest.raises(ValueError, match=r"root\.body\.a"):
+        assert_structural_equal(a, b)
+
+
+def test_var_bijection_is_enforced_both_ways():
+    x, y, z = tir.Var("x"), tir.Var("y"), tir.Var("z")
+    assert not structural_equal(x + x, y + z)
+    assert not structural_equal(y + z, x + x)
+    assert structural_equal(y + z, x + y)
+
+
+def test_dtype_mismatch_names_path_and_values():
+    with pytest.raises(ValueError) as info:
+        assert_structural_equal(_fn(dtype="int32"), _fn(dtype="int64"))
+    msg = str(info.value)
+    assert "root.params[0].dtype" in msg and "int32" in msg and "int64" in msg
+
+
+def test_constant_mismatch():
+    with pytest.raises(ValueError, match=r"root\.body\.b\.value"):
+        assert_structural_equal(_fn(k=1), _fn(k=2))
+    assert structural_hash(_fn(k=1)) != structural_hash(_fn(k=2))
+
+
+def test_attribute_mismatch():
+    a = _fn().with_attr("global_symbol", "main")
+    b = _fn().with_attr("global_symbol", "other")
+    with pytest.raises(ValueError, match=r"root\.attrs\['global_symbol'\]"):
+        assert_structural_equal(a, b)
+    with pytest.raises(ValueError, match="keys differ"):
+        assert_structural_equal(a, _fn())
+
+
+def test_node_type_mismatch():
+    x = tir.Var("x")
+    with pytest.raises(ValueError, match="Add vs Sub"):
+        assert_structural_equal(x + 1, x - 1)
+
+
+def test_modules_compare_by_function_name():
+    m1 = IRModule({"f": _fn(("a", "b")), "g": _fn(k=3)})
+    m2 = IRModule({"g": _fn(k=3), "f": _fn(("c", "d"))})
+    assert_structural_equal(m1, m2)
+    assert structural_hash(m1) == structural_hash(m2)
+    m3 = IRModule({"f": _fn(), "h": _fn(k=3)})
+    with pytest.raises(ValueError, match="only in lhs"):
+        assert_structural_equal(m1, m3)
+    m4 = IRModule({"f": _fn(), "g": _fn(k=4)})
+    with pytest.raises(ValueError, match=r"root\.functions\['g'\]\.body\.b\.value"):
+        assert_structural_equal(m1, m4)
+
+
+def test_map_free_vars_false_requires_identical_free_vars():
+    x, y = tir.Var("x"), tir.Var("y")
+    assert structural_equal(x + 1, y + 1)
+    assert not structural_equal(x + 1, y + 1, map_free_vars=False)
+    assert structural_equal(x + 1, x + 1, map_free_vars=False)
+    assert structural_equal(_fn(("a", "b")), _fn(("c", "d")), map_free_vars=False)
+
+
+def test_arrays_compare_by_value():
+    assert structural_equal([np.ones(3, "float32")], [np.ones(3, "float32")])
+    assert not structural_equal([np.ones(3, "float32")], [np.zeros(3, "float32")])
+    assert not structural_equal([np.ones(3, "float32")], [np.ones(3, "float64")])
+
+
+def test_hash_is_deterministic_and_distinguishes_structure():
+    x = tir.Var("x")
+    assert structural_hash(x + 1) == structural_hash(tir.Var("z") + 1)
+    assert structural_hash(x + 1) != structural_hash(x - 1)
+    assert structural_hash(x + x) != structural_hash(x + tir.Var("w"))
