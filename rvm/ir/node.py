@@ -108,6 +108,10 @@ class Node:
                 return _node_printer[0](self)
             except Exception:  # a repr must not fail; fall back to the generic form
                 pass
+        return self._fallback_repr()
+
+    def _fallback_repr(self):
+        """The text of ``repr`` when no printer is registered (subclasses refine it)."""
         return generic_repr(self)
 
 

@@ -13,3 +13,13 @@ from rvm.tir.op import (
     log2, log10, max, max_value, min, min_value, pow, power, round, rsqrt, sigmoid, sin, sqrt,
     tanh, trunc, truncdiv, truncmod,
 )
+from rvm.tir.buffer import Buffer, decl_buffer
+from rvm.tir.function import PrimFunc
+from rvm.tir.stmt import (
+    Allocate, AssertStmt, Block, BlockRealize, BufferRegion, BufferStore, DeclBuffer, Evaluate,
+    For, ForKind, IfThenElse, LetStmt, MatchBufferRegion, SeqStmt, Stmt, While, stmt_seq,
+)
+from rvm.tir.stmt_functor import (
+    ExprMutator, ExprVisitor, StmtExprMutator, StmtExprVisitor, StmtMutator, StmtVisitor,
+    post_order_visit, substitute,
+)
