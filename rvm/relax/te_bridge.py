@@ -1,0 +1,94 @@
+"""From a TE function applied to Relax values to a PrimFunc plus its call_tir arguments.
+
+Used by ``BlockBuilder.emit_te``/``call_te``: each tensor-valued Relax
+argument becomes a ``te.placeholder`` of its (possibly symbolic) shape, the
+TE function runs on the placeholders, and ``te.create_prim_func`` turns
+placeholders and results into a kernel. Symbolic variables that appear only
+in the results' shapes become extra integer parameters (call_tir's tir_vars).
+"""
+import inspect
+
+from rvm.ir.expr import RelaxExpr
+from rvm.relax.analysis.struct_info_analysis import collect_tir_vars
+from rvm.relax.expr import PrimValue, ShapeExpr, Tuple, Var
+from rvm.relax.struct_info import TensorStructInfo, TupleStructInfo
+
+
+def _param_names(func):
+    try:
+        return [p.name for p in inspect.signature(func).parameters.values()
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        return []
+
+
+class _ArgConverter:
+    """Turns Relax arguments into TE values, remembering the placeholders it made."""
+
+    def __init__(self, bb, who):
+        self.bb = bb
+        self.who = who
+        self.placeholders = []
+        self.relax_args = []
+        self._by_expr = {}
+
+    def convert(self, value, name):
+        from rvm.te.operation import placeholder
+
+        if isinstance(value, (list, tuple)):
+            return type(value)(self.convert(v, f"{name}_{i}") for i, v in enumerate(value))
+        if isinstance(value, dict):
+            return {k: self.convert(v, k) for k, v in value.items()}
+        if not isinstance(value, RelaxExpr):
+            return value
+        if isinstance(value, ShapeExpr):
+            return list(value.values)
+        if isinstance(value, PrimValue):
+            return value.value
+        value = self.bb.normalize_argument(value)
+        sinfo = value.struct_info_
+        if isinstance(value, Tuple):
+            return [self.convert(f, f"{name}_{i}") for i, f in enumerate(value.fields)]
+        if not isinstance(sinfo, TensorStructInfo):
+            kind = "a tuple variable" if isinstance(sinfo, TupleStructInfo) else repr(sinfo)
+            raise TypeError(f"{self.who}: argument '{name}' must be a tensor, got {kind}")
+        if id(value) in self._by_expr:
+            return self._by_expr[id(value)]
+        shape = sinfo.shape_values
+        if shape is None or sinfo.dtype is None:
+            raise ValueError(f"{self.who}: argument '{name}' needs a known shape and dtype to "
+                             f"become a te.placeholder; got {sinfo!r}")
+        label = value.name_hint if isinstance(value, Var) else name
+        tensor = placeholder(shape, dtype=sinfo.dtype, name=label)
+        self._by_expr[id(value)] = tensor
+        self.placeholders.append(tensor)
+        self.relax_args.append(value)
+        return tensor
+
+
+def lower_te_call(bb, func, args, kwargs):
+    """``(prim_func, relax_args, out_sinfo, tir_vars)`` for ``func(*args, **kwargs)``."""
+    from rvm.te.operation import create_prim_func
+    from rvm.te.tensor import Tensor
+
+    who = f"emit_te({getattr(func, '__name__', func)!s})"
+    if not callable(func):
+        raise TypeError(f"emit_te expects a TE function (tensors -> tensor), got "
+                        f"{type(func).__name__}")
+    names = _param_names(func)
+    conv = _ArgConverter(bb, who)
+    te_args = [conv.convert(a, names[i] if i < len(names) else "rxplaceholder")
+               for i, a in enumerate(args)]
+    te_kwargs = {k: conv.convert(v, k) for k, v in kwargs.items()}
+    result = func(*te_args, **te_kwargs)
+    outs = [result] if isinstance(result, Tensor) else list(result) if isinstance(
+        result, (list, tuple)) else None
+    if not outs or not all(isinstance(o, Tensor) for o in outs):
+        raise TypeError(f"{who}: the function must return a te.Tensor or a list of them, got "
+                        f"{type(result).__name__}")
+    defined = {id(v) for v in collect_tir_vars([list(p.shape) for p in conv.placeholders])}
+    tir_vars = [v for v in collect_tir_vars([list(o.shape) for o in outs])
+                if id(v) not in defined]
+    prim_func = create_prim_func(conv.placeholders + outs + tir_vars)
+    out_sinfo = [TensorStructInfo(list(o.shape), o.dtype) for o in outs]
+    return prim_func, Tuple(conv.relax_args), out_sinfo, tir_vars
