@@ -1,1 +1,6 @@
-"""rvm.vm"""
+"""rvm.vm: the virtual machine that runs bytecode executables, and its builtins."""
+from rvm.vm.closure import VMClosure
+from rvm.vm.machine import VirtualMachine
+from rvm.vm.profiler import NO_OP, SKIP_RUN, ProfileReport
+
+__all__ = ["NO_OP", "ProfileReport", "SKIP_RUN", "VMClosure", "VirtualMachine"]

@@ -1,0 +1,13 @@
+"""Errors of the bytecode layer."""
+
+
+class ExecutableFormatError(ValueError):
+    """A saved or built executable is malformed: bad header, damaged section, failed check.
+
+    Every message says what was expected, what was found, and where (section,
+    function, instruction).
+    """
+
+
+class BytecodeVerificationError(ExecutableFormatError):
+    """The bytecode of an executable fails a verifier check (register, index, jump, RET, ...)."""

@@ -1,0 +1,171 @@
+"""The executable file format: dump and undump, mirror images of each other.
+
+Layout (little-endian)::
+
+    magic        8 bytes  b"RVMEXEC\\0"
+    version      u32      FORMAT_VERSION
+    sections     in SECTIONS order, each:
+        index    u32      its position in SECTIONS
+        length   u64      payload bytes
+        crc32    u32      of the payload
+        payload  msgpack
+
+Nothing is pickled; every value read is checked for its type and range before
+use, and every failure is an ExecutableFormatError saying which check failed.
+"""
+import struct
+import zlib
+
+import msgpack
+
+from rvm.bytecode.constants import decode_constant, encode_constant
+from rvm.bytecode.errors import ExecutableFormatError
+from rvm.bytecode.function import FuncInfo, FuncKind
+from rvm.bytecode.opcodes import decode_instructions, encode_instruction
+
+MAGIC = b"RVMEXEC\x00"
+FORMAT_VERSION = 1
+SECTIONS = ("functions", "constants", "code", "modules", "source_map")
+_HEADER = struct.Struct("<8sI")
+_SECTION = struct.Struct("<IQI")
+MODULE_ROLES = ("kernel", "import")
+
+
+def dump_executable(parts):
+    """Bytes of an executable given as a dict with the keys of ``SECTIONS``.
+
+    ``functions``: FuncInfo list; ``constants``: pool values; ``code``:
+    Instructions; ``modules``: (role, type_key, bytes); ``source_map``:
+    {pc: (relax function, binding)}.
+    """
+    payloads = {
+        "functions": [[int(f.kind), f.name, f.start, f.end, f.num_args, f.num_regs,
+                       list(f.param_names)] for f in parts["functions"]],
+        "constants": [encode_constant(v) for v in parts["constants"]],
+        "code": [w for instr in parts["code"] for w in encode_instruction(instr)],
+        "modules": [[role, key, data] for role, key, data in parts["modules"]],
+        "source_map": [[pc, func, binding]
+                       for pc, (func, binding) in sorted(parts["source_map"].items())],
+    }
+    out = [_HEADER.pack(MAGIC, FORMAT_VERSION)]
+    for index, name in enumerate(SECTIONS):
+        payload = msgpack.packb(payloads[name], use_bin_type=True)
+        out.append(_SECTION.pack(index, len(payload), zlib.crc32(payload)))
+        out.append(payload)
+    return b"".join(out)
+
+
+def _read_sections(data, where):
+    if len(data) < _HEADER.size:
+        if not MAGIC.startswith(bytes(data[:len(MAGIC)])):
+            raise ExecutableFormatError(f"{where}: bad magic: not an rvm executable")
+        raise ExecutableFormatError(f"{where}: truncated: {len(data)} bytes, shorter than "
+                                    f"the {_HEADER.size}-byte header")
+    magic, version = _HEADER.unpack_from(data, 0)
+    if magic != MAGIC:
+        raise ExecutableFormatError(f"{where}: bad magic: expected {MAGIC!r}, found {magic!r}")
+    if version != FORMAT_VERSION:
+        raise ExecutableFormatError(
+            f"{where}: version mismatch: file {version}, runtime {FORMAT_VERSION}")
+    pos = _HEADER.size
+    sections = {}
+    for index, name in enumerate(SECTIONS):
+        if pos + _SECTION.size > len(data):
+            raise ExecutableFormatError(f"{where}: truncated: section '{name}' header is "
+                                        f"missing (file ends at byte {len(data)})")
+        found, length, crc = _SECTION.unpack_from(data, pos)
+        if found != index:
+            raise ExecutableFormatError(f"{where}: corrupted section '{name}': expected "
+                                        f"section index {index}, found {found}")
+        pos += _SECTION.size
+        if pos + length > len(data):
+            raise ExecutableFormatError(
+                f"{where}: truncated: section '{name}' needs {length} bytes, "
+                f"{len(data) - pos} remain")
+        payload = bytes(data[pos:pos + length])
+        if zlib.crc32(payload) != crc:
+            raise ExecutableFormatError(f"{where}: corrupted section '{name}': checksum "
+                                        f"mismatch")
+        try:
+            sections[name] = msgpack.unpackb(payload, raw=False, strict_map_key=True)
+        except Exception as err:  # msgpack raises several types for malformed input
+            raise ExecutableFormatError(
+                f"{where}: corrupted section '{name}': {type(err).__name__}: {err}") from None
+        pos += length
+    if pos != len(data):
+        raise ExecutableFormatError(f"{where}: {len(data) - pos} trailing bytes after the "
+                                    f"last section")
+    return sections
+
+
+def _expect(cond, section, message):
+    if not cond:
+        raise ExecutableFormatError(f"corrupted section '{section}': {message}")
+
+
+def _is_int(x, lo=0, hi=(1 << 63) - 1):
+    return type(x) is int and lo <= x <= hi
+
+
+def _decode_functions(raw):
+    _expect(isinstance(raw, list), "functions", "expected a list")
+    out = []
+    for i, entry in enumerate(raw):
+        _expect(isinstance(entry, list) and len(entry) == 7, "functions",
+                f"entry {i}: expected 7 fields")
+        kind, name, start, end, num_args, num_regs, params = entry
+        _expect(_is_int(kind) and kind in set(FuncKind), "functions",
+                f"entry {i}: unknown kind {kind!r}")
+        _expect(isinstance(name, str) and name, "functions", f"entry {i}: bad name")
+        _expect(all(_is_int(x) for x in (start, end, num_args, num_regs)), "functions",
+                f"function '{name}': start, end, num_args, num_regs must be ints >= 0")
+        _expect(isinstance(params, list) and all(isinstance(p, str) for p in params),
+                "functions", f"function '{name}': param_names must be strings")
+        out.append(FuncInfo(FuncKind(kind), name, start, end, num_args, num_regs,
+                            tuple(params)))
+    return out
+
+
+def _decode_modules(raw):
+    _expect(isinstance(raw, list), "modules", "expected a list")
+    out = []
+    for i, entry in enumerate(raw):
+        _expect(isinstance(entry, list) and len(entry) == 3, "modules",
+                f"entry {i}: expected [role, type_key, bytes]")
+        role, key, blob = entry
+        _expect(role in MODULE_ROLES, "modules", f"entry {i}: unknown role {role!r}")
+        _expect(isinstance(key, str) and isinstance(blob, bytes), "modules",
+                f"entry {i}: type_key must be a string and data bytes")
+        out.append((role, key, blob))
+    return out
+
+
+def _decode_source_map(raw):
+    _expect(isinstance(raw, list), "source_map", "expected a list")
+    out = {}
+    for entry in raw:
+        _expect(isinstance(entry, list) and len(entry) == 3 and _is_int(entry[0])
+                and isinstance(entry[1], str) and isinstance(entry[2], str), "source_map",
+                "entries must be [pc, function, binding]")
+        out[entry[0]] = (entry[1], entry[2])
+    return out
+
+
+def undump_executable(data, where="executable"):
+    """The parts dict of ``dump_executable`` from bytes; ExecutableFormatError if bad.
+
+    Embedded modules are returned as (role, type_key, bytes): loading them is
+    the caller's decision.
+    """
+    sections = _read_sections(memoryview(data), where)
+    constants = sections["constants"]
+    _expect(isinstance(constants, list), "constants", "expected a list")
+    code = sections["code"]
+    _expect(isinstance(code, list), "code", "expected a list of words")
+    return {
+        "functions": _decode_functions(sections["functions"]),
+        "constants": [decode_constant(c, i) for i, c in enumerate(constants)],
+        "code": decode_instructions(code),
+        "modules": _decode_modules(sections["modules"]),
+        "source_map": _decode_source_map(sections["source_map"]),
+    }

@@ -1,0 +1,181 @@
+"""The bytecode verifier, run on every built and every loaded executable.
+
+Checks, per VM function: the instruction range is inside the code; register
+indices are below ``num_regs``; constant and function indices are in range;
+jump targets stay inside the function; control never runs off the end (the
+last instruction is RET or GOTO) and there is a RET; every register is
+written before it is read on every path; calls to VM functions pass as many
+arguments as the callee takes. Errors name the function and the instruction.
+"""
+from rvm.bytecode.disasm import format_instruction
+from rvm.bytecode.errors import BytecodeVerificationError
+from rvm.bytecode.function import FuncKind
+from rvm.bytecode.opcodes import VOID_REG, ArgKind, Operand
+
+MAX_REGS = 1 << 20
+
+
+def _reads(instr):
+    """Registers an instruction reads."""
+    out = []
+    for (_, kind), value in zip(instr.op.operands, instr.fields):
+        if kind is Operand.REG:
+            out.append(value)
+        elif kind is Operand.ARGS:
+            out.extend(a.value for a in value if a.kind == ArgKind.REG)
+    return out
+
+
+def _writes(instr):
+    """Registers an instruction writes."""
+    return [v for (_, kind), v in zip(instr.op.operands, instr.fields)
+            if kind is Operand.DST and v != VOID_REG]
+
+
+def _successors(instr, i):
+    """Function-relative indices control may reach after instruction ``i``."""
+    offset = instr.jump_offset
+    out = [] if instr.op.ends_block else [i + 1]
+    if offset is not None:
+        out.append(i + offset)
+    return out
+
+
+class _Checker:
+    def __init__(self, ex, func_index):
+        self.ex = ex
+        self.info = ex.func_table[func_index]
+        self.names = [f.name for f in ex.func_table]
+
+    def fail(self, pc, problem):
+        info = self.info
+        if pc is None:
+            err = BytecodeVerificationError(f"function '{info.name}': {problem}")
+        else:
+            text = format_instruction(self.ex.instructions[pc], pc, info.start, self.names)
+            err = BytecodeVerificationError(
+                f"function '{info.name}', instruction {pc - info.start} ({text}): {problem}")
+        err.pc = pc
+        raise err
+
+    def check_header(self):
+        info, count = self.info, len(self.ex.instructions)
+        if not 0 <= info.num_args <= info.num_regs <= MAX_REGS:
+            self.fail(None, f"expected 0 <= num_args <= num_regs <= {MAX_REGS}, found "
+                            f"num_args={info.num_args}, num_regs={info.num_regs}")
+        if info.param_names and len(info.param_names) != info.num_args:
+            self.fail(None, f"{len(info.param_names)} parameter names for "
+                            f"{info.num_args} arguments")
+        if not 0 <= info.start <= info.end <= count:
+            self.fail(None, f"code range [{info.start}, {info.end}) is outside the "
+                            f"{count} instructions of the executable")
+        if info.start == info.end:
+            self.fail(None, "has no instructions (every function must end in RET)")
+
+    def check_register(self, pc, reg, what):
+        if not 0 <= reg < self.info.num_regs:
+            self.fail(pc, f"{what} register %{reg} out of range: expected 0 <= reg < "
+                          f"num_regs={self.info.num_regs}")
+
+    def check_instruction(self, pc):
+        info, ex = self.info, self.ex
+        instr = ex.instructions[pc]
+        for (name, kind), value in zip(instr.op.operands, instr.fields):
+            if kind is Operand.DST and value != VOID_REG:
+                self.check_register(pc, value, "destination")
+            elif kind is Operand.REG:
+                self.check_register(pc, value, name)
+            elif kind is Operand.FUNC:
+                if not 0 <= value < len(ex.func_table):
+                    self.fail(pc, f"function index {value} out of range: the table has "
+                                  f"{len(ex.func_table)} functions")
+            elif kind is Operand.OFFSET:
+                if not info.start <= pc + value < info.end:
+                    self.fail(pc, f"jump target {pc - info.start + value} is outside the "
+                                  f"function (instructions 0..{info.end - info.start - 1})")
+            elif kind is Operand.ARGS:
+                self.check_args(pc, value)
+        if instr.op.name == "call":
+            callee = ex.func_table[instr.field("func")]
+            nargs = len(instr.field("args"))
+            if callee.kind == FuncKind.VM and nargs != callee.num_args:
+                self.fail(pc, f"VM function '{callee.name}' takes {callee.num_args} "
+                              f"arguments, the call passes {nargs}")
+
+    def check_args(self, pc, args):
+        ex = self.ex
+        for arg in args:
+            if arg.kind == ArgKind.REG:
+                self.check_register(pc, arg.value, "argument")
+            elif arg.kind == ArgKind.CONST and not 0 <= arg.value < len(ex.constants):
+                self.fail(pc, f"constant index {arg.value} out of range: the pool has "
+                              f"{len(ex.constants)} constants")
+            elif arg.kind == ArgKind.FUNC and not 0 <= arg.value < len(ex.func_table):
+                self.fail(pc, f"function index {arg.value} out of range: the table has "
+                              f"{len(ex.func_table)} functions")
+
+    def check_control(self):
+        info, instrs = self.info, self.ex.instructions
+        last = instrs[info.end - 1]
+        if not last.op.ends_block:
+            self.fail(info.end - 1, "control runs off the end of the function: the last "
+                                    "instruction must be RET or GOTO")
+        if not any(instrs[pc].op.name == "ret" for pc in range(info.start, info.end)):
+            self.fail(None, "has no RET instruction")
+
+    def check_defined_before_use(self):
+        """Forward must-be-written analysis over the control-flow graph (bitsets)."""
+        info, instrs = self.info, self.ex.instructions
+        size = info.end - info.start
+        state = [None] * size
+        state[0] = (1 << info.num_args) - 1
+        work = [0]
+        while work:
+            i = work.pop()
+            instr = instrs[info.start + i]
+            out = state[i]
+            for reg in _writes(instr):
+                out |= 1 << reg
+            for succ in _successors(instr, i):
+                old = state[succ]
+                new = out if old is None else old & out
+                if new != old:
+                    state[succ] = new
+                    work.append(succ)
+        for i, defined in enumerate(state):
+            if defined is None:
+                continue  # unreachable
+            for reg in _reads(instrs[info.start + i]):
+                if not defined >> reg & 1:
+                    self.fail(info.start + i, f"register %{reg} is read before it is "
+                                              f"written on some path")
+
+
+def verify_function(ex, func_index):
+    """Checks one function-table entry; BytecodeVerificationError on the first failure."""
+    info = ex.func_table[func_index]
+    if info.kind != FuncKind.VM:
+        if not info.name:
+            raise BytecodeVerificationError(f"function {func_index}: empty name")
+        return
+    checker = _Checker(ex, func_index)
+    checker.check_header()
+    for pc in range(info.start, info.end):
+        checker.check_instruction(pc)
+    checker.check_control()
+    checker.check_defined_before_use()
+
+
+def verify_executable(ex):
+    """Checks every function of ``ex`` and the uniqueness of function names."""
+    seen = set()
+    for index, info in enumerate(ex.func_table):
+        if info.name in seen:
+            raise BytecodeVerificationError(f"function {index}: name '{info.name}' is "
+                                            f"defined twice in the function table")
+        seen.add(info.name)
+        verify_function(ex, index)
+    for pc in ex.source_map:
+        if not 0 <= pc < len(ex.instructions):
+            raise BytecodeVerificationError(f"source map: instruction {pc} is out of range "
+                                            f"(the code has {len(ex.instructions)})")

@@ -1,0 +1,34 @@
+"""load_module(path): reads a saved module file, dispatching on its magic bytes.
+
+File formats register a loader for their magic (the bytecode package registers
+executables when it is imported), so this layer needs no knowledge of them.
+"""
+
+_FILE_LOADERS = []  # (magic, loader, description)
+
+
+def register_file_loader(magic, loader, description):
+    """Registers ``loader(path) -> Module`` for files starting with ``magic`` (bytes)."""
+    if not isinstance(magic, bytes) or not magic:
+        raise TypeError(f"register_file_loader: magic must be non-empty bytes, got {magic!r}")
+    for i, (known, _, _) in enumerate(_FILE_LOADERS):
+        if known == magic:
+            _FILE_LOADERS[i] = (magic, loader, description)
+            return
+    _FILE_LOADERS.append((magic, loader, description))
+
+
+def load_module(path):
+    """Loads the module saved at ``path`` (e.g. an executable from ``export_library``).
+
+    ValueError if the file's format has no registered loader.
+    """
+    longest = max((len(m) for m, _, _ in _FILE_LOADERS), default=0)
+    with open(path, "rb") as f:
+        head = f.read(longest)
+    for magic, loader, _ in _FILE_LOADERS:
+        if head.startswith(magic):
+            return loader(path)
+    known = ", ".join(d for _, _, d in _FILE_LOADERS) or "none registered"
+    raise ValueError(f"load_module: '{path}' is not a known module file (leading bytes "
+                     f"{head[:8]!r}); known formats: {known}")

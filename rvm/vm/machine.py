@@ -1,0 +1,312 @@
+"""VirtualMachine: the python engine, a register interpreter over a verified Executable.
+
+At construction every function-table entry is resolved once into a function
+pool (VM functions become closures; others are looked up in the executable's
+kernel libraries, then its imported modules, then the global registry) and
+each VM function is pre-decoded into tuples the loop reads directly. VM-to-VM
+calls push a frame on a flat stack: deep recursion costs no Python recursion.
+"""
+import numpy as np
+
+from rvm.bytecode.executable import Executable
+from rvm.bytecode.function import FuncKind
+from rvm.runtime.container import Array
+from rvm.runtime.device import Device, cpu
+from rvm.runtime.ndarray import NDArray, array, from_dlpack
+from rvm.runtime.packed_func import PackedFunc, get_global_func
+from rvm.runtime.profiling import time_evaluator as _time_evaluator
+from rvm.vm import builtins_memory, builtins_shape  # noqa: F401  (register the builtins)
+from rvm.vm.allocator import make_allocator
+from rvm.vm.builtins_misc import invoke_closure as _invoke_closure_builtin
+from rvm.vm.closure import VMClosure
+from rvm.vm.decode import (
+    OP_CALL0, OP_CALL1, OP_CALL2, OP_CALL3, OP_CALLN, OP_GOTO, OP_IF, OP_INVOKE, OP_RET,
+    OP_VMCALL, decode_function, describe_position,
+)
+from rvm.vm.profiler import ProfileReport, instrument_wrapper, timing_wrapper
+
+MAX_CALL_DEPTH = 100_000
+
+
+def _truth(value):
+    """The truth of a branch condition that is not a plain bool."""
+    if isinstance(value, (int, np.integer, np.bool_)):
+        return bool(value)
+    raise TypeError(f"IF expects a bool or int condition (use vm.builtin.read_if_cond for "
+                    f"tensors), got {type(value).__name__}")
+
+
+def _to_runtime(value):
+    """Entry conversion: numpy arrays become NDArrays, numpy scalars Python scalars."""
+    if isinstance(value, np.ndarray):
+        if value.flags.c_contiguous and value.flags.writeable and value.dtype != object:
+            return from_dlpack(value)
+        return array(value)
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+class VirtualMachine:
+    """Runs the VM functions of an Executable.
+
+    >>> from rvm.bytecode.builder import ExecBuilder
+    >>> ib = ExecBuilder()
+    >>> with ib.function("ident", num_inputs=1):
+    ...     ib.emit_ret(ib.r(0))
+    >>> VirtualMachine(ib.get(), cpu())["ident"](7)
+    7
+    """
+
+    def __init__(self, rt_mod, device=None, memory_cfg="pooled"):
+        if not isinstance(rt_mod, Executable):
+            raise TypeError(f"VirtualMachine expects an Executable, got {type(rt_mod).__name__}")
+        devices = [cpu(0)] if device is None else (
+            list(device) if isinstance(device, (list, tuple)) else [device])
+        for dev in devices:
+            if not isinstance(dev, Device) or dev.device_type != Device.CPU:
+                raise ValueError(f"VirtualMachine: device {dev!r} is not supported; "
+                                 f"rvm runs on cpu")
+        self.executable = rt_mod
+        self.devices = devices
+        self.allocators = [make_allocator(memory_cfg, dev) for dev in devices]
+        self._pool = self._resolve_functions()
+        self._plain = self._decode_all(None)
+        self._funcs = self._plain
+        self._inputs = {}
+        self._outputs = {}
+        self._instrument = None
+
+    # -- construction ----------------------------------------------------------------------
+
+    def _resolve_one(self, info):
+        ex = self.executable
+        func = None
+        for mod in ex.kernel_libs:
+            func = mod.get_function(info.name, allow_missing=True)
+            if func is not None:
+                break
+        if func is None and info.kind == FuncKind.PACKED:
+            for mod in ex.imported_modules:
+                func = mod.get_function(info.name, allow_missing=True)
+                if func is not None:
+                    break
+            if func is None:
+                func = get_global_func(info.name, allow_missing=True)
+        if isinstance(func, PackedFunc) and func.is_python:
+            func = func.python_func  # same semantics here, without the wrapper's checks
+        return func
+
+    def _resolve_functions(self):
+        ex = self.executable
+        pool, missing = [], []
+        for index, info in enumerate(ex.func_table):
+            if info.kind == FuncKind.VM:
+                pool.append(VMClosure(self, index))
+                continue
+            func = self._resolve_one(info)
+            if func is None:
+                missing.append(index)
+            pool.append(func)
+        if missing:
+            users = {i: [] for i in missing}
+            for info in ex.func_table:
+                if info.kind != FuncKind.VM:
+                    continue
+                for instr in ex.instructions[info.start:info.end]:
+                    if instr.op.name != "call":
+                        continue
+                    refs = [instr.field("func")] + [a.value for a in instr.field("args")
+                                                    if a.kind == 3]
+                    for ref in refs:
+                        if ref in users and info.name not in users[ref]:
+                            users[ref].append(info.name)
+            lines = [f"  '{ex.func_table[i].name}' ({ex.func_table[i].kind.name.lower()}, "
+                     f"used by {', '.join(users[i]) or 'no function'})" for i in missing]
+            raise ValueError(
+                f"VirtualMachine: {len(missing)} function(s) could not be resolved (searched "
+                f"the executable's kernel libraries, its imported modules, then the global "
+                f"registry):\n" + "\n".join(lines))
+        return pool
+
+    def _decode_all(self, wrap):
+        ex = self.executable
+        out = []
+        for index, info in enumerate(ex.func_table):
+            if info.kind != FuncKind.VM:
+                out.append(None)
+                continue
+            code = decode_function(ex, index, self._pool, self, _invoke_closure_builtin, wrap)
+            out.append((code, info.num_regs + 1, info.num_args, info.name))
+        return out
+
+    # -- calling ---------------------------------------------------------------------------
+
+    def _func_index(self, name):
+        index = self.executable.func_map.get(name)
+        if index is None or self.executable.func_table[index].kind != FuncKind.VM:
+            raise ValueError(f"VirtualMachine: no VM function '{name}'; available: "
+                             f"{', '.join(self.executable.vm_function_names()) or 'none'}")
+        return index
+
+    def _check_args(self, index, args):
+        info = self.executable.func_table[index]
+        if len(args) != info.num_args:
+            params = f" ({', '.join(info.param_names)})" if info.param_names else ""
+            raise TypeError(f"{info.name}() takes {info.num_args} argument(s){params}, "
+                            f"got {len(args)}")
+        return [a if type(a) is NDArray else _to_runtime(a) for a in args]
+
+    def get_function(self, name):
+        """A callable running VM function ``name`` (numpy arrays accepted for tensors)."""
+        index = self._func_index(name)
+        run, check = self._run, self._check_args
+
+        def invoke(*args):
+            return run(index, check(index, args))
+
+        invoke.__name__ = name
+        invoke.__qualname__ = f"VirtualMachine[{name!r}]"
+        return invoke
+
+    def __getitem__(self, name):
+        return self.get_function(name)
+
+    def invoke_closure(self, closure, *args):
+        """Calls a closure (a VMClosure of this VM, or any callable) with ``args``."""
+        if isinstance(closure, VMClosure):
+            if closure.vm is not self:
+                return closure.vm.invoke_closure(closure, *args)
+            full = closure.saved_args + tuple(args)
+            return self._run(closure.func_index, self._check_args(closure.func_index, full))
+        return closure(*args)
+
+    def _run(self, fidx, args):
+        """The interpreter loop."""
+        funcs = self._funcs
+        code, nslots, _, _ = funcs[fidx]
+        regs = [None] * nslots
+        regs[:len(args)] = args
+        stack = []
+        pc = 0
+        try:
+            while True:
+                ins = code[pc]
+                op = ins[0]
+                if op == OP_CALL2:
+                    regs[ins[1]] = ins[2](regs[ins[3]], regs[ins[4]])
+                    pc += 1
+                elif op == OP_CALL1:
+                    regs[ins[1]] = ins[2](regs[ins[3]])
+                    pc += 1
+                elif op == OP_CALL3:
+                    regs[ins[1]] = ins[2](regs[ins[3]], regs[ins[4]], regs[ins[5]])
+                    pc += 1
+                elif op == OP_CALLN:
+                    argv = ins[3][:]
+                    for pos, reg in ins[4]:
+                        argv[pos] = regs[reg]
+                    regs[ins[1]] = ins[2](*argv)
+                    pc += 1
+                elif op == OP_RET:
+                    value = regs[ins[1]]
+                    if not stack:
+                        return value
+                    code, pc, regs, fidx = stack.pop()
+                    regs[code[pc][1]] = value
+                    pc += 1
+                elif op == OP_IF:
+                    cond = regs[ins[1]]
+                    if cond is True or (cond is not False and _truth(cond)):
+                        pc += 1
+                    else:
+                        pc = ins[2]
+                elif op == OP_GOTO:
+                    pc = ins[1]
+                elif op == OP_VMCALL or op == OP_INVOKE:
+                    argv = ins[3][:]
+                    for pos, reg in ins[4]:
+                        argv[pos] = regs[reg]
+                    if op == OP_INVOKE:
+                        closure = argv[1]
+                        if type(closure) is not VMClosure or closure.vm is not self:
+                            regs[ins[1]] = ins[2](*argv)
+                            pc += 1
+                            continue
+                        callee = closure.func_index
+                        argv = list(closure.saved_args) + argv[2:]
+                        self._check_args(callee, argv)
+                    else:
+                        callee = ins[2]
+                    if len(stack) >= MAX_CALL_DEPTH:
+                        raise RecursionError(f"VM call depth exceeded {MAX_CALL_DEPTH}")
+                    stack.append((code, pc, regs, fidx))
+                    fidx = callee
+                    code, nslots, _, _ = funcs[fidx]
+                    regs = [None] * nslots
+                    regs[:len(argv)] = argv
+                    pc = 0
+                else:  # OP_CALL0
+                    regs[ins[1]] = ins[2]()
+                    pc += 1
+        except Exception as err:
+            if hasattr(err, "add_note"):
+                err.add_note(describe_position(self.executable, fidx, pc, len(stack)))
+            raise
+
+    # -- stateful API ----------------------------------------------------------------------
+
+    def set_input(self, func_name, *args):
+        """Stores the arguments of ``func_name`` for ``invoke_stateful``."""
+        index = self._func_index(func_name)
+        self._inputs[func_name] = self._check_args(index, args)
+
+    def invoke_stateful(self, func_name):
+        """Runs ``func_name`` on the inputs given by ``set_input``; keeps the result."""
+        index = self._func_index(func_name)
+        if func_name not in self._inputs:
+            raise ValueError(f"invoke_stateful('{func_name}'): call set_input first")
+        self._outputs[func_name] = self._run(index, self._inputs[func_name])
+
+    def get_outputs(self, func_name):
+        """The result of the last ``invoke_stateful``; tuples come back as Python tuples."""
+        if func_name not in self._outputs:
+            raise ValueError(f"get_outputs('{func_name}'): call invoke_stateful first")
+
+        def unpack(value):
+            return tuple(unpack(v) for v in value) if isinstance(value, Array) else value
+
+        return unpack(self._outputs[func_name])
+
+    # -- measurement -----------------------------------------------------------------------
+
+    def time_evaluator(self, func_name, dev=None, number=10, repeat=1, min_repeat_ms=0):
+        """A timer for ``func_name`` returning a BenchmarkResult (see rvm.runtime.profiling)."""
+        return _time_evaluator(self.get_function(func_name), number, repeat, min_repeat_ms)
+
+    def set_instrument(self, instrument):
+        """Calls ``instrument(func, name, before_run, ret_value, *args)`` around every
+        packed call; returning ``SKIP_RUN`` before the call skips it. None removes it."""
+        self._instrument = instrument
+        if instrument is None:
+            self._funcs = self._plain
+        else:
+            self._funcs = self._decode_all(instrument_wrapper(instrument))
+
+    def profile(self, func_name, *args):
+        """Runs ``func_name`` once, timing every call site; returns a ProfileReport."""
+        index = self._func_index(func_name)
+        checked = self._check_args(index, args)
+        report = ProfileReport(func_name)
+        saved = self._funcs
+        self._funcs = self._decode_all(timing_wrapper(report, self.executable))
+        try:
+            report.run(lambda: self._run(index, checked))
+        finally:
+            self._funcs = saved
+        return report
+
+    def memory_stats(self):
+        """Allocation counters of each device's allocator."""
+        return [alloc.stats() for alloc in self.allocators]
+
