@@ -51,7 +51,7 @@ def format_instruction(instr, pc, func_start, func_names):
 def function_header(info):
     """The header line of a function-table entry."""
     if info.kind == FuncKind.VM:
-        params = ", ".join(info.param_names) if info.param_names else ""
+        params = ", ".join(info.param_names or [f"%{i}" for i in range(info.num_args)])
         return (f"@{info.name}({params}):  # num_args={info.num_args} "
                 f"num_regs={info.num_regs}")
     return f"@{info.name} = {info.kind.name.lower()} function"
