@@ -26,6 +26,7 @@ from rvm.vm.decode import (
 from rvm.vm.profiler import ProfileReport, instrument_wrapper, timing_wrapper
 
 MAX_CALL_DEPTH = 100_000
+_CONVERTED = (np.ndarray, np.generic)  # argument types converted at entry
 
 
 def _truth(value):
@@ -137,7 +138,8 @@ class VirtualMachine:
                 out.append(None)
                 continue
             code = decode_function(ex, index, self._pool, self, _invoke_closure_builtin, wrap)
-            out.append((code, info.num_regs + 1, info.num_args, info.name))
+            pad = (None,) * (info.num_regs + 1 - info.num_args)  # + the scratch register
+            out.append((code, pad, info.num_args, info.name))
         return out
 
     # -- calling ---------------------------------------------------------------------------
@@ -155,14 +157,24 @@ class VirtualMachine:
             params = f" ({', '.join(info.param_names)})" if info.param_names else ""
             raise TypeError(f"{info.name}() takes {info.num_args} argument(s){params}, "
                             f"got {len(args)}")
-        return [a if type(a) is NDArray else _to_runtime(a) for a in args]
+        for arg in args:
+            if isinstance(arg, _CONVERTED):
+                return [_to_runtime(a) for a in args]
+        return args
 
     def get_function(self, name):
         """A callable running VM function ``name`` (numpy arrays accepted for tensors)."""
         index = self._func_index(name)
         run, check = self._run, self._check_args
+        num_args = self.executable.func_table[index].num_args
 
         def invoke(*args):
+            if len(args) == num_args:
+                for arg in args:
+                    if isinstance(arg, _CONVERTED):
+                        break
+                else:
+                    return run(index, args)
             return run(index, check(index, args))
 
         invoke.__name__ = name
@@ -184,9 +196,8 @@ class VirtualMachine:
     def _run(self, fidx, args):
         """The interpreter loop."""
         funcs = self._funcs
-        code, nslots, _, _ = funcs[fidx]
-        regs = [None] * nslots
-        regs[:len(args)] = args
+        code, pad, _, _ = funcs[fidx]
+        regs = [*args, *pad]
         stack = []
         pc = 0
         try:
@@ -235,16 +246,15 @@ class VirtualMachine:
                             continue
                         callee = closure.func_index
                         argv = list(closure.saved_args) + argv[2:]
-                        self._check_args(callee, argv)
+                        argv = self._check_args(callee, argv)
                     else:
                         callee = ins[2]
                     if len(stack) >= MAX_CALL_DEPTH:
                         raise RecursionError(f"VM call depth exceeded {MAX_CALL_DEPTH}")
                     stack.append((code, pc, regs, fidx))
                     fidx = callee
-                    code, nslots, _, _ = funcs[fidx]
-                    regs = [None] * nslots
-                    regs[:len(argv)] = argv
+                    code, pad, _, _ = funcs[fidx]
+                    regs = [*argv, *pad]
                     pc = 0
                 else:  # OP_CALL0
                     regs[ins[1]] = ins[2]()
