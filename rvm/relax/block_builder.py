@@ -104,6 +104,10 @@ class BlockBuilder(Normalizer):
         if self._func is None or self._block is None:
             raise ValueError(f"{who} must be called inside 'with bb.function(...)'")
 
+    def _require_block(self, who):
+        if self._block is None:
+            raise ValueError(f"{who} must be called inside 'with bb.function(...)'")
+
     def _end_block(self):
         block = self._block
         if block is not None and block.bindings:
@@ -115,14 +119,14 @@ class BlockBuilder(Normalizer):
     def emit(self, expr, name_hint=""):
         """Binds ``expr`` (normalized) to a new variable and returns it: a DataflowVar inside a
         dataflow block, a Var elsewhere."""
-        self._require_function("bb.emit")
+        self._require_block("bb.emit")
         expr = self.normalize(expr)
         var = self._new_var(name_hint, expr.struct_info_, self._block.is_dataflow)
         return self._append(VarBinding(var, expr))
 
     def emit_normalized(self, binding):
         """Appends a binding whose value is already normalized; returns its variable."""
-        self._require_function("bb.emit_normalized")
+        self._require_block("bb.emit_normalized")
         if not isinstance(binding, (VarBinding, MatchCast)):
             raise TypeError(f"bb.emit_normalized expects a VarBinding or MatchCast, got "
                             f"{type(binding).__name__}")
@@ -133,7 +137,7 @@ class BlockBuilder(Normalizer):
 
         Symbolic variables that first appear in ``struct_info`` are defined by it.
         """
-        self._require_function("bb.match_cast")
+        self._require_block("bb.match_cast")
         if not isinstance(struct_info, StructInfo):
             raise TypeError(f"bb.match_cast: struct_info must be a StructInfo, got "
                             f"{type(struct_info).__name__}")
@@ -143,7 +147,7 @@ class BlockBuilder(Normalizer):
 
     def emit_output(self, output, name_hint=""):
         """Inside a dataflow block, binds ``output`` to a Var visible after the block."""
-        self._require_function("bb.emit_output")
+        self._require_block("bb.emit_output")
         if not self._block.is_dataflow:
             raise ValueError("bb.emit_output must be called inside 'with bb.dataflow()'; "
                              "outside a dataflow block use bb.emit")

@@ -6,6 +6,8 @@ Relax expression into normal form: every expression gets its struct info
 non-leaf argument of a call or tuple (``add(mul(x, y), z)``) is bound to a
 fresh variable in the current block first.
 """
+import contextlib
+
 from rvm.ir.expr import GlobalVar, RelaxExpr
 from rvm.relax.analysis.struct_info_analysis import (
     derive_call_ret_struct_info,
@@ -100,6 +102,16 @@ class Normalizer:
     def lookup_binding(self, var):
         """The value bound to ``var`` by this builder, or None."""
         return self._binding_values.get(id(var), (None, None))[1]
+
+    @contextlib.contextmanager
+    def binding_scope(self, is_dataflow=False):
+        """Collects the bindings emitted inside the ``with`` into a fresh frame (yielded; its
+        ``bindings`` list is complete after the block), then restores the enclosing one."""
+        outer, self._block = self._block, _BlockFrame(is_dataflow)
+        try:
+            yield self._block
+        finally:
+            self._block = outer
 
     def _append(self, binding):
         self._block.bindings.append(binding)
@@ -238,22 +250,16 @@ class Normalizer:
     def _normalize_branch(self, expr):
         if isinstance(expr, SeqExpr):
             return self._normalize_seqexpr(expr)
-        outer, self._block = self._block, _BlockFrame(is_dataflow=False)
-        try:
+        with self.binding_scope() as frame:
             body = self.normalize(expr)
-            bindings = self._block.bindings
-        finally:
-            self._block = outer
+        bindings = frame.bindings
         return SeqExpr([BindingBlock(bindings)] if bindings else [], body)
 
     def _normalize_seqexpr(self, seq):
         blocks = [self._normalize_block(b) for b in seq.blocks]
-        outer, self._block = self._block, _BlockFrame(is_dataflow=False)
-        try:
+        with self.binding_scope() as frame:
             body = self.normalize(seq.body)
-            extra = self._block.bindings
-        finally:
-            self._block = outer
+        extra = frame.bindings
         if extra:
             blocks.append(BindingBlock(extra))
         if body is seq.body and all(a is b for a, b in zip(blocks, seq.blocks)) and len(
@@ -263,9 +269,8 @@ class Normalizer:
 
     def _normalize_block(self, block):
         dataflow = isinstance(block, DataflowBlock)
-        outer, self._block = self._block, _BlockFrame(is_dataflow=dataflow)
         changed = False
-        try:
+        with self.binding_scope(dataflow) as frame:
             for binding in block.bindings:
                 value = self.normalize(binding.value)
                 changed = changed or value is not binding.value
@@ -276,9 +281,7 @@ class Normalizer:
                 if value is not binding.value:
                     binding = binding.with_fields(value=value)
                 self._append(binding)
-            bindings = self._block.bindings
-        finally:
-            self._block = outer
+        bindings = frame.bindings
         if not changed and len(bindings) == len(block.bindings):
             return block
         return type(block)(bindings, block.span)
