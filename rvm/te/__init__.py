@@ -1,1 +1,15 @@
-"""rvm.te"""
+"""rvm.te: tensor expressions, and their lowering to TensorIR (create_prim_func).
+
+This package is a facade; the definitions live in its modules.
+"""
+from rvm.te.create_prim_func import create_prim_func
+from rvm.te.operation import (
+    compute, extern, max, min, placeholder, prod, reduce_axis, size_var, sum, var,
+)
+from rvm.te.tensor import ComputeOp, ExternOp, Operation, PlaceholderOp, ProducerLoad, Tensor
+
+__all__ = [
+    "ComputeOp", "ExternOp", "Operation", "PlaceholderOp", "ProducerLoad", "Tensor", "compute",
+    "create_prim_func", "extern", "max", "min", "placeholder", "prod", "reduce_axis",
+    "size_var", "sum", "var",
+]

@@ -23,3 +23,5 @@ from rvm.tir.stmt_functor import (
     ExprMutator, ExprVisitor, StmtExprMutator, StmtExprVisitor, StmtMutator, StmtVisitor,
     post_order_visit, substitute,
 )
+from rvm.tir.arith import Analyzer, simplify
+from rvm.tir import analysis

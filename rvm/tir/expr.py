@@ -331,7 +331,7 @@ class Let(PrimExprWithOp):
 
     def __init__(self, var, value, body, span=None):
         self.var = var
-        self.value = value
+        self.value = _op.convert(value, var.dtype)
         self.body = body
         self.dtype = body.dtype
         self.span = span
@@ -471,6 +471,21 @@ class IterVar(Node):
 
     def __repr__(self):
         return f"IterVar({self.var.name_hint}, {self.dom!r}, type={self.iter_type})"
+
+
+def _forward_to_var(name):
+    def method(self, *args):
+        return getattr(self.var, name)(*args)
+
+    method.__name__ = name
+    return method
+
+
+# An IterVar stands for its variable in arithmetic (``k * 2``, ``A[k + 1]``), as in TVM.
+for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
+              "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__neg__", "__lt__",
+              "__le__", "__gt__", "__ge__"):
+    setattr(IterVar, _name, _forward_to_var(_name))
 
 
 from rvm.tir import op as _op  # noqa: E402  (op builds the nodes above)

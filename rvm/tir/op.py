@@ -52,6 +52,8 @@ def convert(value, dtype=None):
     """
     if isinstance(value, PrimExpr):
         return value
+    if isinstance(value, _e.IterVar):
+        return value.var
     if isinstance(value, str):
         return _e.StringImm(value)
     if isinstance(value, (bool, int, float, np.generic)):

@@ -1,0 +1,319 @@
+"""An arithmetic simplifier for index expressions, and integer bounds.
+
+Integer sums are put in a linear canonical form (``coeff * term + ... +
+constant``, terms kept in order of first appearance), which folds nested
+constants, ``x * 1``, ``x + 0``, ``x - x`` and ``(x + 1) * 2 - 2``. Division
+and modulo by a constant use the bounds of the variables the Analyzer knows
+(loop ranges): with ``0 <= j < 4``, ``(i * 4 + j) // 4 -> i`` and
+``(i * 4 + j) % 4 -> j``. Float expressions are only constant-folded, never
+reassociated.
+
+>>> from rvm.tir.expr import Var
+>>> i = Var("i")
+>>> simplify((i + 1) * 2 - 2)
+i * 2
+"""
+from rvm.ir.expr import PrimExpr
+from rvm.ir.structural import structural_equal
+from rvm.tir import expr as _e
+from rvm.tir import op as _op
+from rvm.tir.stmt_functor import StmtExprMutator
+
+
+class _Linear:
+    """``sum(coeff * term) + const`` over integer terms."""
+
+    def __init__(self, dtype, terms=None, const=0):
+        self.dtype = dtype
+        self.terms = terms or []  # [term, coeff] pairs, in order of first appearance
+        self.const = const
+
+    def add_term(self, term, coeff):
+        for pair in self.terms:
+            if pair[0] is term or structural_equal(pair[0], term, map_free_vars=False):
+                pair[1] += coeff
+                return
+        self.terms.append([term, coeff])
+
+    def combine(self, other, sign=1):
+        out = _Linear(self.dtype, [list(p) for p in self.terms], self.const + sign * other.const)
+        for term, coeff in other.terms:
+            out.add_term(term, sign * coeff)
+        return out
+
+    def scale(self, factor):
+        return _Linear(self.dtype, [[t, c * factor] for t, c in self.terms], self.const * factor)
+
+    def live_terms(self):
+        return [(t, c) for t, c in self.terms if c != 0]
+
+    def to_expr(self):
+        positive = [(t, c) for t, c in self.live_terms() if c > 0]
+        negative = [(t, -c) for t, c in self.live_terms() if c < 0]
+        result = None
+        for term, coeff in positive:
+            part = term if coeff == 1 else _e.Mul(term, _op.const(coeff, self.dtype))
+            result = part if result is None else _e.Add(result, part)
+        if result is None and negative:
+            term, coeff = negative.pop(0)
+            result = _e.Mul(term, _op.const(-coeff, self.dtype))
+        for term, coeff in negative:
+            part = term if coeff == 1 else _e.Mul(term, _op.const(coeff, self.dtype))
+            result = _e.Sub(result, part)
+        if result is None:
+            return _op.const(self.const, self.dtype)
+        if self.const > 0:
+            return _e.Add(result, _op.const(self.const, self.dtype))
+        if self.const < 0:
+            return _e.Sub(result, _op.const(-self.const, self.dtype))
+        return result
+
+
+def _is_int(dtype):
+    return (dtype.is_int or dtype.is_uint) and dtype.lanes == 1
+
+
+class Analyzer:
+    """Simplifies expressions and proves facts, knowing the ranges of bound variables.
+
+    >>> from rvm.tir.expr import Var, Range
+    >>> i, j = Var("i"), Var("j")
+    >>> ana = Analyzer()
+    >>> ana.bind(j, Range(0, 4))
+    >>> ana.simplify((i * 4 + j) // 4)
+    i
+    """
+
+    def __init__(self):
+        self._ranges = {}
+
+    def bind(self, var, value):
+        """Declares ``var`` to range over ``value`` (a Range) or to equal an expression."""
+        if isinstance(value, _e.Range):
+            lo = self.const_int_bound(value.min)
+            ext = self.const_int_bound(value.extent)
+            if lo[0] is not None and ext[1] is not None and lo[1] is not None:
+                self._ranges[id(var)] = (var, lo[0], lo[1] + ext[1] - 1)
+        else:
+            bound = self.const_int_bound(_op.convert(value))
+            self._ranges[id(var)] = (var, bound[0], bound[1])
+
+    def const_int_bound(self, expr):
+        """(lower, upper) integer bounds of ``expr``; None where unknown."""
+        expr = _op.convert(expr)
+        if isinstance(expr, _e.IntImm):
+            return expr.value, expr.value
+        if isinstance(expr, _e.Var):
+            known = self._ranges.get(id(expr))
+            if known is not None:
+                return known[1], known[2]
+            return (0 if isinstance(expr, _e.SizeVar) else None), None
+        if not _is_int(expr.dtype):
+            return None, None
+        linear = self._linear(expr)
+        if linear is not None and not (len(linear.terms) == 1 and linear.terms[0][0] is expr):
+            lo = hi = linear.const
+            for term, coeff in linear.live_terms():
+                tlo, thi = self.const_int_bound(term)
+                if coeff < 0:
+                    tlo, thi = thi, tlo
+                lo = None if lo is None or tlo is None else lo + coeff * tlo
+                hi = None if hi is None or thi is None else hi + coeff * thi
+            return lo, hi
+        return self._atom_bound(expr)
+
+    def _atom_bound(self, expr):
+        if isinstance(expr, (_e.FloorDiv, _e.FloorMod)) and isinstance(expr.b, _e.IntImm) \
+                and expr.b.value > 0:
+            c = expr.b.value
+            lo, hi = self.const_int_bound(expr.a)
+            if isinstance(expr, _e.FloorMod):
+                if lo is not None and hi is not None and lo // c == hi // c:
+                    return lo % c, hi % c
+                return 0, c - 1
+            return (None if lo is None else lo // c), (None if hi is None else hi // c)
+        if isinstance(expr, (_e.Min, _e.Max)):
+            (alo, ahi), (blo, bhi) = self.const_int_bound(expr.a), self.const_int_bound(expr.b)
+            pick = min if isinstance(expr, _e.Min) else max
+            lo = None if alo is None or blo is None else pick(alo, blo)
+            hi = None if ahi is None or bhi is None else pick(ahi, bhi)
+            if isinstance(expr, _e.Min) and lo is None and alo is not None and blo is not None:
+                lo = min(alo, blo)
+            return lo, hi
+        if isinstance(expr, _e.Cast):
+            return self.const_int_bound(expr.value)
+        return None, None
+
+    def _linear(self, expr):
+        """The linear form of an already simplified integer expression."""
+        if not isinstance(expr, PrimExpr) or not _is_int(expr.dtype):
+            return None
+        if isinstance(expr, _e.IntImm):
+            return _Linear(expr.dtype, const=expr.value)
+        if isinstance(expr, (_e.Add, _e.Sub)):
+            a, b = self._linear(expr.a), self._linear(expr.b)
+            return a.combine(b, 1 if isinstance(expr, _e.Add) else -1)
+        if isinstance(expr, _e.Mul):
+            a, b = self._linear(expr.a), self._linear(expr.b)
+            if not b.live_terms():
+                return a.scale(b.const)
+            if not a.live_terms():
+                return b.scale(a.const)
+        out = _Linear(expr.dtype)
+        out.add_term(expr, 1)
+        return out
+
+    def simplify(self, expr):
+        """``expr`` (an expression or statement) with every expression simplified."""
+        return _Simplifier(self).visit(expr)
+
+    def can_prove(self, cond):
+        """Whether ``cond`` is provably true."""
+        cond = self.simplify(_op.convert(cond))
+        return isinstance(cond, _e.IntImm) and bool(cond.value)
+
+    def can_prove_equal(self, a, b):
+        """Whether ``a == b`` provably (their difference simplifies to zero)."""
+        diff = self.simplify(_op.subtract(a, b))
+        return isinstance(diff, (_e.IntImm, _e.FloatImm)) and diff.value == 0
+
+
+_CMP = {_e.EQ: lambda lo, hi: (lo == 0 == hi, lo > 0 or hi < 0),
+        _e.NE: lambda lo, hi: (lo > 0 or hi < 0, lo == 0 == hi),
+        _e.LT: lambda lo, hi: (hi < 0, lo >= 0),
+        _e.LE: lambda lo, hi: (hi <= 0, lo > 0),
+        _e.GT: lambda lo, hi: (lo > 0, hi <= 0),
+        _e.GE: lambda lo, hi: (lo >= 0, hi < 0)}
+_BUILD = {_e.FloorDiv: _op.floordiv, _e.FloorMod: _op.floormod, _e.Div: _op.div,
+          _e.Mod: _op.truncmod, _e.Min: _op.min, _e.Max: _op.max, _e.And: _op.logical_and,
+          _e.Or: _op.logical_or}
+
+
+class _Simplifier(StmtExprMutator):
+    def __init__(self, analyzer):
+        self.ana = analyzer
+
+    def _linear_rebuild(self, op):
+        op = self._generic(op)
+        if not _is_int(op.dtype):
+            return _rebuild_folded(op)
+        linear = self.ana._linear(op)
+        return linear.to_expr()
+
+    visit_add_ = visit_sub_ = visit_mul_ = _linear_rebuild
+
+    def _divmod(self, op):
+        op = self._generic(op)
+        simple = _BUILD[type(op)](op.a, op.b)
+        if not isinstance(simple, type(op)) or not _is_int(op.dtype):
+            return simple
+        if not isinstance(op.b, _e.IntImm) or op.b.value <= 0:
+            return simple
+        c = op.b.value
+        linear = self.ana._linear(op.a)
+        divisible = _Linear(op.dtype, const=linear.const - linear.const % c)
+        rest = _Linear(op.dtype, const=linear.const % c)
+        for term, coeff in linear.live_terms():
+            if coeff % c == 0:
+                divisible.add_term(term, coeff)
+            else:
+                rest.add_term(term, coeff)
+        lo, hi = self.ana.const_int_bound(rest.to_expr())
+        if lo is None or hi is None or lo < 0 or hi >= c:
+            if rest.live_terms() or rest.const:
+                return simple
+        if isinstance(op, _e.FloorDiv):
+            return _scaled_down(divisible, c)
+        return rest.to_expr()
+
+    visit_floor_div_ = visit_floor_mod_ = _divmod
+
+    def _fold(self, op):
+        return _rebuild_folded(self._generic(op))
+
+    visit_div_ = visit_mod_ = visit_and_ = visit_or_ = _fold
+
+    def _minmax(self, op):
+        op = self._generic(op)
+        if structural_equal(op.a, op.b, map_free_vars=False):
+            return op.a
+        if _is_int(op.dtype):
+            diff = self.ana._linear(_e.Sub(op.a, op.b)).to_expr()
+            dlo, dhi = self.ana.const_int_bound(diff)
+            if dhi is not None and dhi <= 0:
+                return op.a if isinstance(op, _e.Min) else op.b
+            if dlo is not None and dlo >= 0:
+                return op.b if isinstance(op, _e.Min) else op.a
+        return _rebuild_folded(op)
+
+    visit_min_ = visit_max_ = _minmax
+
+    def _compare(self, op):
+        op = self._generic(op)
+        if _is_int(op.a.dtype):
+            diff = self.ana._linear(_e.Sub(op.a, op.b)).to_expr()
+            lo, hi = self.ana.const_int_bound(diff)
+            if lo is not None and hi is not None:
+                true, false = _CMP[type(op)](lo, hi)
+                if true or false:
+                    return _e.IntImm("bool", true)
+            elif structural_equal(op.a, op.b, map_free_vars=False):
+                return _e.IntImm("bool", type(op) in (_e.EQ, _e.LE, _e.GE))
+        return _rebuild_folded(op)
+
+    visit_eq_ = visit_ne_ = visit_lt_ = visit_le_ = visit_gt_ = visit_ge_ = _compare
+
+    def visit_not_(self, op):
+        op = self._generic(op)
+        return _op.logical_not(op.a)
+
+    def visit_cast_(self, op):
+        op = self._generic(op)
+        return _op.cast(op.value, op.dtype)
+
+    def visit_select_(self, op):
+        op = self._generic(op)
+        if isinstance(op.condition, _e.IntImm):
+            return op.true_value if op.condition.value else op.false_value
+        return op
+
+    def visit_call_(self, op):
+        op = self._generic(op)
+        if op.op == "tir.if_then_else" and isinstance(op.args[0], _e.IntImm):
+            return op.args[1] if op.args[0].value else op.args[2]
+        return op
+
+    def visit_for_(self, op):
+        self.ana.bind(op.loop_var, _e.Range.from_min_extent(op.min, op.extent))
+        return self._generic(op)
+
+    def visit_block_realize_(self, op):
+        for iv in op.block.iter_vars:
+            if iv.dom is not None:
+                self.ana.bind(iv.var, iv.dom)
+        return self._generic(op)
+
+
+def _scaled_down(linear, c):
+    return _Linear(linear.dtype, [[t, k // c] for t, k in linear.live_terms()],
+                   linear.const // c).to_expr()
+
+
+def _rebuild_folded(op):
+    """The node rebuilt through the folding operator builders, when there is one."""
+    build = _BUILD.get(type(op))
+    if build is not None:
+        return build(op.a, op.b)
+    if isinstance(op, (_e.Add, _e.Sub, _e.Mul)):
+        return {_e.Add: _op.add, _e.Sub: _op.subtract, _e.Mul: _op.multiply}[type(op)](op.a, op.b)
+    return op
+
+
+def simplify(expr, analyzer=None):
+    """``expr`` simplified (a PrimExpr or a statement); see the module docstring.
+
+    >>> from rvm.tir.expr import Var
+    >>> simplify(Var("x") * 1 + 0 + 3 - 1)
+    x + 2
+    """
+    return (analyzer or Analyzer()).simplify(expr)

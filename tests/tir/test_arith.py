@@ -1,0 +1,82 @@
+from rvm import tir
+from rvm.tir.arith import Analyzer, simplify
+
+
+def test_linear_canonicalization():
+    i, j = tir.Var("i"), tir.Var("j")
+    assert repr(simplify((i + 1) * 2 - 2)) == "i * 2"
+    assert repr(simplify(i * 1 + 0 + 3 - 1)) == "i + 2"
+    assert simplify(i - i).value == 0
+    assert simplify(i * 4 + j - (j + i * 4)).value == 0
+    assert repr(simplify(j + (i + 1 - i))) == "j + 1"
+    assert repr(simplify((i + 2) + (j + 3))) == "i + j + 5"
+
+
+def test_constant_division_and_modulo():
+    i = tir.Var("i")
+    assert simplify(tir.FloorDiv(tir.const(7), tir.const(2))).value == 3
+    assert simplify(tir.FloorMod(tir.const(-7), tir.const(2))).value == 1
+    assert simplify(tir.FloorDiv(i, tir.const(1))) is i
+    assert simplify(tir.FloorMod(i, tir.const(1))).value == 0
+    assert repr(simplify(tir.FloorDiv(i * 6 + 4, tir.const(2)))) == "i * 3 + 2"
+    assert simplify(tir.FloorMod(i * 6 + 4, tir.const(2))).value == 0
+
+
+def test_division_with_bounds():
+    i, j = tir.Var("i"), tir.Var("j")
+    ana = Analyzer()
+    ana.bind(j, tir.Range(0, 4))
+    assert ana.simplify((i * 4 + j) // 4) is i
+    assert ana.simplify((i * 4 + j) % 4) is j
+    unbounded = tir.Var("u")
+    assert isinstance(ana.simplify((i * 4 + unbounded) // 4), tir.FloorDiv)
+
+
+def test_min_max_and_comparisons():
+    i, j = tir.Var("i"), tir.Var("j")
+    assert simplify(tir.Min(tir.const(3), tir.const(5))).value == 3
+    assert simplify(tir.Max(i, i)) is i
+    assert simplify(tir.Max(i + 1, i)).a is i
+    ana = Analyzer()
+    ana.bind(j, tir.Range(0, 4))
+    assert ana.simplify(tir.Min(j, tir.const(10))) is j
+    assert ana.can_prove(j < 4) and not ana.can_prove(j < 3)
+    assert simplify(tir.LT(i, i + 1)).value == 1
+    assert ana.can_prove_equal(i * 2 + j, j + 2 * i)
+
+
+def test_floats_are_folded_not_reassociated():
+    x = tir.Var("x", "float32")
+    e = tir.Add(tir.Add(x, tir.const(1.0)), tir.const(2.0))
+    out = simplify(e)
+    assert isinstance(out, tir.Add) and isinstance(out.a, tir.Add)
+    assert simplify(tir.Mul(x, tir.const(1.0))) is x
+
+
+def test_select_and_if_then_else_with_constant_condition():
+    x, y = tir.Var("x", "float32"), tir.Var("y", "float32")
+    assert simplify(tir.Select(tir.LT(tir.const(1), tir.const(2)), x, y)) is x
+    i = tir.Var("i")
+    ana = Analyzer()
+    ana.bind(i, tir.Range(0, 4))
+    assert ana.simplify(tir.Call("float32", "tir.if_then_else", [i < 8, x, y])) is x
+
+
+def test_simplify_statements_uses_loop_ranges():
+    A = tir.decl_buffer((16,), name="A")
+    i, j = tir.Var("i"), tir.Var("j")
+    store = tir.BufferStore(A, 0.0, [tir.FloorMod(i * 4 + j, tir.const(4))])
+    loop = tir.For(i, 0, 4, "serial", tir.For(j, 0, 4, "serial", store))
+    out = simplify(loop)
+    assert out.body.body.indices[0] is j
+
+
+def test_const_int_bound():
+    i, j = tir.Var("i"), tir.Var("j")
+    ana = Analyzer()
+    ana.bind(i, tir.Range(0, 8))
+    ana.bind(j, tir.Range(0, 4))
+    assert ana.const_int_bound(i * 4 + j) == (0, 31)
+    assert ana.const_int_bound(j - i) == (-7, 3)
+    assert ana.const_int_bound(tir.Var("free")) == (None, None)
+    assert ana.const_int_bound(tir.SizeVar("n"))[0] == 0
