@@ -2,8 +2,8 @@
 
 >>> ib = ExecBuilder()
 >>> with ib.function("twice", num_inputs=1):
-...     ib.emit_call("test.vm.add", args=[ib.r(0), ib.r(0)], dst=ib.r(1))
-...     ib.emit_ret(ib.r(1))
+...     _ = ib.emit_call("test.vm.add", args=[ib.r(0), ib.r(0)], dst=ib.r(1))
+...     _ = ib.emit_ret(ib.r(1))
 >>> print(ib.get().as_text().splitlines()[1])
      0: call  test.vm.add  in: %0, %0  dst: %1
 """

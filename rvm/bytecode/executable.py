@@ -25,7 +25,7 @@ class Executable(Module):
     >>> from rvm.bytecode.builder import ExecBuilder
     >>> ib = ExecBuilder()
     >>> with ib.function("ident", num_inputs=1):
-    ...     ib.emit_ret(ib.r(0))
+    ...     _ = ib.emit_ret(ib.r(0))
     >>> print(ib.get().as_text().splitlines()[1])
          0: ret   %0
     """

@@ -9,7 +9,7 @@ in the top 8 bits and a 56-bit value (sign-extended for immediates).
 >>> OPCODES["call"].rtl
 'R[dst] := F[func](args...)'
 >>> decode_arg(encode_arg(Arg(ArgKind.IMM, -3)))
-Arg(kind=<ArgKind.IMM: 1>, value=-3)
+Arg(IMM, -3)
 """
 import enum
 from typing import NamedTuple

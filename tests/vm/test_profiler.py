@@ -61,3 +61,13 @@ def test_time_evaluator():
     vm = VirtualMachine(_chain(2), cpu())
     result = vm.time_evaluator("main", cpu(), number=5, repeat=3)(np.int64(1))
     assert len(result.results) == 3 and result.min > 0 and result.mean >= result.min
+
+
+def test_module_time_evaluator_and_saved_functions():
+    vm = VirtualMachine(_chain(2), cpu())
+    result = vm.module.time_evaluator("main", cpu(), number=3)(5)
+    assert len(result.results) == 1
+    assert vm.module["main"](5) == 7
+    vm.save_function("main", "main_saved", 40)
+    assert vm["main_saved"]() == 42
+    assert vm.module.time_evaluator("main_saved", cpu(), number=2)().mean > 0
