@@ -12,6 +12,9 @@ from rvm.ir.expr import RelaxExpr
 from rvm.relax.analysis.struct_info_analysis import collect_tir_vars
 from rvm.relax.expr import PrimValue, ShapeExpr, Tuple, Var
 from rvm.relax.struct_info import TensorStructInfo, TupleStructInfo
+from rvm.te.create_prim_func import create_prim_func
+from rvm.te.operation import placeholder
+from rvm.te.tensor import Tensor
 
 
 def _param_names(func):
@@ -33,8 +36,6 @@ class _ArgConverter:
         self._by_expr = {}
 
     def convert(self, value, name):
-        from rvm.te.operation import placeholder
-
         if isinstance(value, (list, tuple)):
             return type(value)(self.convert(v, f"{name}_{i}") for i, v in enumerate(value))
         if isinstance(value, dict):
@@ -55,10 +56,10 @@ class _ArgConverter:
         if id(value) in self._by_expr:
             return self._by_expr[id(value)]
         shape = sinfo.shape_values
-        if shape is None or sinfo.dtype is None:
-            raise ValueError(f"{self.who}: argument '{name}' needs a known shape and dtype to "
-                             f"become a te.placeholder; got {sinfo!r}")
         label = value.name_hint if isinstance(value, Var) else name
+        if shape is None or sinfo.dtype is None:
+            raise ValueError(f"{self.who}: argument '{label}' needs a known shape and dtype to "
+                             f"become a te.placeholder; got {sinfo!r}")
         tensor = placeholder(shape, dtype=sinfo.dtype, name=label)
         self._by_expr[id(value)] = tensor
         self.placeholders.append(tensor)
@@ -68,9 +69,6 @@ class _ArgConverter:
 
 def lower_te_call(bb, func, args, kwargs):
     """``(prim_func, relax_args, out_sinfo, tir_vars)`` for ``func(*args, **kwargs)``."""
-    from rvm.te.operation import create_prim_func
-    from rvm.te.tensor import Tensor
-
     who = f"emit_te({getattr(func, '__name__', func)!s})"
     if not callable(func):
         raise TypeError(f"emit_te expects a TE function (tensors -> tensor), got "
@@ -89,6 +87,8 @@ def lower_te_call(bb, func, args, kwargs):
     defined = {id(v) for v in collect_tir_vars([list(p.shape) for p in conv.placeholders])}
     tir_vars = [v for v in collect_tir_vars([list(o.shape) for o in outs])
                 if id(v) not in defined]
-    prim_func = create_prim_func(conv.placeholders + outs + tir_vars)
+    # a kernel of the module is private: its name is the GlobalVar's, not a global symbol
+    prim_func = create_prim_func(conv.placeholders + outs + tir_vars).without_attr(
+        "global_symbol")
     out_sinfo = [TensorStructInfo(list(o.shape), o.dtype) for o in outs]
     return prim_func, Tuple(conv.relax_args), out_sinfo, tir_vars
