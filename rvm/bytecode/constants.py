@@ -8,7 +8,6 @@ payload is ``[dtype, shape, raw bytes]``.
 ShapeTuple((2, 3))
 """
 import math
-import operator
 import struct
 
 from rvm.bytecode.errors import ExecutableFormatError
@@ -156,10 +155,3 @@ def describe_constant(value, limit=40):
     text = repr(value)
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
-
-def shape_numel(shape):
-    """Number of elements of a shape (a sequence of ints)."""
-    n = 1
-    for d in shape:
-        n *= operator.index(d)
-    return n

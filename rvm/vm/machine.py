@@ -10,10 +10,11 @@ import numpy as np
 
 from rvm.bytecode.executable import Executable
 from rvm.bytecode.function import FuncKind
+from rvm.bytecode.opcodes import ArgKind
 from rvm.runtime.container import Array
 from rvm.runtime.device import Device, cpu
 from rvm.runtime.module import Module
-from rvm.runtime.ndarray import NDArray, array, from_dlpack
+from rvm.runtime.ndarray import array, from_dlpack
 from rvm.runtime.packed_func import PackedFunc, get_global_func
 from rvm.runtime.profiling import time_evaluator as _time_evaluator
 from rvm.vm import builtins_memory, builtins_shape  # noqa: F401  (register the builtins)
@@ -21,7 +22,7 @@ from rvm.vm.allocator import make_allocator
 from rvm.vm.builtins_misc import invoke_closure as _invoke_closure_builtin
 from rvm.vm.closure import VMClosure
 from rvm.vm.decode import (
-    OP_CALL0, OP_CALL1, OP_CALL2, OP_CALL3, OP_CALLN, OP_GOTO, OP_IF, OP_INVOKE, OP_RET,
+    OP_CALL1, OP_CALL2, OP_CALL3, OP_CALLN, OP_GOTO, OP_IF, OP_INVOKE, OP_RET,
     OP_VMCALL, decode_function, describe_position,
 )
 from rvm.vm.profiler import ProfileReport, instrument_wrapper, timing_wrapper
@@ -121,7 +122,7 @@ class VirtualMachine:
                     if instr.op.name != "call":
                         continue
                     refs = [instr.field("func")] + [a.value for a in instr.field("args")
-                                                    if a.kind == 3]
+                                                    if a.kind == ArgKind.FUNC]
                     for ref in refs:
                         if ref in users and info.name not in users[ref]:
                             users[ref].append(info.name)

@@ -14,7 +14,7 @@ from rvm.bytecode.function import FuncInfo, FuncKind
 from rvm.bytecode.opcodes import CALL, GOTO, RET, Arg, ArgKind, Instruction
 from rvm.bytecode.serialize import FORMAT_VERSION, MAGIC, SECTIONS, dump_executable
 from rvm.runtime.ndarray import NDArray
-from tests.bytecode.conftest import build_rich_executable
+from tests.bytecode.programs import build_rich_executable
 
 HEADER, SECTION = 12, 16
 

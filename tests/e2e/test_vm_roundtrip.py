@@ -9,7 +9,7 @@ import numpy as np
 from rvm.bytecode.builder import ExecBuilder
 from rvm.runtime.device import cpu
 from rvm.runtime.ndarray import array
-from rvm.runtime.packed_func import register_func
+from rvm.runtime.packed_func import get_global_func, register_func, remove_global_func
 from rvm.vm.machine import VirtualMachine
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -17,7 +17,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 KERNELS = """
 import numpy as np
 from rvm.runtime.ndarray import array
-from rvm.runtime.packed_func import register_func
+from rvm.runtime.packed_func import get_global_func, register_func, remove_global_func
 register_func("test.e2e.add", lambda a, b: array(a.numpy() + b.numpy()), override=True)
 register_func("test.e2e.scale", lambda a, k: array(a.numpy() * k), override=True)
 """
@@ -68,12 +68,19 @@ def test_save_then_load_in_a_fresh_process(tmp_path):
 
 
 def test_spec_program_as_written():
+    previous = get_global_func("test.vm.add", allow_missing=True)
     register_func("test.vm.add", lambda x, y: array(x.numpy() + y.numpy()), override=True)
-    ib = ExecBuilder()
-    with ib.function("func0", num_inputs=2):
-        ib.emit_call("test.vm.add", args=[ib.r(0), ib.r(1)], dst=ib.r(2))
-        ib.emit_ret(ib.r(2))
-    ex = ib.get()
-    a, b = array(np.ones((2, 2), "float32")), array(np.full((2, 2), 2, "float32"))
-    out = VirtualMachine(ex, cpu())["func0"](a, b)
-    np.testing.assert_array_equal(out.numpy(), np.full((2, 2), 3))
+    try:
+        ib = ExecBuilder()
+        with ib.function("func0", num_inputs=2):
+            ib.emit_call("test.vm.add", args=[ib.r(0), ib.r(1)], dst=ib.r(2))
+            ib.emit_ret(ib.r(2))
+        ex = ib.get()
+        a, b = array(np.ones((2, 2), "float32")), array(np.full((2, 2), 2, "float32"))
+        out = VirtualMachine(ex, cpu())["func0"](a, b)
+        np.testing.assert_array_equal(out.numpy(), np.full((2, 2), 3))
+    finally:
+        if previous is None:
+            remove_global_func("test.vm.add")
+        else:
+            register_func("test.vm.add", previous, override=True)

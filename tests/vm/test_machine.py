@@ -130,6 +130,15 @@ def test_calls_between_vm_functions_and_deep_recursion():
         sys.setrecursionlimit(limit)
 
 
+def test_runaway_recursion_is_an_error_not_a_crash():
+    ib = ExecBuilder()
+    with ib.function("forever", num_inputs=1):
+        ib.emit_call("forever", args=[ib.r(0)], dst=ib.r(1))
+        ib.emit_ret(ib.r(1))
+    with pytest.raises(RecursionError, match="VM call depth exceeded"):
+        VirtualMachine(ib.get(), cpu())["forever"](0)
+
+
 def test_closures_inside_the_loop_and_from_python():
     ib = ExecBuilder()
     with ib.function("adder", num_inputs=2):
