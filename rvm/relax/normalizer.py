@@ -11,6 +11,7 @@ import contextlib
 from rvm.ir.expr import GlobalVar, RelaxExpr
 from rvm.relax.analysis.struct_info_analysis import (
     derive_call_ret_struct_info,
+    is_scalar_bool,
     struct_info_lca,
 )
 from rvm.relax.binding import BindingBlock, DataflowBlock, MatchCast, SeqExpr, VarBinding
@@ -237,6 +238,9 @@ class Normalizer:
 
     def _normalize_if(self, node):
         cond = self.normalize_argument(node.cond)
+        if not is_scalar_bool(cond.struct_info_):
+            raise ValueError(f"If: the condition must be a bool scalar or a rank-0 tensor, got "
+                             f"struct info {cond.struct_info_!r}")
         true_branch = self._normalize_branch(node.true_branch)
         false_branch = self._normalize_branch(node.false_branch)
         if (cond is not node.cond or true_branch is not node.true_branch

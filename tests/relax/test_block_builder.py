@@ -261,3 +261,21 @@ def test_normalize_fills_struct_info_of_a_hand_built_function():
     assert normalized.ret_struct_info.ndim == 1
     assert lv.struct_info.ndim == 1 and gv.struct_info.ndim == 1
     assert isinstance(ExternFunc("f").struct_info.ret, ObjectStructInfo)
+
+
+def test_if_normalization_wraps_branches_and_joins_struct_info():
+    from rvm.relax.expr import If
+    c = Var("c", TensorStructInfo((), "bool"))
+    x = Var("x", _t(4))
+    bb = BlockBuilder()
+    with bb.function("main", params=[c, x]):
+        r = bb.emit(If(c, _relu(_relu(x), _t(4)), Tuple([x])))
+        bb.emit_func_output(r)
+    node = bb.get()["main"].body.blocks[0].bindings[0].value
+    assert isinstance(node.true_branch, SeqExpr) and len(node.true_branch.body.args) == 2
+    assert len(node.true_branch.blocks[0].bindings) == 1  # the inner call got bound
+    assert isinstance(r.struct_info, ObjectStructInfo)  # tensor vs tuple: only "an object"
+    assert well_formed(bb.get(), raise_error=True)
+    with pytest.raises(ValueError, match="condition must be a bool scalar"):
+        with bb.function("bad", params=[c, x]):
+            bb.emit(If(x, x, x))

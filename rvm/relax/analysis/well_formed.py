@@ -122,7 +122,9 @@ class _Checker:
     # -- functions, blocks, bindings ----------------------------------------------------
     def check_function(self, func, name):
         saved = (self.func_name, self.func_pure, self.dataflow_vars)
-        self.func_name, self.func_pure, self.dataflow_vars = name, func.is_pure, None
+        # lowered code marks a function relax.force_pure when its impure calls are internal
+        pure = func.is_pure and not func.get_attr("relax.force_pure", False)
+        self.func_name, self.func_pure, self.dataflow_vars = name, pure, None
         self.visible.append(set())
         self.tir_defined.append(set())
         try:

@@ -11,13 +11,18 @@ from rvm.relax.op.binary import (
     multiply, not_equal, power, subtract,
 )
 from rvm.relax.op.linear_algebra import matmul
+from rvm.relax.op.memory import (
+    alloc_storage, alloc_tensor, alloc_tensor_in_storage, call_builtin_with_ctx, kill_storage,
+    kill_tensor, null_value, shape_of,
+)
 from rvm.relax.op.manipulate import concat, flatten, permute_dims, reshape
 from rvm.relax.op.registry import Op, list_op_names, register_op
 from rvm.relax.op.statistical import max, mean, min, sum
 from rvm.relax.op.unary import abs, astype, exp, log, negative, rsqrt, sigmoid, sqrt, tanh
 
 __all__ = [
-    "Op", "abs", "add", "astype", "call_dps_packed", "call_packed", "call_pure_packed",
+    "Op", "abs", "add", "alloc_storage", "alloc_tensor", "alloc_tensor_in_storage", "astype",
+    "call_builtin_with_ctx", "kill_storage", "kill_tensor", "null_value", "shape_of", "call_dps_packed", "call_packed", "call_pure_packed",
     "call_tir", "concat", "divide", "equal", "exp", "flatten", "floor_divide", "greater",
     "greater_equal", "less", "less_equal", "list_op_names", "log", "matmul", "max", "maximum",
     "mean", "min", "minimum", "multiply", "negative", "nn", "not_equal", "permute_dims", "power",

@@ -115,6 +115,7 @@ def test_impure_call_in_pure_function_and_pure_packed():
     body = SeqExpr([BindingBlock([VarBinding(a, call)])], a)
     assert any("pure function" in e for e in _errors(Function([x], body)))
     assert _errors(Function([x], body, is_pure=False)) == []
+    assert _errors(Function([x], body, attrs={"relax.force_pure": True})) == []
     lv, gv = DataflowVar("lv", T4), Var("gv", T4)
     pure = call_pure_packed("env.relu", x, sinfo_args=T4)
     object.__setattr__(pure, "struct_info_", T4)
