@@ -134,7 +134,12 @@ class Executable(Module):
     def from_bytes(cls, data, where="executable"):
         """Loads and verifies an executable; ExecutableFormatError naming what is wrong."""
         parts = undump_executable(data, where)
-        kernels, imports = [], []
+        try:
+            ex = cls(parts["functions"], parts["constants"], parts["code"],
+                     parts["source_map"])
+        except ExecutableFormatError as err:
+            raise type(err)(f"{where}: {err}") from None
+        # Embedded modules are loaded only once the bytecode has passed the verifier.
         for role, key, blob in parts["modules"]:
             try:
                 module = load_module_from_bytes(key, blob)
@@ -142,12 +147,11 @@ class Executable(Module):
                 raise ExecutableFormatError(
                     f"{where}: corrupted section 'modules': cannot load module of type "
                     f"'{key}': {err}") from None
-            (kernels if role == "kernel" else imports).append(module)
-        try:
-            return cls(parts["functions"], parts["constants"], parts["code"],
-                       parts["source_map"], kernels, imports)
-        except ExecutableFormatError as err:
-            raise type(err)(f"{where}: {err}") from None
+            if role == "kernel":
+                ex.add_kernel_library(module)
+            else:
+                ex.import_module(module)
+        return ex
 
     @classmethod
     def load(cls, path):

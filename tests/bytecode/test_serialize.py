@@ -13,8 +13,9 @@ from rvm.bytecode.executable import Executable
 from rvm.bytecode.function import FuncInfo, FuncKind
 from rvm.bytecode.opcodes import CALL, GOTO, RET, Arg, ArgKind, Instruction
 from rvm.bytecode.serialize import FORMAT_VERSION, MAGIC, SECTIONS, dump_executable
+from rvm.runtime.module import register_module_loader
 from rvm.runtime.ndarray import NDArray
-from tests.bytecode.programs import build_rich_executable
+from tests.bytecode.programs import NamesModule, build_rich_executable
 
 HEADER, SECTION = 12, 16
 
@@ -184,3 +185,20 @@ def test_structured_mutations_load_or_raise_format_error(section, data):
     else:
         payloads[section] = value
     _load_or_format_error(_file(payloads))
+
+
+def test_modules_are_loaded_only_after_the_bytecode_verifies():
+    calls = []
+    register_module_loader("test.recorder", lambda data: calls.append(data) or NamesModule(["a"]))
+    funcs = [FuncInfo(FuncKind.VM, "main", 0, 1, 1, 1)]
+    bad = dump_executable({"functions": funcs, "constants": [],
+                           "code": [Instruction(RET, (3,))],
+                           "modules": [("kernel", "test.recorder", b"x")], "source_map": {}})
+    with pytest.raises(BytecodeVerificationError):
+        Executable.from_bytes(bad)
+    assert calls == []
+    good = dump_executable({"functions": funcs, "constants": [],
+                            "code": [Instruction(RET, (0,))],
+                            "modules": [("kernel", "test.recorder", b"x")], "source_map": {}})
+    assert [m.names for m in Executable.from_bytes(good).kernel_libs] == [["a"]]
+    assert calls == [b"x"]
