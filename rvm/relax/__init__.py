@@ -3,7 +3,7 @@
 This package is a facade; the definitions live in its modules.
 """
 from rvm.ir.expr import GlobalVar
-from rvm.relax import analysis, op
+from rvm.relax import analysis, expr_functor, op
 from rvm.relax.binding import (
     Binding, BindingBlock, DataflowBlock, MatchCast, SeqExpr, VarBinding,
 )
@@ -12,6 +12,7 @@ from rvm.relax.expr import (
     Call, Constant, DataflowVar, DataTypeImm, ExternFunc, If, PrimValue, RelaxExpr, ShapeExpr,
     StringImm, Tuple, TupleGetItem, Var, const, get_struct_info,
 )
+from rvm.relax.expr_functor import ExprMutator, ExprVisitor
 from rvm.relax.function import Function
 from rvm.relax.op.base import call_dps_packed, call_packed, call_pure_packed, call_tir
 from rvm.relax.op.registry import Op
@@ -24,9 +25,9 @@ Expr = RelaxExpr
 
 __all__ = [
     "Binding", "BindingBlock", "BlockBuilder", "Call", "Constant", "DataTypeImm", "DataflowBlock",
-    "DataflowVar", "Expr", "ExternFunc", "FuncStructInfo", "Function", "GlobalVar", "If",
+    "DataflowVar", "Expr", "ExprMutator", "ExprVisitor", "ExternFunc", "FuncStructInfo", "Function", "GlobalVar", "If",
     "MatchCast", "ObjectStructInfo", "Op", "PrimStructInfo", "PrimValue", "RelaxExpr", "SeqExpr",
     "ShapeExpr", "ShapeStructInfo", "StringImm", "StructInfo", "TensorStructInfo", "Tuple",
-    "TupleGetItem", "TupleStructInfo", "Var", "VarBinding", "analysis", "call_dps_packed",
+    "TupleGetItem", "TupleStructInfo", "Var", "VarBinding", "analysis", "call_dps_packed", "expr_functor",
     "call_packed", "call_pure_packed", "call_tir", "const", "get_struct_info", "op",
 ]

@@ -167,3 +167,78 @@ def test_errors():
 
 def test_same_module_twice_is_structurally_equal():
     assert structural_equal(_spec_program()[0], _spec_program()[0])
+
+
+def test_seed_from_fx_translator_runs_on_our_api():
+    """The user-written from_fx of the seed notes, as written there (torch optional)."""
+    torch = pytest.importorskip("torch")
+    from torch import fx, nn
+
+    from rvm import relax
+
+    class MyModel(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = nn.Parameter(torch.randn(128, 128))
+
+        def forward(self, x):
+            x = torch.matmul(x, self.weight)
+            x = torch.relu(x)
+            return x
+
+    def map_param(param):
+        return relax.const(param.data.cpu().numpy(),
+                           relax.TensorStructInfo(param.data.shape, "float32"))
+
+    def fetch_attr(fx_mod, target):
+        attr_itr = fx_mod
+        for atom in target.split("."):
+            attr_itr = getattr(attr_itr, atom)
+        return attr_itr
+
+    def from_fx(fx_mod, input_shapes, call_function_map, call_module_map):
+        input_index = 0
+        node_map = {}
+        named_modules = dict(fx_mod.named_modules())
+        bb = relax.BlockBuilder()
+        fn_inputs = []
+        fn_output = None
+        with bb.function("main"):
+            with bb.dataflow():
+                for node in fx_mod.graph.nodes:
+                    if node.op == "placeholder":
+                        shape = input_shapes[input_index]
+                        input_index += 1
+                        input_var = relax.Var(node.target, relax.TensorStructInfo(shape, "float32"))
+                        fn_inputs.append(input_var)
+                        node_map[node] = input_var
+                    elif node.op == "get_attr":
+                        node_map[node] = map_param(fetch_attr(fx_mod, node.target))
+                    elif node.op == "call_function":
+                        node_map[node] = call_function_map[node.target](bb, node_map, node)
+                    elif node.op == "call_module":
+                        named_module = named_modules[node.target]
+                        node_map[node] = call_module_map[type(named_module)](
+                            bb, node_map, node, named_module)
+                    elif node.op == "output":
+                        output = node_map[node.args[0]]
+                        assert fn_output is None
+                        fn_output = bb.emit_output(output)
+            bb.emit_func_output(output, fn_inputs)
+        return bb.get()
+
+    def map_matmul(bb, node_map, node):
+        return bb.emit_te(te_matmul, node_map[node.args[0]], node_map[node.args[1]])
+
+    def map_relu(bb, node_map, node):
+        return bb.emit_te(te_relu, node_map[node.args[0]])
+
+    mod = from_fx(fx.symbolic_trace(MyModel()), input_shapes=[(1, 128)],
+                  call_function_map={torch.matmul: map_matmul, torch.relu: map_relu},
+                  call_module_map={})
+    assert [gv.name_hint for gv in mod.get_global_vars()] == ["te_matmul", "te_relu", "main"]
+    main = mod["main"]
+    assert [p.name_hint for p in main.params] == ["x"]
+    weight = main.body.blocks[0].bindings[0].value.args[1].fields[1]
+    assert isinstance(weight, relax.Constant) and tuple(weight.data.shape) == (128, 128)
+    assert relax.analysis.well_formed(mod, raise_error=True)
