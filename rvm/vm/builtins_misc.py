@@ -69,3 +69,12 @@ def invoke_closure(vm, closure, *args):
     if not callable(closure):
         raise TypeError(f"invoke_closure: expected a closure, got {type(closure).__name__}")
     return closure(*args)
+
+
+@builtin("vm.builtin.call_tir_dyn")
+def call_tir_dyn(func, *args):
+    """Calls ``func(args[:-1]..., *shape)``: the last argument is a shape whose dimensions
+    are passed as trailing integers (kernels with symbolic extents)."""
+    if not args or not isinstance(args[-1], tuple):
+        raise TypeError("call_tir_dyn: the last argument must be a shape of extra integers")
+    return func(*args[:-1], *args[-1])

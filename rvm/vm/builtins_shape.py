@@ -139,6 +139,14 @@ def shape_of(tensor):
     return tensor.shape
 
 
+@builtin("vm.builtin.tensor_to_shape")
+def tensor_to_shape(tensor):
+    """The shape whose dimensions are the values of a 1-d integer tensor."""
+    if not isinstance(tensor, NDArray) or tensor.ndim != 1 or not tensor.dtype.is_int:
+        raise TypeError(f"tensor_to_shape: expected a 1-d integer tensor, got {tensor!r:.60}")
+    return ShapeTuple(int(v) for v in tensor.numpy())
+
+
 @builtin("vm.builtin.reshape")
 def reshape(tensor, shape):
     """A view of ``tensor`` with ``shape`` (same number of elements)."""

@@ -16,7 +16,7 @@ from rvm.vm.machine import VirtualMachine
 NAMES = ["alloc_storage", "alloc_tensor", "null_value", "check_tensor_info", "check_shape_info",
          "check_tuple_info", "match_shape", "make_shape", "shape_of", "reshape", "copy",
          "read_if_cond", "make_tuple", "tuple_getitem", "make_closure", "invoke_closure",
-         "alloc_shape_heap"]
+         "alloc_shape_heap", "call_tir_dyn", "tensor_to_shape"]
 
 
 def builtin(name):
@@ -110,3 +110,7 @@ def test_checks_and_values():
     with pytest.raises(ValueError, match="cannot view float64"):
         builtin("reshape")(array(np.ones(4)), ShapeTuple((3,)))
     assert builtin("make_closure")(lambda a, b: a - b, 10)(3) == 7
+    assert builtin("call_tir_dyn")(lambda *a: a, "x", ShapeTuple((4, 5))) == ("x", 4, 5)
+    assert builtin("tensor_to_shape")(array(np.array([2, 3], "int64"))) == (2, 3)
+    with pytest.raises(TypeError, match="1-d integer tensor"):
+        builtin("tensor_to_shape")(array(np.ones(2)))
