@@ -156,4 +156,17 @@ def create_prim_func(args, index_dtype_override=None):
                          "tensors among the arguments")
     root = Block([], [], [], "root", stmt_seq(*stmts), alloc_buffers=local)
     body = BlockRealize([], True, root)
-    return PrimFunc(params, body, attrs={"global_symbol": "main", "tir.noalias": True})
+    attrs = {"global_symbol": "main", "tir.noalias": True}
+    layout_free = _layout_free_params(args, tensors)
+    if layout_free:
+        attrs["layout_free_buffers"] = layout_free
+    return PrimFunc(params, body, attrs=attrs)
+
+
+def _layout_free_params(args, tensors):
+    """Parameter positions of tensors some compute marks ``layout_free_placeholders``."""
+    marked = set()
+    for op in _topo_order(tensors):
+        for t in getattr(op, "attrs", {}).get("layout_free_placeholders", ()):
+            marked.add(id(t))
+    return [k for k, a in enumerate(args) if id(a) in marked]

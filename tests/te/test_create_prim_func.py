@@ -115,3 +115,42 @@ def test_attrs():
     A, B, C, D = _matmul_relu()
     f = te.create_prim_func([A, B, D])
     assert f.attrs == {"global_symbol": "main", "tir.noalias": True}
+
+
+def test_matmul_relu_computes_the_right_values():
+    import numpy as np
+    from tests.tir.evaluator import run
+    A = te.placeholder((3, 4), name="A")
+    B = te.placeholder((4, 2), name="B")
+    k = te.reduce_axis((0, 4), name="k")
+    C = te.compute((3, 2), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="matmul")
+    D = te.compute(C.shape, lambda i, j: te.max(C[i, j], 0), name="relu")
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((3, 4)).astype("float32")
+    b = rng.standard_normal((4, 2)).astype("float32")
+    d = np.zeros((3, 2), "float32")
+    run(te.create_prim_func([A, B, D]), a, b, d)
+    np.testing.assert_allclose(d, np.maximum(a @ b, 0), rtol=1e-5)
+
+
+def test_symbolic_function_runs_for_any_size():
+    import numpy as np
+    from tests.tir.evaluator import run
+    n = tir.Var("n", "int64")
+    X = te.placeholder((n,), name="X")
+    Y = te.compute(X.shape, lambda i: X[i] * 2.0 + 1.0, name="Y")
+    f = te.create_prim_func([X, Y])
+    for size in (1, 5):
+        x = np.arange(size, dtype="float32")
+        y = np.zeros(size, "float32")
+        run(f, x, y)
+        np.testing.assert_allclose(y, x * 2 + 1)
+
+
+def test_layout_free_buffers_attr():
+    x = te.placeholder((2, 3), name="x")
+    w = te.placeholder((4, 3), name="w")
+    k = te.reduce_axis((0, 3), name="k")
+    y = te.compute((2, 4), lambda i, j: te.sum(x[i, k] * w[j, k], axis=k), name="y",
+                   attrs={"layout_free_placeholders": [w]})
+    assert te.create_prim_func([x, w, y]).attrs["layout_free_buffers"] == [1]

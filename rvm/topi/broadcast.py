@@ -1,0 +1,77 @@
+"""Broadcasting elementwise binary operators: add, subtract, multiply, divide, ..."""
+from rvm.tir import op as _op
+from rvm.te.operation import compute
+from rvm.te.tensor import Tensor
+from rvm.topi.utils import axis_names, const_value, named, same_dim
+
+
+def broadcast_shape(shape_a, shape_b, what="broadcast"):
+    """The numpy-style broadcast of two shapes (right-aligned; 1 stretches).
+
+    Two different symbolic dimensions are assumed equal (the left one is kept).
+    """
+    ndim = max(len(shape_a), len(shape_b))
+    a = [None] * (ndim - len(shape_a)) + list(shape_a)
+    b = [None] * (ndim - len(shape_b)) + list(shape_b)
+    out = []
+    for k, (da, db) in enumerate(zip(a, b)):
+        if da is None or const_value(da) == 1:
+            out.append(db if db is not None else da)
+        elif db is None or const_value(db) == 1 or same_dim(da, db):
+            out.append(da)
+        elif const_value(da) is not None and const_value(db) is not None:
+            raise ValueError(f"{what}: shapes {_text(shape_a)} and {_text(shape_b)} do not "
+                             f"broadcast (dimension {k}: {const_value(da)} vs {const_value(db)})")
+        else:
+            out.append(da)
+    return out
+
+
+def _text(shape):
+    return "(" + ", ".join(repr(d) for d in shape) + ")"
+
+
+def broadcast_index(tensor, out_shape, indices):
+    """``tensor``'s element for output ``indices`` (dropped leading axes, stretched 1s)."""
+    offset = len(out_shape) - len(tensor.shape)
+    idx = []
+    for k, dim in enumerate(tensor.shape):
+        out_dim = out_shape[offset + k]
+        if const_value(dim) == 1 and const_value(out_dim) != 1:
+            idx.append(_op.const(0, dim.dtype))
+        else:
+            idx.append(indices[offset + k])
+    return tensor[tuple(idx)]
+
+
+def _binary(name, fop):
+    def build(lhs, rhs):
+        if not isinstance(lhs, Tensor) and not isinstance(rhs, Tensor):
+            return fop(lhs, rhs)
+        if not isinstance(rhs, Tensor):
+            return compute(lhs.shape, named(lambda *i: fop(lhs[i], rhs),
+                                            axis_names("ax", len(lhs.shape))), name=f"T_{name}")
+        if not isinstance(lhs, Tensor):
+            return compute(rhs.shape, named(lambda *i: fop(lhs, rhs[i]),
+                                            axis_names("ax", len(rhs.shape))), name=f"T_{name}")
+        shape = broadcast_shape(lhs.shape, rhs.shape, name)
+
+        def fcompute(*i):
+            return fop(broadcast_index(lhs, shape, i), broadcast_index(rhs, shape, i))
+
+        return compute(shape, named(fcompute, axis_names("ax", len(shape))), name=f"T_{name}")
+
+    build.__name__ = name
+    build.__doc__ = (f"Elementwise {name} of two tensors (or a tensor and a scalar), with "
+                     "numpy broadcasting.")
+    return build
+
+
+add = _binary("add", _op.add)
+subtract = _binary("subtract", _op.subtract)
+multiply = _binary("multiply", _op.multiply)
+divide = _binary("divide", _op.div)
+floor_divide = _binary("floor_divide", _op.floordiv)
+maximum = _binary("maximum", _op.max)
+minimum = _binary("minimum", _op.min)
+power = _binary("power", _op.power)

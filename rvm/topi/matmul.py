@@ -1,0 +1,51 @@
+"""matmul: (batched) matrix multiplication with optional transposes."""
+from rvm.te.operation import compute, reduce_axis, sum as te_sum
+from rvm.topi.broadcast import broadcast_shape
+from rvm.topi.utils import const_value, named
+from rvm.tir import op as _op
+
+
+def _check_inner(ka, kb, what):
+    ca, cb = const_value(ka), const_value(kb)
+    if ca is not None and cb is not None and ca != cb:
+        raise ValueError(f"{what}: reduction dimensions differ: {ca} vs {cb}")
+
+
+def matmul(a, b, transpose_a=False, transpose_b=False, out_dtype=None, name=None):
+    """``a @ b`` over the last two axes (leading batch axes broadcast).
+
+    Tensors must have rank 2 or more. With ``transpose_b`` the second operand
+    is read as ``b[..., j, k]`` (dense layout).
+
+    >>> from rvm.te.operation import placeholder
+    >>> C = matmul(placeholder((2, 3), name="A"), placeholder((3, 4), name="B"))
+    >>> [d.value for d in C.shape], C.name
+    ([2, 4], 'T_matmul_NN')
+    """
+    if len(a.shape) < 2 or len(b.shape) < 2:
+        raise ValueError(f"matmul expects tensors of rank >= 2, got ranks {len(a.shape)} and "
+                         f"{len(b.shape)}")
+    n, ka = (a.shape[-1], a.shape[-2]) if transpose_a else (a.shape[-2], a.shape[-1])
+    kb, m = (b.shape[-1], b.shape[-2]) if transpose_b else (b.shape[-2], b.shape[-1])
+    _check_inner(ka, kb, "matmul")
+    batch = broadcast_shape(a.shape[:-2], b.shape[:-2], "matmul")
+    out_dtype = out_dtype or a.dtype
+    k = reduce_axis((_op.const(0, ka.dtype), ka), name="k")
+    tag = ("T" if transpose_a else "N") + ("T" if transpose_b else "N")
+
+    def pick(t, batch_idx, row, col, transpose):
+        offset = len(batch) - (len(t.shape) - 2)
+        lead = []
+        for q, dim in enumerate(t.shape[:-2]):
+            stretched = const_value(dim) == 1 and const_value(batch[offset + q]) != 1
+            lead.append(_op.const(0, dim.dtype) if stretched else batch_idx[offset + q])
+        return t[tuple(lead + ([col, row] if transpose else [row, col]))]
+
+    def fcompute(*idx):
+        batch_idx, i, j = idx[:-2], idx[-2], idx[-1]
+        lhs = pick(a, batch_idx, i, k.var, transpose_a)
+        rhs = pick(b, batch_idx, k.var, j, transpose_b)
+        return te_sum(_op.cast(lhs, out_dtype) * _op.cast(rhs, out_dtype), axis=k)
+
+    names = [f"i{d}" for d in range(len(batch) + 2)]
+    return compute(list(batch) + [n, m], named(fcompute, names), name=name or f"T_matmul_{tag}")

@@ -1,0 +1,46 @@
+"""Helpers shared by the operator definitions: named index functions, shape checks."""
+import inspect
+
+from rvm.ir.expr import PrimExpr
+from rvm.tir.expr import IntImm
+
+
+def named(fcompute, names):
+    """``fcompute`` taking its index arguments as ``*indices``, presented to te.compute
+    with the parameter ``names`` (the loop and block variable names of the kernel)."""
+
+    def wrapper(*indices):
+        return fcompute(*indices)
+
+    wrapper.__signature__ = inspect.Signature(
+        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names])
+    return wrapper
+
+
+def axis_names(prefix, ndim):
+    """``["ax0", "ax1", ...]``."""
+    return [f"{prefix}{k}" for k in range(ndim)]
+
+
+def const_value(dim):
+    """The int of a constant dimension, else None."""
+    if isinstance(dim, IntImm):
+        return dim.value
+    if isinstance(dim, int):
+        return dim
+    return None
+
+
+def normalize_axis(axis, ndim, what):
+    """``axis`` (negative allowed) as an index in ``[0, ndim)``."""
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"{what}: axis {axis} is out of range for a tensor of rank {ndim}")
+    return axis % ndim
+
+
+def same_dim(a, b):
+    """Whether two dimensions are provably the same (equal constants or the same object)."""
+    ca, cb = const_value(a), const_value(b)
+    if ca is not None and cb is not None:
+        return ca == cb
+    return isinstance(a, PrimExpr) and a.same_as(b)
