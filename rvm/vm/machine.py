@@ -79,6 +79,7 @@ class VirtualMachine:
         self._inputs = {}
         self._outputs = {}
         self._saved = {}
+        self._entries = {}
         self._instrument = None
         self.module = VMModule(self)
 
@@ -168,8 +169,9 @@ class VirtualMachine:
 
     def get_function(self, name):
         """A callable running VM function ``name`` (numpy arrays accepted for tensors)."""
-        if name in self._saved:
-            return self._saved[name]
+        entry = self._saved.get(name) or self._entries.get(name)
+        if entry is not None:
+            return entry
         index = self._func_index(name)
         run, check = self._run, self._check_args
         num_args = self.executable.func_table[index].num_args
@@ -185,6 +187,7 @@ class VirtualMachine:
 
         invoke.__name__ = name
         invoke.__qualname__ = f"VirtualMachine[{name!r}]"
+        self._entries[name] = invoke
         return invoke
 
     def __getitem__(self, name):
