@@ -36,7 +36,7 @@ class _FunctionFrame:
 
 
 def _check_params(params, who):
-    params = list(params)
+    params = [params] if isinstance(params, Var) else list(params)
     for i, param in enumerate(params):
         if not isinstance(param, Var) or isinstance(param, DataflowVar):
             raise TypeError(f"{who}: parameter {i} must be a relax.Var, got "
@@ -55,7 +55,7 @@ class BlockBuilder(Normalizer):
         super().__init__(mod.copy() if mod is not None else IRModule(), check_global_vars)
         self._func = None
         self._output_of = {}
-        self._hash_to_gvars = {}
+        self._hash_to_gvars = None  # structural hash -> GlobalVars, built on first add_func
 
     # -- scopes ---------------------------------------------------------------------------
     @contextlib.contextmanager
@@ -233,6 +233,10 @@ class BlockBuilder(Normalizer):
     def add_func(self, func, func_name):
         """Adds ``func`` under a unique name derived from ``func_name`` and returns its
         GlobalVar; a structurally equal function already added is reused."""
+        if self._hash_to_gvars is None:
+            self._hash_to_gvars = {}
+            for gvar, existing in self._mod.items():
+                self._hash_to_gvars.setdefault(structural_hash(existing), []).append(gvar)
         key = structural_hash(func)
         for gvar in self._hash_to_gvars.get(key, ()):
             if gvar.name_hint in self._mod and structural_equal(self._mod[gvar], func):
@@ -249,8 +253,9 @@ class BlockBuilder(Normalizer):
     def update_func(self, gvar, func):
         """Replaces the function of ``gvar`` in the module."""
         self._mod.update_func(gvar, func)
-        self._hash_to_gvars.setdefault(structural_hash(func), []).append(
-            self._mod.get_global_var(gvar.name_hint))
+        if self._hash_to_gvars is not None:
+            self._hash_to_gvars.setdefault(structural_hash(func), []).append(
+                self._mod.get_global_var(gvar.name_hint))
 
     def get(self):
         """The module built so far (a copy); not allowed inside a function scope."""

@@ -77,7 +77,7 @@ def test_emit_func_output_maps_output_dataflow_var():
 def test_list_output_becomes_tuple():
     x = Var("x", _t(4))
     bb = BlockBuilder()
-    with bb.function("main", params=[x]):
+    with bb.function("main", params=x):  # a single parameter may be given alone
         bb.emit_func_output([x, x])
     assert isinstance(bb.get()["main"].body.body, Tuple)
 
@@ -224,6 +224,8 @@ def test_builder_extends_existing_module():
         out = bb.emit(Call(mod.get_global_var("aux"), [x]))
         bb.emit_func_output(out)
     assert len(bb.get()) == 2 and len(mod) == 1
+    z = Var("z", _t(2))
+    assert bb.add_func(Function([z], SeqExpr([], z)), "aux2").name_hint == "aux"  # reused
 
 
 def test_lookup_binding_and_unique_names():
