@@ -1,0 +1,58 @@
+"""Variable queries: free, bound and all Relax variables, and referenced GlobalVars.
+
+>>> from rvm.relax.binding import SeqExpr
+>>> from rvm.relax.expr import Tuple, Var
+>>> x, y = Var("x"), Var("y")
+>>> [v.name_hint for v in free_vars(Tuple([x, y, x]))]
+['x', 'y']
+"""
+from rvm.ir.expr import GlobalVar
+from rvm.relax.expr_functor import ExprVisitor
+
+
+class _VarCollector(ExprVisitor):
+    def __init__(self):
+        self.bound = {}
+        self.used = {}
+        self.gvars = {}
+
+    def visit_var_def(self, var):
+        self.bound.setdefault(id(var), var)
+
+    def visit_var_(self, var):
+        self.used.setdefault(id(var), var)
+
+    def visit_relax_expr_(self, expr):
+        if isinstance(expr, GlobalVar):
+            self.gvars.setdefault(expr.name_hint, expr)
+
+
+def _collect(expr):
+    collector = _VarCollector()
+    collector.visit_expr(expr)
+    return collector
+
+
+def free_vars(expr):
+    """Variables used in ``expr`` but not bound inside it, in order of first use."""
+    c = _collect(expr)
+    return [v for k, v in c.used.items() if k not in c.bound]
+
+
+def bound_vars(expr):
+    """Variables bound inside ``expr`` (parameters and bindings), in order."""
+    return list(_collect(expr).bound.values())
+
+
+def all_vars(expr):
+    """Every variable bound or used in ``expr``, bound ones first."""
+    c = _collect(expr)
+    merged = dict(c.bound)
+    for k, v in c.used.items():
+        merged.setdefault(k, v)
+    return list(merged.values())
+
+
+def all_global_vars(expr):
+    """The GlobalVars referenced by ``expr`` (call_tir callees included), one per name."""
+    return list(_collect(expr).gvars.values())
