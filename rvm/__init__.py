@@ -7,6 +7,7 @@ works without the compiler.
 import importlib
 
 from rvm import nd, runtime
+from rvm.bytecode import executable as _executable  # registers the executable file format
 from rvm.runtime.data_type import DataType
 from rvm.runtime.device import Device, cpu, device
 from rvm.runtime.packed_func import get_global_func, register_func

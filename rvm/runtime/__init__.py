@@ -9,6 +9,7 @@ from rvm.runtime.convert import convert
 from rvm.runtime.data_type import DataType
 from rvm.runtime.device import Device, cpu, device
 from rvm.runtime.library import load_library
+from rvm.runtime.loader import load_module
 from rvm.runtime.ndarray import NDArray
 from rvm.runtime.packed_func import (
     PackedFunc,
@@ -25,6 +26,6 @@ Object = _bridge.Object
 __all__ = [
     "Array", "BenchmarkResult", "DataType", "Device", "Map", "NDArray", "Object", "PackedFunc",
     "ShapeTuple", "convert", "cpu", "device", "get_global_func", "list_global_func_names",
-    "load_library", "native_library_path", "register_func", "register_object_type",
+    "load_library", "load_module", "native_library_path", "register_func", "register_object_type",
     "remove_global_func", "time_evaluator",
 ]
