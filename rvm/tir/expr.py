@@ -77,9 +77,13 @@ class PrimExprWithOp(PrimExpr):
         return _op.greater_equal(self, other)
 
     def __eq__(self, other):
+        if not _op.is_convertible(other):
+            return NotImplemented  # e.g. ``x == None``: Python falls back to identity
         return _op.equal(self, other)
 
     def __ne__(self, other):
+        if not _op.is_convertible(other):
+            return NotImplemented
         return _op.not_equal(self, other)
 
     def __and__(self, other):
@@ -191,7 +195,7 @@ class Cast(PrimExprWithOp):
 
     def __init__(self, dtype, value, span=None):
         self.dtype = DataType(dtype)
-        self.value = value
+        self.value = _op.convert(value)
         self.span = span
 
 
@@ -201,6 +205,9 @@ class BinaryOpExpr(PrimExprWithOp):
     _fields = ("a", "b")
 
     def __init__(self, a, b, span=None):
+        if not isinstance(a, PrimExpr) or not isinstance(b, PrimExpr):
+            a, b = (_op.convert(a, getattr(b, "dtype", None)),
+                    _op.convert(b, getattr(a, "dtype", None)))
         if a.dtype != b.dtype:
             raise TypeError(f"{type(self).__name__} expects operands of one dtype, "
                             f"got {a.dtype} and {b.dtype}")
@@ -302,8 +309,8 @@ class Not(PrimExprWithOp):
     _fields = ("a",)
 
     def __init__(self, a, span=None):
-        self.a = a
-        self.dtype = a.dtype
+        self.a = _op.convert(a)
+        self.dtype = self.a.dtype
         self.span = span
 
 
@@ -313,6 +320,9 @@ class Select(PrimExprWithOp):
     _fields = ("condition", "true_value", "false_value")
 
     def __init__(self, condition, true_value, false_value, span=None):
+        condition = _op.convert(condition)
+        if not isinstance(true_value, PrimExpr) or not isinstance(false_value, PrimExpr):
+            true_value, false_value = _op._match(true_value, false_value)
         if true_value.dtype != false_value.dtype:
             raise TypeError(f"Select expects branches of one dtype, got {true_value.dtype} "
                             f"and {false_value.dtype}")
@@ -348,7 +358,7 @@ class Call(PrimExprWithOp):
     def __init__(self, dtype, op, args, span=None):
         self.dtype = DataType(dtype)
         self.op = str(op)
-        self.args = tuple(args)
+        self.args = tuple(a if isinstance(a, Node) else _op.convert(a) for a in args)
         self.span = span
 
 

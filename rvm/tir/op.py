@@ -70,6 +70,11 @@ def convert(value, dtype=None):
                     "expected a PrimExpr, int, float or bool")
 
 
+def is_convertible(value):
+    """Whether ``convert`` accepts ``value`` (expressions, IterVars, numbers, strings)."""
+    return isinstance(value, (PrimExpr, _e.IterVar, bool, int, float, str, np.generic))
+
+
 def _promote(a, b):
     """The common dtype of two expressions (int < float, narrower < wider)."""
     da, db = a.dtype, b.dtype

@@ -253,11 +253,16 @@ class BufferRegion(Node):
                 start = 0 if index.start is None else index.start
                 stop = dim if index.stop is None else index.stop
                 start, stop = _op._match(start, stop)
-                region.append(Range.from_min_extent(start, _op.subtract(stop, start)))
+                region.append(Range.from_min_extent(start, _simplify(_op.subtract(stop, start))))
             else:
                 index = _op.convert(index, dim.dtype)
                 region.append(Range.from_min_extent(index, _op.const(1, index.dtype)))
         return cls(buffer, region)
+
+
+def _simplify(expr):
+    from rvm.tir.arith import simplify  # arith's visitors import this module
+    return simplify(expr)
 
 
 class MatchBufferRegion(Node):

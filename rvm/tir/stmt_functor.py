@@ -91,8 +91,7 @@ class StmtExprVisitor:
             for item in value:
                 self._visit_value(item)
         elif isinstance(value, dict):
-            for key, item in value.items():
-                self._visit_value(key)
+            for item in value.values():  # keys are names or defining variables, not uses
                 self._visit_value(item)
 
     def visit_size_var_(self, op):
@@ -155,9 +154,8 @@ class StmtExprMutator:
                 return value
             return type(value)(items) if isinstance(value, list) else tuple(items)
         if isinstance(value, dict):
-            items = {self._mutate_value(k): self._mutate_value(v) for k, v in value.items()}
-            same = len(items) == len(value) and all(
-                k1 is k2 and v1 is v2 for (k1, v1), (k2, v2) in zip(items.items(), value.items()))
+            items = {k: self._mutate_value(v) for k, v in value.items()}
+            same = all(items[k] is v for k, v in value.items())
             return value if same else items
         return value
 

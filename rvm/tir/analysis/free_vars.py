@@ -1,5 +1,6 @@
 """Free variables: the variables a TIR node uses without defining them."""
 from rvm.tir.expr import Var
+from rvm.tir.function import PrimFunc
 from rvm.tir.stmt_functor import StmtExprVisitor
 
 
@@ -84,12 +85,13 @@ def free_vars(node, include_buffer_shapes=True):
     Buffers contribute their data variable and (by default) the variables of their shapes.
 
     >>> from rvm.tir.expr import Var
+from rvm.tir.function import PrimFunc
     >>> i, n = Var("i"), Var("n")
     >>> [v.name_hint for v in free_vars(i * n + 1)]
     ['i', 'n']
     """
     collector = _FreeVars(include_buffer_shapes)
-    if type(node).__name__ == "PrimFunc":
+    if isinstance(node, PrimFunc):
         collector.visit_prim_func_(node)
     else:
         collector.visit(node)

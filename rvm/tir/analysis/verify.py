@@ -1,6 +1,8 @@
 """Well-formedness of PrimFuncs: variables and buffers defined before use, defined once,
 and blocks that only see their own axes."""
+from rvm.ir.module import IRModule
 from rvm.tir.expr import Var
+from rvm.tir.function import PrimFunc
 from rvm.tir.stmt_functor import StmtExprVisitor
 
 
@@ -149,10 +151,10 @@ def verify_well_formed(func, assert_mode=True):
     False when ``assert_mode`` is off); returns True when well formed.
     """
     funcs = [(gv.name_hint, f) for gv, f in func.functions.items()] \
-        if hasattr(func, "functions") else [(func.attrs.get("global_symbol", "main"), func)]
+        if isinstance(func, IRModule) else [(func.attrs.get("global_symbol", "main"), func)]
     problems = []
     for name, f in funcs:
-        if type(f).__name__ != "PrimFunc":
+        if not isinstance(f, PrimFunc):
             continue
         checker = _WellFormed(name)
         for param in f.params:
