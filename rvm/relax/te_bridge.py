@@ -10,7 +10,7 @@ import inspect
 
 from rvm.ir.expr import RelaxExpr
 from rvm.relax.analysis.struct_info_analysis import collect_tir_vars
-from rvm.relax.expr import PrimValue, ShapeExpr, Tuple, Var
+from rvm.relax.expr import PrimValue, ShapeExpr, Tuple, TupleGetItem, Var
 from rvm.relax.struct_info import TensorStructInfo, TupleStructInfo
 from rvm.te.create_prim_func import create_prim_func
 from rvm.te.operation import placeholder
@@ -50,9 +50,11 @@ class _ArgConverter:
         sinfo = value.struct_info_
         if isinstance(value, Tuple):
             return [self.convert(f, f"{name}_{i}") for i, f in enumerate(value.fields)]
+        if isinstance(sinfo, TupleStructInfo):  # a tuple-valued variable: one item each
+            return [self.convert(TupleGetItem(value, i), f"{name}_{i}")
+                    for i in range(len(sinfo.fields))]
         if not isinstance(sinfo, TensorStructInfo):
-            kind = "a tuple variable" if isinstance(sinfo, TupleStructInfo) else repr(sinfo)
-            raise TypeError(f"{self.who}: argument '{name}' must be a tensor, got {kind}")
+            raise TypeError(f"{self.who}: argument '{name}' must be a tensor, got {sinfo!r}")
         if id(value) in self._by_expr:
             return self._by_expr[id(value)]
         shape = sinfo.shape_values

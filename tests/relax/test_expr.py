@@ -58,7 +58,8 @@ def test_const_from_numpy_and_scalars():
     assert const(3).struct_info.dtype == "int32"
     assert const([1, 2], "int64").struct_info.dtype == "int64"
     # the seed passes a TensorStructInfo as the second argument
-    assert const(np.ones((2,), "float64"), TensorStructInfo((2,), "float32")).data.dtype == "float32"
+    converted = const(np.ones((2,), "float64"), TensorStructInfo((2,), "float32"))
+    assert converted.data.dtype == "float32"
     nd = rvm.nd.array(data)
     assert const(nd).data is nd
     with pytest.raises(TypeError, match="NDArray"):

@@ -137,6 +137,13 @@ def test_constants_tuples_and_multiple_outputs():
     assert [d.value for d in y.struct_info.shape_values] == [2, 4]
     assert [b.name for b in mod["te_matmul"].buffer_map.values()][:2] == ["x", "B"]
     assert isinstance(pair.struct_info, TupleStructInfo) and len(pair.struct_info.fields) == 2
+    p = Var("p", pair.struct_info)
+    with bb.function("again", params=[p]):
+        twice = bb.emit_te(split_add, p)  # a tuple-valued variable: its items are bound
+        bb.emit_func_output(twice)
+    bindings = bb.get()["again"].body.blocks[0].bindings
+    assert [type(b.value).__name__ for b in bindings] == ["TupleGetItem", "TupleGetItem", "Call"]
+    assert well_formed(bb.get(), raise_error=True)
     assert well_formed(mod, raise_error=True)
 
 
