@@ -14,7 +14,7 @@ def placeholder(shape, dtype="float32", name="placeholder"):
     """An input tensor of ``shape`` and ``dtype``.
 
     >>> A = placeholder((128, 128), name="A")
-    >>> A.shape[0].value, A.dtype
+    >>> A.shape[0].value, str(A.dtype)
     (128, 'float32')
     """
     return PlaceholderOp(name, shape, dtype).outputs[0]

@@ -61,7 +61,7 @@ class Tensor(Node):
 
     >>> from rvm.te.operation import placeholder
     >>> A = placeholder((4, 8), name="A")
-    >>> A[0, 1].dtype
+    >>> str(A[0, 1].dtype)
     'float32'
     """
 

@@ -37,8 +37,8 @@ class Buffer(Node):
     renamed buffers compare equal). ``buf[i, j]`` reads an element.
 
     >>> A = decl_buffer((4, 8), "float32", name="A")
-    >>> A[1, 2].dtype
-    'float32'
+    >>> A[1, 2].dtype == "float32"
+    True
     """
 
     _fields = ("data", "dtype", "shape", "strides", "elem_offset", "scope")
@@ -123,7 +123,7 @@ def decl_buffer(shape, dtype="float32", name="buffer", data=None, strides=None, 
     """A new Buffer with a fresh data variable named after the buffer.
 
     >>> n = Var("n", "int64")
-    >>> decl_buffer((n, 4), name="X").shape[1].dtype
+    >>> str(decl_buffer((n, 4), name="X").shape[1].dtype)
     'int64'
     """
     if isinstance(shape, (int, PrimExpr)):

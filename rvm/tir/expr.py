@@ -118,7 +118,7 @@ class Var(PrimExprWithOp):
     """A scalar variable (loop variable, symbolic shape, handle parameter).
 
     >>> n = Var("n", "int64")
-    >>> (n * 2).dtype
+    >>> str((n * 2).dtype)
     'int64'
     """
 

@@ -22,8 +22,8 @@ def const(value, dtype=None):
     Without ``dtype``: bool -> "bool", int -> "int32" (int64 when it does not
     fit), float -> "float32".
 
-    >>> const(3).dtype, const(3, "int64").dtype, const(1.5).dtype
-    ('int32', 'int64', 'float32')
+    >>> [str(c.dtype) for c in (const(3), const(3, "int64"), const(1.5))]
+    ['int32', 'int64', 'float32']
     """
     if isinstance(value, np.generic):
         dtype = dtype or DataType(value.dtype)

@@ -85,7 +85,6 @@ def free_vars(node, include_buffer_shapes=True):
     Buffers contribute their data variable and (by default) the variables of their shapes.
 
     >>> from rvm.tir.expr import Var
-from rvm.tir.function import PrimFunc
     >>> i, n = Var("i"), Var("n")
     >>> [v.name_hint for v in free_vars(i * n + 1)]
     ['i', 'n']
