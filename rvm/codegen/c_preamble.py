@@ -1,0 +1,156 @@
+"""The fixed head of every generated C translation unit: the packed ABI and helpers.
+
+Generated sources are self-contained (they do not include rvm's headers, which
+are not installed with the package), so the declarations below restate the
+parts of ``c_runtime_api.h`` and ``dlpack.h`` that kernels use; a test checks
+their layout against the real headers.
+"""
+
+ABI_DECLARATIONS = r"""
+typedef struct { int32_t device_type; int32_t device_id; } DLDevice;
+typedef struct { uint8_t code; uint8_t bits; uint16_t lanes; } DLDataType;
+typedef struct {
+  void* data;
+  DLDevice device;
+  int32_t ndim;
+  DLDataType dtype;
+  int64_t* shape;
+  int64_t* strides;
+  uint64_t byte_offset;
+} DLTensor;
+typedef union {
+  int64_t v_int64;
+  double v_float64;
+  void* v_handle;
+  const char* v_str;
+  DLDataType v_type;
+  DLDevice v_device;
+} RVMValue;
+typedef struct RVMObject {
+  uint32_t type_index;
+  int32_t ref_count;
+  void (*deleter)(struct RVMObject* self);
+} RVMObject;
+typedef struct RVMNDArray {
+  RVMObject header;
+  DLTensor dl;
+} RVMNDArray;
+enum {
+  kRVMNull = 0, kRVMInt = 1, kRVMFloat = 2, kRVMBool = 3, kRVMStr = 4,
+  kRVMDLTensorHandle = 7, kRVMNDArrayHandle = 10
+};
+extern void RVMAPISetLastError(const char* msg);
+extern int RVMFuncGetGlobal(const char* name, RVMObject** out);
+extern int RVMFuncCall(RVMObject* func, RVMValue* args, int* type_codes, int num_args,
+                       RVMValue* ret, int* ret_code);
+extern void RVMValueRelease(RVMValue value, int type_code);
+"""
+
+HELPERS = r"""
+#define RVM_EXPORT __attribute__((visibility("default")))
+#define RVM_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+static const char* rvm_dtype_name(DLDataType t, char* buf, size_t size) {
+  const char* base = t.code == 0 ? "int" : t.code == 1 ? "uint" : t.code == 2 ? "float"
+                   : t.code == 6 ? "bool" : "?";
+  if (t.code == 6) snprintf(buf, size, "bool");
+  else if (t.lanes == 1) snprintf(buf, size, "%s%d", base, (int)t.bits);
+  else snprintf(buf, size, "%s%dx%d", base, (int)t.bits, (int)t.lanes);
+  return buf;
+}
+
+static DLTensor* rvm_arg_tensor(const char* kernel, const char* param, RVMValue v, int code) {
+  char msg[512];
+  if (code == kRVMDLTensorHandle) return (DLTensor*)v.v_handle;
+  if (code == kRVMNDArrayHandle) return &((RVMNDArray*)v.v_handle)->dl;
+  snprintf(msg, sizeof(msg), "TypeError: %s: parameter '%s' expects a tensor, got type code %d",
+           kernel, param, code);
+  RVMAPISetLastError(msg);
+  return NULL;
+}
+
+/* Checks rank, dtype, device and compactness of a tensor argument. */
+static int rvm_check_tensor(const char* kernel, const char* param, const DLTensor* t, int ndim,
+                            uint8_t code, uint8_t bits, const char* expect) {
+  char msg[640], got[32];
+  if (t->ndim != ndim) {
+    snprintf(msg, sizeof(msg), "ValueError: %s: parameter '%s' expects %s (rank %d), "
+             "got a tensor of rank %d", kernel, param, expect, ndim, (int)t->ndim);
+    RVMAPISetLastError(msg);
+    return -1;
+  }
+  int dtype_ok = t->dtype.lanes == 1 && t->dtype.code == code && t->dtype.bits == bits;
+  /* DLPack producers may spell bool as uint1 or uint8 */
+  if (code == 6 && t->dtype.lanes == 1 && (t->dtype.code == 6 || t->dtype.code == 1)
+      && (t->dtype.bits == 8 || t->dtype.bits == 1))
+    dtype_ok = 1;
+  if (!dtype_ok) {
+    snprintf(msg, sizeof(msg), "TypeError: %s: parameter '%s' expects %s, got dtype %s",
+             kernel, param, expect, rvm_dtype_name(t->dtype, got, sizeof(got)));
+    RVMAPISetLastError(msg);
+    return -1;
+  }
+  if (t->device.device_type != 1) {
+    snprintf(msg, sizeof(msg), "ValueError: %s: parameter '%s' must be on cpu, got device "
+             "type %d", kernel, param, (int)t->device.device_type);
+    RVMAPISetLastError(msg);
+    return -1;
+  }
+  if (t->strides != NULL) {
+    int64_t expected = 1;
+    for (int i = ndim - 1; i >= 0; --i) {
+      if (t->shape[i] != 1 && t->strides[i] != expected) {
+        snprintf(msg, sizeof(msg), "ValueError: %s: parameter '%s' must be compact row-major, "
+                 "got stride %lld on axis %d (expected %lld)", kernel, param,
+                 (long long)t->strides[i], i, (long long)expected);
+        RVMAPISetLastError(msg);
+        return -1;
+      }
+      expected *= t->shape[i];
+    }
+  }
+  return 0;
+}
+
+static int rvm_shape_error(const char* kernel, const char* param, int axis, const char* expect,
+                           const char* what, long long want, long long got) {
+  char msg[768], num[32];
+  snprintf(num, sizeof(num), "%lld", want);
+  if (strcmp(num, what) == 0)
+    snprintf(msg, sizeof(msg), "ValueError: %s: parameter '%s' expects shape %s, got %lld on "
+             "axis %d (expected %lld)", kernel, param, expect, got, axis, want);
+  else
+    snprintf(msg, sizeof(msg), "ValueError: %s: parameter '%s' expects shape %s, got %lld on "
+             "axis %d (expected %s = %lld)", kernel, param, expect, got, axis, what, want);
+  RVMAPISetLastError(msg);
+  return -1;
+}
+
+static int rvm_scalar_error(const char* kernel, const char* param, const char* expect, int code) {
+  char msg[512];
+  snprintf(msg, sizeof(msg), "TypeError: %s: parameter '%s' expects %s, got type code %d",
+           kernel, param, expect, code);
+  RVMAPISetLastError(msg);
+  return -1;
+}
+
+static inline int64_t rvm_floordiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+static inline int64_t rvm_floormod(int64_t a, int64_t b) {
+  int64_t r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+"""
+
+
+def render_preamble(use_openmp):
+    """The includes, ABI declarations and helper functions every kernel source starts with."""
+    includes = ["stdint.h", "stddef.h", "stdbool.h", "stdio.h", "stdlib.h", "string.h",
+                "math.h"]
+    if use_openmp:
+        includes.append("omp.h")
+    head = "\n".join(f"#include <{name}>" for name in includes)
+    return ("/* generated by rvm: packed-ABI kernels */\n" + head + "\n" + ABI_DECLARATIONS
+            + HELPERS)

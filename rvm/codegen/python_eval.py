@@ -1,0 +1,310 @@
+"""The reference evaluator of lowered TIR: each node becomes a Python closure.
+
+This is the living definition of what a lowered kernel computes, and the C
+backend is tested against it. Values follow the C backend's types: integers
+are Python ints wrapped to their dtype's width on casts and stores, floats are
+numpy scalars of their dtype (so float32 arithmetic rounds like C's),
+booleans are Python bools. Loops run in order whatever their kind.
+
+``compile_stmt(stmt)`` returns ``run(env)``, where ``env`` maps ``id(var)`` to
+the value of each variable (numpy 1-d arrays for buffer data).
+"""
+import math
+
+import numpy as np
+
+from rvm.runtime.ndarray import from_dlpack
+from rvm.runtime.packed_func import get_global_func
+from rvm.tir import expr as E
+from rvm.tir.buffer import Buffer
+
+
+class EvalError(ValueError):
+    """The evaluator met a node it does not define."""
+
+
+def _trunc_div(a, b):
+    q = abs(a) // abs(b)
+    return -q if (a < 0) != (b < 0) else q
+
+
+def _wrap(dtype):
+    """A function bringing a Python number into ``dtype``'s range (C conversion rules)."""
+    if dtype.is_bool:
+        return lambda v: bool(v)
+    if dtype.is_float:
+        npt = dtype.numpy_dtype.type
+        return npt
+    bits = dtype.bits
+    mask = (1 << bits) - 1
+    if dtype.is_uint:
+        return lambda v: int(v) & mask
+    half = 1 << (bits - 1)
+    return lambda v: ((int(v) + half) & mask) - half
+
+
+def _scalar_reader(dtype):
+    if dtype.is_float:
+        return lambda x: x
+    if dtype.is_bool:
+        return bool
+    return int
+
+
+_BINARY = {
+    E.Add: lambda a, b: a + b,
+    E.Sub: lambda a, b: a - b,
+    E.Mul: lambda a, b: a * b,
+    E.EQ: lambda a, b: a == b,
+    E.NE: lambda a, b: a != b,
+    E.LT: lambda a, b: a < b,
+    E.LE: lambda a, b: a <= b,
+    E.GT: lambda a, b: a > b,
+    E.GE: lambda a, b: a >= b,
+    E.And: lambda a, b: bool(a) and bool(b),
+    E.Or: lambda a, b: bool(a) or bool(b),
+    E.Min: lambda a, b: a if a < b else b,
+    E.Max: lambda a, b: a if a > b else b,
+    E.FloorDiv: lambda a, b: a // b,
+    E.FloorMod: lambda a, b: a % b,
+}
+_MATH = {
+    "tir.exp": np.exp, "tir.exp2": np.exp2, "tir.log": np.log, "tir.log2": np.log2,
+    "tir.log10": np.log10, "tir.log1p": np.log1p, "tir.sqrt": np.sqrt, "tir.tanh": np.tanh,
+    "tir.sin": np.sin, "tir.cos": np.cos, "tir.fabs": np.abs, "tir.floor": np.floor,
+    "tir.ceil": np.ceil, "tir.round": np.rint, "tir.trunc": np.trunc, "tir.pow": np.power,
+    "tir.fmod": np.fmod, "tir.erf": math.erf, "tir.isnan": np.isnan,
+    "tir.sigmoid": lambda x: 1 / (1 + np.exp(-x)), "tir.rsqrt": lambda x: 1 / np.sqrt(x),
+}
+
+
+class Evaluator:
+    """Compiles lowered TIR nodes to closures over an environment dict."""
+
+    def __init__(self, name):
+        self.name = name
+
+    # ---- expressions
+    def expr(self, e):
+        method = getattr(self, f"_expr_{type(e).__name__}", None)
+        if method is not None:
+            return method(e)
+        op = _BINARY.get(type(e))
+        if op is None:
+            raise EvalError(f"kernel '{self.name}': the python target cannot evaluate "
+                            f"{type(e).__name__} {e!r}")
+        a, b = self.expr(e.a), self.expr(e.b)
+        if type(e) in (E.Add, E.Sub, E.Mul) and not e.dtype.is_float:
+            wrap = _wrap(e.dtype)
+            return lambda env: wrap(op(a(env), b(env)))
+        return lambda env: op(a(env), b(env))
+
+    def _expr_Var(self, e):
+        key = id(e)
+        return lambda env: env[key]
+
+    _expr_SizeVar = _expr_Var
+
+    def _expr_IntImm(self, e):
+        value = bool(e.value) if e.dtype.is_bool else e.value
+        return lambda env: value
+
+    def _expr_FloatImm(self, e):
+        value = e.dtype.numpy_dtype.type(e.value)
+        return lambda env: value
+
+    def _expr_StringImm(self, e):
+        value = e.value
+        return lambda env: value
+
+    def _expr_Cast(self, e):
+        inner, src = self.expr(e.value), e.value.dtype
+        if e.dtype.is_bool:
+            return lambda env: bool(inner(env) != 0)
+        if e.dtype.is_float:
+            npt = e.dtype.numpy_dtype.type
+            return lambda env: npt(inner(env))
+        wrap = _wrap(e.dtype)
+        if src.is_float:
+            return lambda env: wrap(math.trunc(float(inner(env))))
+        return lambda env: wrap(int(inner(env)))
+
+    def _expr_Div(self, e):
+        a, b = self.expr(e.a), self.expr(e.b)
+        if e.dtype.is_float:
+            return lambda env: a(env) / b(env)
+        return lambda env: _trunc_div(a(env), b(env))
+
+    def _expr_Mod(self, e):
+        a, b = self.expr(e.a), self.expr(e.b)
+        if e.dtype.is_float:
+            return lambda env: np.fmod(a(env), b(env))
+        return lambda env: a(env) - b(env) * _trunc_div(a(env), b(env))
+
+    def _expr_Not(self, e):
+        a = self.expr(e.a)
+        return lambda env: not a(env)
+
+    def _expr_Select(self, e):
+        c, t, f = self.expr(e.condition), self.expr(e.true_value), self.expr(e.false_value)
+
+        def select(env):
+            tv, fv = t(env), f(env)  # both sides are evaluated, as in TIR
+            return tv if c(env) else fv
+
+        return select
+
+    def _expr_Let(self, e):
+        key, value, body = id(e.var), self.expr(e.value), self.expr(e.body)
+
+        def let(env):
+            env[key] = value(env)
+            return body(env)
+
+        return let
+
+    def _expr_BufferLoad(self, e):
+        key, index = id(e.buffer.data), self.expr(e.indices[0])
+        read = _scalar_reader(e.dtype)
+        return lambda env: read(env[key][index(env)])
+
+    def _expr_Call(self, e):
+        op = e.op
+        args = [self.expr(a) for a in e.args if not isinstance(a, Buffer)]
+        if op == "tir.if_then_else":
+            c, t, f = args
+            return lambda env: t(env) if c(env) else f(env)
+        if op in _MATH:
+            fn = _MATH[op]
+            if op == "tir.isnan":
+                return lambda env: bool(fn(args[0](env)))
+            npt = e.dtype.numpy_dtype.type
+            return lambda env: npt(fn(*[a(env) for a in args]))
+        if op == "tir.call_packed":
+            return self._call_packed(e)
+        raise EvalError(f"kernel '{self.name}': the python target has no definition of "
+                        f"intrinsic '{op}'")
+
+    def _call_packed(self, e):
+        fname = e.args[0].value
+        makers = []
+        for arg in e.args[1:]:
+            if isinstance(arg, Buffer):
+                key = id(arg.data)
+                dims = [self.expr(d) for d in arg.shape]
+                makers.append(lambda env, key=key, dims=dims: from_dlpack(
+                    env[key][:_prod(d(env) for d in dims)].reshape([d(env) for d in dims])))
+            else:
+                makers.append(self.expr(arg))
+
+        def call(env):
+            func = get_global_func(fname, allow_missing=True)
+            if func is None:
+                raise ValueError(f"{self.name}: global function '{fname}' is not registered")
+            func(*[m(env) for m in makers])
+            return 0
+
+        return call
+
+    # ---- statements
+    def stmt(self, s):
+        method = getattr(self, f"_stmt_{type(s).__name__}", None)
+        if method is None:
+            raise EvalError(f"kernel '{self.name}': the python target cannot run statement "
+                            f"{type(s).__name__}; lower blocks first")
+        return method(s)
+
+    def _stmt_SeqStmt(self, s):
+        parts = [self.stmt(x) for x in s.seq]
+
+        def seq(env):
+            for part in parts:
+                part(env)
+
+        return seq
+
+    def _stmt_BufferStore(self, s):
+        key, index, value = id(s.buffer.data), self.expr(s.indices[0]), self.expr(s.value)
+        wrap = _wrap(s.buffer.dtype)
+
+        def store(env):
+            env[key][index(env)] = wrap(value(env))
+
+        return store
+
+    def _stmt_LetStmt(self, s):
+        key, value, body = id(s.var), self.expr(s.value), self.stmt(s.body)
+
+        def let(env):
+            env[key] = value(env)
+            body(env)
+
+        return let
+
+    def _stmt_IfThenElse(self, s):
+        c, then = self.expr(s.condition), self.stmt(s.then_case)
+        other = self.stmt(s.else_case) if s.else_case is not None else None
+
+        def branch(env):
+            if c(env):
+                then(env)
+            elif other is not None:
+                other(env)
+
+        return branch
+
+    def _stmt_While(self, s):
+        c, body = self.expr(s.condition), self.stmt(s.body)
+
+        def loop(env):
+            while c(env):
+                body(env)
+
+        return loop
+
+    def _stmt_AssertStmt(self, s):
+        c, body = self.expr(s.condition), self.stmt(s.body)
+        message = s.message.value if isinstance(s.message, E.StringImm) else repr(s.message)
+
+        def check(env):
+            if not c(env):
+                raise ValueError(f"{self.name}: {message}")
+            body(env)
+
+        return check
+
+    def _stmt_DeclBuffer(self, s):
+        return self.stmt(s.body)
+
+    def _stmt_Allocate(self, s):
+        key, extent, body = id(s.buffer_var), self.expr(s.extents[0]), self.stmt(s.body)
+        npdtype = s.dtype.numpy_dtype
+
+        def allocate(env):
+            env[key] = np.zeros(max(extent(env), 1), npdtype)
+            body(env)
+
+        return allocate
+
+    def _stmt_For(self, s):
+        key, lo, ext, body = id(s.loop_var), self.expr(s.min), self.expr(s.extent), \
+            self.stmt(s.body)
+
+        def loop(env):
+            start = lo(env)
+            for v in range(start, start + ext(env)):
+                env[key] = v
+                body(env)
+
+        return loop
+
+    def _stmt_Evaluate(self, s):
+        value = self.expr(s.value)
+        return lambda env: value(env)
+
+
+def _prod(values):
+    out = 1
+    for v in values:
+        out *= v
+    return out

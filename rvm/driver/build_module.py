@@ -1,0 +1,62 @@
+"""rvm.build: PrimFuncs -> a runtime Module of kernels (compiled C, or the python reference).
+
+>>> # lib = rvm.build(te.create_prim_func([A, B, C]), target="c")
+>>> # lib["main"](a, b, c); lib.time_evaluator("main", rvm.cpu())(a, b, c).mean
+"""
+import warnings
+
+from rvm.codegen.c_target import build_c
+from rvm.codegen.python_kernels import build_python
+from rvm.ir.module import IRModule
+from rvm.runtime.compiler import CompilerNotFoundError
+from rvm.tir.function import PrimFunc
+from rvm.transform.tir.pipeline import lower_module
+
+TARGETS = ("c", "python")
+
+
+def normalize_target(target):
+    """The kernel backend of ``target``: "c" (also for "llvm ..." strings) or "python"."""
+    if target is None:
+        return "c"
+    text = str(getattr(target, "kind", target)).strip()
+    kind = text.split()[0] if text else ""
+    if kind in ("c", "llvm"):
+        return "c"
+    if kind == "python":
+        return "python"
+    raise ValueError(f"unknown target {target!r}; expected one of {', '.join(TARGETS)} "
+                     "('llvm' is accepted as 'c')")
+
+
+def _prim_func_module(mod, name):
+    if isinstance(mod, PrimFunc):
+        return IRModule.from_expr(mod, name)
+    if not isinstance(mod, IRModule):
+        raise TypeError(f"rvm.build expects a PrimFunc or an IRModule, got {type(mod).__name__}")
+    others = [gv.name_hint for gv, f in mod.functions.items() if not isinstance(f, PrimFunc)]
+    if others:
+        raise ValueError(f"rvm.build compiles PrimFuncs only; the module also has "
+                         f"{', '.join(others)} (use relax.build for Relax functions)")
+    return mod
+
+
+def build(mod, target="c", name=None, compiler=None):
+    """Lowers and compiles every PrimFunc of ``mod`` (an IRModule or one PrimFunc).
+
+    Returns a runtime Module whose functions are the kernels, named after
+    their GlobalVars (a lone PrimFunc is named ``name``, else its
+    ``global_symbol``, else "main"): a KernelLibrary ("c_kernels") for target
+    "c", a PythonKernelLibrary ("python_kernels") for target "python". With
+    no C compiler installed, target "c" falls back to "python" with a warning.
+    """
+    kind = normalize_target(target)
+    lowered = lower_module(_prim_func_module(mod, name))
+    if kind == "python":
+        return build_python(lowered)
+    try:
+        return build_c(lowered, compiler)
+    except CompilerNotFoundError as err:
+        warnings.warn(f"{err}; running kernels with the python reference target instead",
+                      RuntimeWarning, stacklevel=2)
+        return build_python(lowered)
