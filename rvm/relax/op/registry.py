@@ -66,22 +66,26 @@ class Op(RelaxExpr):
         return f"Op({self.name!r})"
 
 
-def register_op(name, infer_struct_info, purity=True, num_inputs=None, description=""):
+def register_op(name, infer_struct_info, purity=True, num_inputs=None, description="",
+                override=False):
     """Registers the operator ``name`` and returns its ``Op``.
 
-    ``num_inputs`` (when given) is checked before inference runs.
+    ``num_inputs`` (when given) is checked before inference runs. An existing
+    operator is replaced only with ``override`` (its other attributes are kept).
 
     >>> from rvm.relax.struct_info import ObjectStructInfo
-    >>> op = register_op("test.registry_doc", lambda call, ctx: ObjectStructInfo())
-    >>> Op.get("test.registry_doc") is op
+    >>> op = register_op("demo.opaque", lambda call, ctx: ObjectStructInfo(), override=True)
+    >>> Op.get("demo.opaque") is op
     True
     """
-    if name in _OPS:
-        raise ValueError(f"operator '{name}' is already registered")
-    op = Op(name)
-    op.set_attr("FInferStructInfo", _checked_arity(name, infer_struct_info, num_inputs))
-    op.set_attr("FPurity", bool(purity))
-    op.set_attr("description", description)
+    if name in _OPS and not override:
+        raise ValueError(f"operator '{name}' is already registered; pass override=True to "
+                         "replace it")
+    op = _OPS.get(name) or Op(name)
+    op.set_attr("FInferStructInfo", _checked_arity(name, infer_struct_info, num_inputs),
+                override=True)
+    op.set_attr("FPurity", bool(purity), override=True)
+    op.set_attr("description", description, override=True)
     _OPS[name] = op
     return op
 

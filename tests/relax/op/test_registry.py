@@ -25,7 +25,12 @@ def test_register_one_op_with_inference_purity_and_attrs():
         op.infer_struct_info(Call(op, []))
     with pytest.raises(ValueError, match="already registered"):
         register_op("test.registry.scalar", lambda call, ctx: None)
-    op.set_attr("FLegalize", "rule")
+    op.set_attr("FLegalize", "kept")
+    again = register_op("test.registry.scalar", lambda call, ctx: ObjectStructInfo(),
+                        override=True)
+    assert again is op and op.purity and op.get_attr("FLegalize") == "kept"
+    assert isinstance(op.infer_struct_info(call), ObjectStructInfo)
+    op.set_attr("FLegalize", "rule", override=True)
     assert op.get_attr("FLegalize") == "rule" and op.get_attr("missing", 3) == 3
     with pytest.raises(ValueError, match="override=True"):
         op.set_attr("FLegalize", "other")
