@@ -195,7 +195,7 @@ class BlockBuilder(Normalizer):
         if frame.name in self._mod:
             raise ValueError(f"function '{frame.name}': the module already has a function of "
                              "that name")
-        frame.gvar = self._mod.add(frame.name, func)
+        frame.gvar = _with_sinfo(self._mod.add(frame.name, func), func)
         return frame.gvar
 
     def _emitted_output(self, expr):
@@ -246,7 +246,7 @@ class BlockBuilder(Normalizer):
         while name in self._mod:
             name = f"{func_name}{suffix}"
             suffix += 1
-        gvar = self._mod.add(name, func)
+        gvar = _with_sinfo(self._mod.add(name, func), func)
         self._hash_to_gvars.setdefault(key, []).append(gvar)
         return gvar
 
@@ -268,3 +268,9 @@ class BlockBuilder(Normalizer):
         """The name of the function being built, or None."""
         return self._func.name if self._func is not None else None
 
+
+def _with_sinfo(gvar, func):
+    # As in TVM, the GlobalVar of a Relax function carries the function's struct info.
+    if isinstance(func, Function) and func.struct_info_ is not None:
+        object.__setattr__(gvar, "struct_info_", func.struct_info_)
+    return gvar

@@ -130,6 +130,7 @@ def test_calls_between_relax_functions_derive_symbolic_shapes():
     with bb.function("callee", params=[p]):
         bb.emit_func_output(p)
     callee = bb.get().get_global_var("callee")
+    assert callee.struct_info.params[0].ndim == 2  # the GlobalVar carries the function's type
     x = Var("x", _t(5, 3))
     with bb.function("main", params=[x]):
         y = bb.emit(Call(callee, [x]))
