@@ -253,9 +253,9 @@ class BlockBuilder(Normalizer):
     def update_func(self, gvar, func):
         """Replaces the function of ``gvar`` in the module."""
         self._mod.update_func(gvar, func)
+        gvar = _with_sinfo(self._mod.get_global_var(gvar.name_hint), func)
         if self._hash_to_gvars is not None:
-            self._hash_to_gvars.setdefault(structural_hash(func), []).append(
-                self._mod.get_global_var(gvar.name_hint))
+            self._hash_to_gvars.setdefault(structural_hash(func), []).append(gvar)
 
     def get(self):
         """The module built so far (a copy); not allowed inside a function scope."""
