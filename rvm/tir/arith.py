@@ -197,7 +197,7 @@ class _Simplifier(StmtExprMutator):
         op = self._generic(op)
         if not _is_int(op.dtype):
             return _rebuild_folded(op)
-        linear = self.ana._linear(op)
+        linear = _merge_div_mod(self.ana._linear(op), self.ana)
         return linear.to_expr()
 
     visit_add_ = visit_sub_ = visit_mul_ = _linear_rebuild
@@ -210,6 +210,12 @@ class _Simplifier(StmtExprMutator):
         if not isinstance(op.b, _e.IntImm) or op.b.value <= 0:
             return simple
         c = op.b.value
+        inner = op.a
+        if isinstance(inner, type(op)) and isinstance(inner.b, _e.IntImm) and inner.b.value > 0:
+            if isinstance(op, _e.FloorDiv):  # (x // a) // c == x // (a * c)
+                return self.visit(_e.FloorDiv(inner.a, _op.const(inner.b.value * c, op.dtype)))
+            if inner.b.value % c == 0:  # (x % a) % c == x % c when c divides a
+                return self.visit(_e.FloorMod(inner.a, op.b))
         linear = self.ana._linear(op.a)
         divisible = _Linear(op.dtype, const=linear.const - linear.const % c)
         rest = _Linear(op.dtype, const=linear.const % c)
@@ -292,6 +298,26 @@ class _Simplifier(StmtExprMutator):
             if iv.dom is not None:
                 self.ana.bind(iv.var, iv.dom)
         return self._generic(op)
+
+
+def _merge_div_mod(linear, analyzer):
+    """Folds ``(x // c) * (k * c) + (x % c) * k`` into ``x * k`` (fused loop indices)."""
+    terms = linear.live_terms()
+    for mod_term, k in terms:
+        if not isinstance(mod_term, _e.FloorMod) or not isinstance(mod_term.b, _e.IntImm):
+            continue
+        c = mod_term.b.value
+        for div_term, k2 in terms:
+            if isinstance(div_term, _e.FloorDiv) and isinstance(div_term.b, _e.IntImm) and \
+                    div_term.b.value == c and k2 == k * c and \
+                    structural_equal(div_term.a, mod_term.a, map_free_vars=False):
+                rest = _Linear(linear.dtype, const=linear.const)
+                for term, coeff in terms:
+                    if term is not mod_term and term is not div_term:
+                        rest.add_term(term, coeff)
+                merged = rest.combine(analyzer._linear(mod_term.a).scale(k))
+                return _merge_div_mod(merged, analyzer)
+    return linear
 
 
 def _scaled_down(linear, c):

@@ -80,3 +80,18 @@ def test_const_int_bound():
     assert ana.const_int_bound(j - i) == (-7, 3)
     assert ana.const_int_bound(tir.Var("free")) == (None, None)
     assert ana.const_int_bound(tir.SizeVar("n"))[0] == 0
+
+
+def test_fused_index_recombines():
+    f = tir.Var("fused")
+    assert simplify(f // 4 * 4 + f % 4) is f
+    i, j = tir.Var("i"), tir.Var("j")
+    e = (i * 4 + j) // 8 * 16 + (i * 4 + j) % 8 * 2
+    assert repr(simplify(e)) == "i * 8 + j * 2"
+
+
+def test_nested_div_and_mod():
+    x = tir.Var("x")
+    assert repr(simplify(x // 4 // 2)) == "x // 8"
+    assert repr(simplify(x % 8 % 4)) == "x % 4"
+    assert repr(simplify(x % 4 % 8)) == "x % 4"
