@@ -21,9 +21,17 @@ _LAZY_SUBMODULES = (
 )
 
 
+_LAZY_ATTRS = {
+    "build": ("rvm.driver.build_module", "build"),
+}
+
+
 def __getattr__(name):
     if name in _LAZY_SUBMODULES:
         return importlib.import_module(f"rvm.{name}")
+    if name in _LAZY_ATTRS:
+        module, attr = _LAZY_ATTRS[name]
+        return getattr(importlib.import_module(module), attr)
     raise AttributeError(f"module 'rvm' has no attribute {name!r}")
 
 
