@@ -87,6 +87,14 @@ class IRModule(Node):
         """(GlobalVar, function) pairs, in insertion order."""
         return self.functions.items()
 
+    functions_items = items
+
+    def update(self, other):
+        """Adds (or replaces) every function of ``other`` (an IRModule or a dict)."""
+        pairs = other.functions.items() if isinstance(other, IRModule) else other.items()
+        for key, func in pairs:
+            self.add(key.name_hint if isinstance(key, GlobalVar) else key, func, replace=True)
+
     def add(self, gv_or_name, func, replace=False):
         """Adds ``func`` under a GlobalVar or name and returns the GlobalVar.
 

@@ -87,6 +87,10 @@ class Tensor(Node):
         converted = [_op.convert(i, d.dtype) for i, d in zip(indices, self.shape)]
         return ProducerLoad(self, converted)
 
+    def __call__(self, *indices):
+        """``T(i, j)``: the same as ``T[i, j]`` (TVM's call form)."""
+        return self[tuple(indices)]
+
     def __repr__(self):
         dims = ", ".join(repr(d) for d in self.shape)
         return f"Tensor(shape=({dims}), op.name={self.name})"

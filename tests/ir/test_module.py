@@ -79,3 +79,11 @@ def test_registered_printer_is_used(monkeypatch):
     monkeypatch.setattr(module, "_printer", node._node_printer)
     module.register_printer(lambda obj, show_meta=False, **kw: f"<{type(obj).__name__} {show_meta}>")
     assert IRModule().script(show_meta=True) == "<IRModule True>"
+
+
+def test_update_merges_and_replaces():
+    a, b, c = _func(), _func(), _func()
+    mod = IRModule({"f": a})
+    mod.update(IRModule({"f": b, "g": c}))
+    assert mod["f"] is b and mod["g"] is c
+    assert [gv.name_hint for gv, _ in mod.functions_items()] == ["f", "g"]

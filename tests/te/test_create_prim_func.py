@@ -154,3 +154,22 @@ def test_layout_free_buffers_attr():
     y = te.compute((2, 4), lambda i, j: te.sum(x[i, k] * w[j, k], axis=k), name="y",
                    attrs={"layout_free_placeholders": [w]})
     assert te.create_prim_func([x, w, y]).attrs["layout_free_buffers"] == [1]
+
+
+def _module(a_name="A", dtype="float32", n=128):
+    from rvm.ir.module import IRModule
+    A = te.placeholder((n, n), name=a_name, dtype=dtype)
+    B = te.placeholder((n, n), name="B", dtype=dtype)
+    k = te.reduce_axis((0, n), name="k")
+    C = te.compute((n, n), lambda x, y: te.sum(A[x, k] * B[k, y], axis=k), name="matmul")
+    D = te.compute(C.shape, lambda i, j: te.max(C[i, j], 0), name="relu")
+    return IRModule({"main": te.create_prim_func([A, B, D])})
+
+
+def test_modules_from_te_alpha_renamed_equal_and_mismatches_located():
+    assert_structural_equal(_module(), _module(a_name="X"))
+    with pytest.raises(ValueError) as info:
+        assert_structural_equal(_module(), _module(dtype="float16"))
+    assert "root.functions['main'].buffer_map[A].dtype" in str(info.value)
+    with pytest.raises(ValueError, match=r"shape\[0\]\.value"):
+        assert_structural_equal(_module(), _module(n=64))

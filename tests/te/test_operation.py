@@ -71,3 +71,21 @@ def test_shapes_with_int64_vars():
     assert A.shape[0].dtype == "int64"
     B = te.compute(A.shape, lambda i, j: A[i, j] * 2)
     assert B.op.axis[0].var.dtype == "int64"
+
+
+def test_call_form_and_math_namespace():
+    A = te.placeholder((4, 4), name="A")
+    B = te.compute(A.shape, lambda *i: te.exp(A(*i)) + te.sqrt(A[i]), name="B")
+    assert isinstance(B.op.body[0].a, tir.Call) and B.op.body[0].a.op == "tir.exp"
+    assert te.const(1.0).dtype == "float32"
+
+
+def test_shape_equality_assertion_of_seed_program():
+    # Seed 004's te_matmul asserts ``A.shape[1] == B.shape[0]``: constants fold to True.
+    A = te.placeholder((128, 64), name="A")
+    B = te.placeholder((64, 32), name="B")
+    assert A.shape[1] == B.shape[0]
+    assert not (A.shape[0] == B.shape[0])
+    n = tir.Var("n", "int64")
+    X, Y = te.placeholder((n, 4), name="X"), te.placeholder((4, n), name="Y")
+    assert X.shape[0] == Y.shape[1]
