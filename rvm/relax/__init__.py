@@ -1,7 +1,11 @@
 """rvm.relax: the Relax IR (graph-level functions), its builder, operators and analyses.
 
-This package is a facade; the definitions live in its modules.
+This package is a facade; the definitions live in its modules. The build and
+run side (``build``, ``VirtualMachine``, ``ExecBuilder``, ``Executable``,
+``transform``) is loaded on first use, since those layers import this one.
 """
+import importlib
+
 from rvm.ir.expr import GlobalVar
 from rvm.relax import analysis, expr_functor, op
 from rvm.relax.binding import (
@@ -31,3 +35,23 @@ __all__ = [
     "TupleGetItem", "TupleStructInfo", "Var", "VarBinding", "analysis", "call_dps_packed", "expr_functor",
     "call_packed", "call_pure_packed", "call_tir", "const", "get_struct_info", "op",
 ]
+
+_LAZY_ATTRS = {
+    "build": ("rvm.driver.relax_build", "build"),
+    "VirtualMachine": ("rvm.vm.machine", "VirtualMachine"),
+    "ExecBuilder": ("rvm.bytecode.builder", "ExecBuilder"),
+    "Executable": ("rvm.bytecode.executable", "Executable"),
+}
+
+
+def __getattr__(name):
+    if name == "transform":
+        return importlib.import_module("rvm.transform")
+    if name in _LAZY_ATTRS:
+        module, attr = _LAZY_ATTRS[name]
+        try:
+            return getattr(importlib.import_module(module), attr)
+        except ModuleNotFoundError as err:
+            if err.name != module:
+                raise
+    raise AttributeError(f"module 'rvm.relax' has no attribute {name!r}")
