@@ -116,7 +116,7 @@ class Node:
 
 
 def generic_repr(node):
-    """``ClassName(field=value, ...)`` for any node, without a printer; variables show their name."""
+    """``ClassName(field=value, ...)`` for any node without a printer; variables show a name."""
     if getattr(type(node), "_is_var", False):
         return f"{type(node).__name__}({getattr(node, 'name_hint', '?')!r})"
     parts = [f"{name}={getattr(node, name, None)!r}" for name in node._fields]

@@ -8,7 +8,7 @@ buffers; intermediate tensors become buffers allocated by the root block.
 from rvm.tir import op as _op
 from rvm.tir.analysis.block_access import get_block_read_write_region
 from rvm.tir.buffer import decl_buffer
-from rvm.tir.expr import IterVar, Range, Reduce, Var
+from rvm.tir.expr import IterVar, Reduce, Var
 from rvm.tir.function import PrimFunc
 from rvm.tir.stmt import (Block, BlockRealize, BufferRegion, BufferStore, For, IfThenElse,
                           stmt_seq)

@@ -30,7 +30,7 @@ def _as_dims(values, dtype, what):
 
 
 class Buffer(Node):
-    """A buffer: ``data`` (a handle Var), element ``dtype``, ``shape``, ``strides``, ``elem_offset``.
+    """A buffer: ``data`` (a handle Var), ``dtype``, ``shape``, ``strides``, ``elem_offset``.
 
     Empty ``strides`` means compact row-major layout. ``name`` is not part of
     the structure (buffers are matched through their data variable, so

@@ -428,7 +428,7 @@ pow = power  # noqa: A001  (TVM's name)
 
 
 def if_then_else(cond, t, f):
-    """``t`` if ``cond`` else ``f``, evaluating only the branch taken (folded on a constant cond)."""
+    """``t`` if ``cond`` else ``f``, evaluating only the branch taken (folded when constant)."""
     cond = _as_bool(cond)
     t, f = _match(t, f)
     if _value(cond) is not None:

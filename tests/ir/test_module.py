@@ -77,7 +77,8 @@ def test_registered_printer_is_used(monkeypatch):
     from rvm.ir import module, node
     monkeypatch.setattr(node, "_node_printer", [])
     monkeypatch.setattr(module, "_printer", node._node_printer)
-    module.register_printer(lambda obj, show_meta=False, **kw: f"<{type(obj).__name__} {show_meta}>")
+    module.register_printer(
+        lambda obj, show_meta=False, **kw: f"<{type(obj).__name__} {show_meta}>")
     assert IRModule().script(show_meta=True) == "<IRModule True>"
 
 
