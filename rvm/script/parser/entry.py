@@ -1,0 +1,192 @@
+"""Entry points: parse an ``@I.ir_module`` class, a decorated function, or source text."""
+import ast
+import inspect
+import sys
+import textwrap
+
+from rvm.ir.expr import GlobalVar
+from rvm.ir.module import IRModule
+from rvm.script.parser.core import DEFAULT_ALIASES, ScriptParser
+from rvm.script.parser.diagnostics import Source
+from rvm.script.parser.metadata import read_metadata
+from rvm.script.parser.tir import TIRParser
+
+_KINDS = {"tir.prim_func": "prim_func", "relax.function": "function"}
+
+
+class _DecoratorParser(ScriptParser):
+    """Evaluates decorator arguments (``private=True``) only."""
+
+
+def _aliases(env):
+    """Names bound to the rvm.script dialect modules in ``env``, plus the usual I/T/R."""
+    aliases = dict(DEFAULT_ALIASES)
+    for name, value in env.items():
+        module_name = getattr(value, "__name__", None)
+        if inspect.ismodule(value) and module_name in ("rvm.script.tir", "rvm.script.relax",
+                                                       "rvm.script.ir"):
+            aliases[name] = module_name.rsplit(".", 1)[1]
+    return aliases
+
+
+def _decorator_kind(source, node, aliases):
+    """("prim_func" | "function" | "ir_module" | None, options) of a decorated definition."""
+    parser = _DecoratorParser(source, aliases=aliases)
+    for dec in node.decorator_list:
+        call = dec if isinstance(dec, ast.Call) else None
+        target = call.func if call is not None else dec
+        dotted = parser.dotted(target)
+        options = {}
+        if call is not None:
+            if call.args:
+                raise source.error(call, "decorator arguments must be keywords such as "
+                                         "private=True")
+            options = {kw.arg: parser.eval(kw.value) for kw in call.keywords}
+        if dotted in _KINDS:
+            return _KINDS[dotted], options
+        if isinstance(target, ast.Attribute) and target.attr == "ir_module" or \
+                isinstance(target, ast.Name) and target.id == "ir_module":
+            return "ir_module", options
+    return None, {}
+
+
+class ModuleContext:
+    """What the functions of one module share: GlobalVars, the class name, metadata."""
+
+    def __init__(self, source, env, aliases, metadata, class_name=None):
+        self.source = source
+        self.env = env
+        self.aliases = aliases
+        self.metadata = metadata
+        self.class_name = class_name
+        self.global_vars = {}
+        self.module = IRModule()
+
+
+def _parse_function(ctx, node, kind, options, name=None):
+    name = name or node.name
+    unknown = set(options) - {"private", "pure", "check_well_formed"}
+    if unknown:
+        raise ctx.source.error(node, f"unknown decorator option(s) {sorted(unknown)}; "
+                                     "expected private= or pure=")
+    private = bool(options.get("private", False))
+    if kind == "prim_func":
+        parser = TIRParser(ctx.source, ctx.env, ctx.aliases)
+        return parser.parse_function(node, name, private)
+    from rvm.script.parser.relax import RelaxParser  # relax builds on the TIR parser
+
+    parser = RelaxParser(ctx.source, ctx.env, ctx.aliases, ctx)
+    return parser.parse_function(node, name, private, bool(options.get("pure", True)))
+
+
+def parse_module_class(ctx, node):
+    """The IRModule of an ``@I.ir_module`` class."""
+    functions = []
+    attrs = {}
+    for item in node.body:
+        if isinstance(item, ast.FunctionDef):
+            kind, options = _decorator_kind(ctx.source, item, ctx.aliases)
+            if kind not in ("prim_func", "function"):
+                raise ctx.source.error(item, f"function '{item.name}' of an ir_module needs "
+                                             "@T.prim_func or @R.function")
+            if item.name in ctx.global_vars:
+                raise ctx.source.error(item, f"the module already has a function named "
+                                             f"'{item.name}'")
+            ctx.global_vars[item.name] = GlobalVar(item.name)
+            functions.append((item, kind, options))
+        elif isinstance(item, ast.Expr) and isinstance(item.value, ast.Constant):
+            continue  # docstring
+        elif isinstance(item, ast.Expr) and isinstance(item.value, ast.Call) and \
+                _DecoratorParser(ctx.source, aliases=ctx.aliases).dotted(
+                    item.value.func) == "ir.module_attrs":
+            attrs.update(_DecoratorParser(ctx.source, aliases=ctx.aliases).eval(
+                item.value.args[0]) if item.value.args else {})
+        elif isinstance(item, ast.Pass):
+            continue
+        else:
+            raise ctx.source.error(item, f"unsupported statement ({type(item).__name__}) in an "
+                                         "ir_module class; expected @T.prim_func or "
+                                         "@R.function definitions")
+    ordered = [f for f in functions if f[1] == "prim_func"] + \
+        [f for f in functions if f[1] == "function"]
+    if any(kind == "function" for _, kind, _ in functions):
+        from rvm.script.parser.relax import declare_signatures
+
+        declare_signatures(ctx, [f[0] for f in functions if f[1] == "function"])
+    for item, kind, options in ordered:
+        func = _parse_function(ctx, item, kind, options)
+        ctx.module.add(ctx.global_vars[item.name], func)
+    mod = IRModule(ctx.module.functions, attrs)
+    return mod
+
+
+def parse_source(source, env=None, name=None):
+    """An IRModule, PrimFunc or relax Function from a Source holding one decorated definition."""
+    env = dict(env or {})
+    tree = source.parse()
+    metadata = read_metadata(source, tree)
+    defs = [n for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))]
+    if len(defs) != 1:
+        raise source.error(defs[1] if len(defs) > 1 else None,
+                           f"expected one @I.ir_module class or one @T.prim_func / @R.function "
+                           f"definition, found {len(defs)}")
+    node = defs[0]
+    aliases = _aliases(env)
+    kind, options = _decorator_kind(source, node, aliases)
+    if isinstance(node, ast.ClassDef):
+        if kind != "ir_module":
+            raise source.error(node, f"class '{node.name}' needs the @I.ir_module decorator")
+        ctx = ModuleContext(source, env, aliases, metadata, node.name)
+        return parse_module_class(ctx, node)
+    if kind not in ("prim_func", "function"):
+        raise source.error(node, f"function '{node.name}' needs @T.prim_func or @R.function")
+    ctx = ModuleContext(source, env, aliases, metadata)
+    return _parse_function(ctx, node, kind, options, name)
+
+
+def from_source(text, filename="<string>"):
+    """Parses script text (as printed by ``script()``) into an IRModule or a function.
+
+    >>> f = from_source('''
+    ... @T.prim_func
+    ... def add_one(A: T.Buffer((4,), "float32")):
+    ...     for i in range(4):
+    ...         A[i] = A[i] + T.float32(1)
+    ... ''')
+    >>> type(f).__name__, f.attrs["global_symbol"]
+    ('PrimFunc', 'add_one')
+    """
+    return parse_source(Source(textwrap.dedent(text), filename))
+
+
+def _source_of(obj):
+    try:
+        lines, first = inspect.getsourcelines(obj)
+        filename = inspect.getsourcefile(obj) or "<unknown>"
+    except (OSError, TypeError) as err:
+        raise OSError(f"cannot read the source of {getattr(obj, '__qualname__', obj)!r}: {err}; "
+                      "use rvm.script.from_source(text) for programs without a file") from None
+    text = "".join(lines)
+    dedented = textwrap.dedent(text)
+    first_code = next((ln for ln in lines if ln.strip()), "")
+    indent = len(first_code) - len(first_code.lstrip())
+    return Source(dedented, filename, first, indent)
+
+
+def caller_env(depth=2):
+    """The globals and locals of the frame ``depth`` levels up (names a script may use)."""
+    frame = sys._getframe(depth)
+    env = dict(frame.f_globals)
+    env.update(frame.f_locals)
+    return env
+
+
+def parse_object(obj, env):
+    """Parses a decorated class or function object from its source file."""
+    source = _source_of(obj)
+    if inspect.isfunction(obj):
+        env = dict(env)
+        env.update(obj.__globals__)
+        closure = inspect.getclosurevars(obj)
+        env.update(closure.nonlocals)
+    return parse_source(source, env)

@@ -1,0 +1,177 @@
+"""The ``T.`` names: dtypes, intrinsics, and the markers statements are built from.
+
+Expression builtins return IR (``T.exp(x)`` is a tir.Call). Statement-level
+builtins (``T.grid``, ``T.axis.remap``, ``T.match_buffer``, ``T.reads``...)
+return small spec objects that the statement parser turns into IR, since
+they only make sense in their statement (``for``, ``with``, assignment).
+"""
+import math
+
+from rvm.ir.expr import PrimExpr
+from rvm.runtime.data_type import DataType
+from rvm.tir import expr as _e
+from rvm.tir import op as _op
+from rvm.script.parser.core import Builtin
+
+DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+          "float16", "float32", "float64")
+
+INTRINSICS = {name: getattr(_op, name) for name in (
+    "exp", "exp2", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "tanh", "sigmoid", "erf",
+    "sin", "cos", "fabs", "floor", "ceil", "round", "trunc", "isnan", "pow", "if_then_else",
+)}
+
+
+class Spec:
+    """A statement-level builtin's evaluated call: ``kind``, positional ``args``, ``kwargs``."""
+
+    def __init__(self, kind, node, args, kwargs):
+        self.kind = kind
+        self.node = node
+        self.args = args
+        self.kwargs = kwargs
+
+    def __repr__(self):
+        return f"<T.{self.kind}>"
+
+
+class VarDecl:
+    """``T.int64()``: declares a symbolic variable named by the assignment target."""
+
+    def __init__(self, dtype, size_var=False):
+        self.dtype = DataType(dtype)
+        self.size_var = size_var
+
+    def make(self, name):
+        return (_e.SizeVar if self.size_var else _e.Var)(name, self.dtype)
+
+
+class DTypeAnnotation:
+    """``T.int32`` used as a parameter annotation (a scalar parameter)."""
+
+    def __init__(self, dtype):
+        self.dtype = DataType(dtype)
+
+
+def _dtype_builtin(dtype):
+    def build(parser, node, value=None, is_size_var=False):
+        if value is None:
+            return VarDecl(dtype, is_size_var)
+        if isinstance(value, str):
+            value = float(value)
+        if isinstance(value, PrimExpr):
+            return _op.cast(value, dtype)
+        if DataType(dtype).is_float:
+            return _e.FloatImm(dtype, float(value))
+        if isinstance(value, float) and not value.is_integer():
+            raise parser.error(node, f"T.{dtype} expects an integer value, got {value}")
+        return _e.IntImm(dtype, int(value))
+
+    return Builtin(dtype, build)
+
+
+def _spec(kind):
+    return Builtin(kind, lambda parser, node, *args, **kwargs: Spec(kind, node, args, kwargs))
+
+
+def _expr_args(parser, node, args):
+    return [a if isinstance(a, PrimExpr) or hasattr(a, "data") else _op.convert(a) for a in args]
+
+
+def _intrinsic(name, arity):
+    fn = INTRINSICS[name]
+
+    def build(parser, node, *args):
+        parser.check_arity(node, f"T.{name}", args, arity)
+        return fn(*_expr_args(parser, node, args))
+
+    return Builtin(name, build)
+
+
+def _binary(name, node_type, folded):
+    def build(parser, node, a, b):
+        if isinstance(a, PrimExpr) and isinstance(b, PrimExpr) and a.dtype == b.dtype:
+            return node_type(a, b)
+        return folded(a, b)
+
+    return Builtin(name, build)
+
+
+def _cast(parser, node, dtype, value):
+    return _e.Cast(dtype, value) if isinstance(value, PrimExpr) else _op.cast(value, dtype)
+
+
+def _select(parser, node, cond, t, f):
+    t, f = _op._match(t, f)
+    return _e.Select(_op.convert(cond), t, f)
+
+
+def _call_packed(parser, node, name, *args):
+    if not isinstance(name, str):
+        raise parser.error(node, f"T.call_packed expects the function name (a str) first, "
+                                 f"got {type(name).__name__}")
+    return _op.call_packed(name, *args)
+
+
+def _call_extern(parser, node, dtype, name, *args):
+    return _op.call_extern(dtype, name, *args)
+
+
+def _call_intrin(parser, node, dtype, op_name, *args):
+    return _op.call_intrin(dtype, op_name, *args)
+
+
+def _evaluate(parser, node, value):
+    return Spec("evaluate", node, (value,), {})
+
+
+def _ramp(parser, node, base, stride, lanes):
+    base, stride = _op._match(base, stride)
+    return _e.Ramp(base, stride, lanes)
+
+
+def _broadcast(parser, node, value, lanes):
+    return _e.Broadcast(_op.convert(value), lanes)
+
+
+def _abs(parser, node, x):
+    return _op.abs(x)
+
+
+def _nan_or_inf(parser, node, dtype, value):
+    return _e.FloatImm(dtype, math.inf if value == "inf" else math.nan)
+
+
+def build_table():
+    """{dotted name: Builtin} of the ``T.`` namespace."""
+    table = {dtype: _dtype_builtin(dtype) for dtype in DTYPES}
+    for kind in ("grid", "serial", "parallel", "vectorized", "unroll", "thread_binding",
+                 "block", "init", "reads", "writes", "where", "block_attr", "func_attr",
+                 "match_buffer", "alloc_buffer", "decl_buffer", "allocate", "Buffer",
+                 "axis.spatial", "axis.reduce", "axis.scan", "axis.opaque", "axis.remap",
+                 "prim_func"):
+        table[kind] = _spec(kind)
+    table["handle"] = Builtin("handle", lambda p, n, *a, **k: DTypeAnnotation("handle"))
+    for name in INTRINSICS:
+        table[name] = _intrinsic(name, 3 if name == "if_then_else" else
+                                 2 if name == "pow" else 1)
+    table["max"] = _binary("max", _e.Max, _op.max)
+    table["min"] = _binary("min", _e.Min, _op.min)
+    table["truncmod"] = _binary("truncmod", _e.Mod, _op.truncmod)
+    table["truncdiv"] = _binary("truncdiv", _e.Div, _op.truncdiv)
+    table["Div"] = _binary("Div", _e.Div, _op.div)
+    table["floordiv"] = _binary("floordiv", _e.FloorDiv, _op.floordiv)
+    table["floormod"] = _binary("floormod", _e.FloorMod, _op.floormod)
+    table["Cast"] = Builtin("Cast", _cast)
+    table["Select"] = Builtin("Select", _select)
+    table["call_packed"] = Builtin("call_packed", _call_packed)
+    table["call_extern"] = Builtin("call_extern", _call_extern)
+    table["call_intrin"] = Builtin("call_intrin", _call_intrin)
+    table["evaluate"] = Builtin("evaluate", _evaluate)
+    table["Ramp"] = Builtin("Ramp", _ramp)
+    table["Broadcast"] = Builtin("Broadcast", _broadcast)
+    table["abs"] = Builtin("abs", _abs)
+    return table
+
+
+TIR_TABLE = build_table()

@@ -1,0 +1,345 @@
+"""Relax functions, expressions and struct info as script text (``@R.function``)."""
+import numpy as np
+
+from rvm.ir.expr import GlobalVar, PrimExpr
+from rvm.ir.node import Node
+from rvm.relax import expr as _r
+from rvm.relax import struct_info as _si
+from rvm.relax.binding import DataflowBlock, MatchCast, SeqExpr, VarBinding
+from rvm.relax.op.registry import Op
+from rvm.tir import expr as _e
+from rvm.script.parser.metadata import CONSTANT_KEY, encode_array
+from rvm.script.printer.names import NameTable
+from rvm.script.printer.tir import INDENT, decorator, value_text, var_decl
+from rvm.script.printer.tir_expr import ExprPrinter, quote
+
+_DPS = {"relax.call_tir": "R.call_tir", "relax.call_dps_packed": "R.call_dps_packed"}
+
+
+class Metadata:
+    """Constants shown as ``metadata["relax.expr.Constant"][i]``, numbered by first use."""
+
+    def __init__(self):
+        self.entries = []
+        self.index = {}
+
+    def ref(self, const):
+        k = self.index.get(id(const))
+        if k is None:
+            k = self.index[id(const)] = len(self.entries)
+            self.entries.append(const)
+        return f'metadata["{CONSTANT_KEY}"][{k}]'
+
+    def section(self):
+        """The ``metadata = {...}`` assignment the parser reads back."""
+        lines = [f'metadata = {{"{CONSTANT_KEY}": [']
+        for const in self.entries:
+            entry = encode_array(const.data.numpy())
+            lines.append(f'    {{"dtype": {quote(entry["dtype"])}, "shape": {entry["shape"]}, '
+                         f'"data": {quote(entry["data"])}}},')
+        lines.append("]}")
+        return "\n".join(lines)
+
+
+def _tir_vars(func):
+    """The symbolic TIR variables a Relax function mentions, in order of first appearance."""
+    found = []
+    seen = set()
+
+    def visit(x):
+        if isinstance(x, Node):
+            if id(x) in seen:
+                return
+            seen.add(id(x))
+            if isinstance(x, _e.Var):
+                found.append(x)
+                return
+            if isinstance(x, (_si.StructInfo,)) or hasattr(x, "_fields"):
+                for name in x._fields:
+                    visit(getattr(x, name))
+            sinfo = getattr(x, "struct_info_", None)
+            if isinstance(x, _r.Var) and sinfo is not None:
+                visit(sinfo)
+        elif isinstance(x, (list, tuple)):
+            for item in x:
+                visit(item)
+        elif isinstance(x, dict):
+            for item in x.values():
+                visit(item)
+
+    for param in func.params:
+        visit(param.struct_info_)
+    visit(func.ret_struct_info)
+    visit(func.body)
+    return found
+
+
+def _uses_global_vars(func):
+    found = []
+
+    def visit(x):
+        if found:
+            return
+        if isinstance(x, GlobalVar):
+            found.append(x)
+        elif isinstance(x, Node) and not isinstance(x, (_e.PrimExprWithOp, _si.StructInfo)):
+            for name in x._fields:
+                visit(getattr(x, name))
+        elif isinstance(x, (list, tuple)):
+            for item in x:
+                visit(item)
+
+    visit(func.body)
+    return bool(found)
+
+
+class RelaxPrinter:
+    """Prints one Relax function's bindings and expressions into ``lines``."""
+
+    def __init__(self, names, meta, module_name=None):
+        self.names = names
+        self.meta = meta if meta is not None else Metadata()
+        self.module_name = module_name
+        self.tir = ExprPrinter(names)
+        self.lines = []
+        self.signature = False
+
+    def emit(self, depth, text):
+        self.lines.append(INDENT * depth + text)
+
+    # -- struct info ---------------------------------------------------------------------
+    def dim(self, d):
+        if isinstance(d, _e.IntImm) and d.dtype == "int64":
+            return str(d.value)
+        text = self.tir(d)
+        return quote(text) if self.signature else text
+
+    def dims(self, values, brackets="()"):
+        inner = ", ".join(self.dim(d) for d in values)
+        if brackets == "()" and len(values) == 1:
+            inner += ","
+        return brackets[0] + inner + brackets[1]
+
+    def sinfo(self, s):
+        if isinstance(s, _si.ObjectStructInfo):
+            return "R.Object"
+        if isinstance(s, _si.TensorStructInfo):
+            args = []
+            values = s.shape_values
+            if values is not None:
+                args.append(self.dims(values))
+            elif s.shape is not None:
+                args.append(self.expr(s.shape))
+            elif s.ndim != -1:
+                args.append(f"ndim={s.ndim}")
+            if s.dtype is not None:
+                args.append(f"dtype={quote(s.dtype)}")
+            return f"R.Tensor({', '.join(args)})" if args else "R.Tensor"
+        if isinstance(s, _si.ShapeStructInfo):
+            if s.values is not None:
+                return f"R.Shape({self.dims(s.values, '[]')})"
+            return f"R.Shape(ndim={s.ndim})" if s.ndim != -1 else "R.Shape"
+        if isinstance(s, _si.PrimStructInfo):
+            if s.value is not None:
+                return f"R.Prim(value={self.prim(s.value, self.signature)})"
+            return f"R.Prim({quote(s.dtype)})" if s.dtype is not None else "R.Prim"
+        if isinstance(s, _si.TupleStructInfo):
+            return f"R.Tuple({', '.join(self.sinfo(f) for f in s.fields)})"
+        if isinstance(s, _si.FuncStructInfo):
+            purity = "" if s.purity else ", purity=False"
+            if s.params is None:
+                return f"R.Callable(ret={self.sinfo(s.ret)}{purity})"
+            params = ", ".join(self.sinfo(p) for p in s.params)
+            params = f"({params},)" if len(s.params) == 1 else f"({params})"
+            return f"R.Callable({params}, {self.sinfo(s.ret)}{purity})"
+        raise TypeError(f"cannot print struct info {type(s).__name__}")
+
+    def prim(self, value, as_string=False):
+        if isinstance(value, _e.IntImm) and value.dtype == "int64":
+            return str(value.value)
+        if isinstance(value, _e.FloatImm) and value.dtype == "float64" and np.isfinite(value.value):
+            return repr(value.value)
+        if isinstance(value, _e.IntImm) and value.dtype == "bool":
+            return repr(bool(value.value))
+        if isinstance(value, _e.IntImm):
+            return f"T.{value.dtype}({value.value})"
+        text = self.tir(value)
+        return quote(text) if as_string else text
+
+    # -- expressions ---------------------------------------------------------------------
+    def var(self, v):
+        name = self.names.get(v)
+        return name if name is not None else v.name_hint
+
+    def expr(self, e):
+        if isinstance(e, _r.Var):
+            return self.var(e)
+        if isinstance(e, GlobalVar):
+            return f"cls.{e.name_hint}"
+        if isinstance(e, _r.Constant):
+            arr = e.data.numpy()
+            if arr.ndim == 0 and (arr.dtype.kind in "biu" or np.isfinite(arr)):
+                return f"R.const({arr.item()!r}, {quote(e.data.dtype)})"
+            return self.meta.ref(e)
+        if isinstance(e, _r.Tuple):
+            if not e.fields:
+                return "R.tuple()"
+            inner = ", ".join(self.expr(f) for f in e.fields)
+            return f"({inner},)" if len(e.fields) == 1 else f"({inner})"
+        if isinstance(e, _r.TupleGetItem):
+            return f"{self.expr(e.tuple_value)}[{e.index}]"
+        if isinstance(e, _r.ShapeExpr):
+            return f"R.shape({self.dims(e.values, '[]')})"
+        if isinstance(e, _r.PrimValue):
+            return f"R.prim_value({self.prim(e.value)})"
+        if isinstance(e, _r.StringImm):
+            return f"R.str({quote(e.value)})"
+        if isinstance(e, _r.DataTypeImm):
+            return f"R.dtype({quote(e.value)})"
+        if isinstance(e, _r.ExternFunc):
+            return f"R.ExternFunc({quote(e.global_symbol)})"
+        if isinstance(e, _r.Call):
+            return self.call(e)
+        if isinstance(e, Op):
+            return f"R.{e.name[6:] if e.name.startswith('relax.') else e.name}"
+        raise TypeError(f"cannot print {type(e).__name__} as a Relax expression")
+
+    def _sinfo_kw(self, key, sinfos):
+        if not sinfos:
+            return []
+        if len(sinfos) == 1:
+            return [f"{key}={self.sinfo(sinfos[0])}"]
+        return [f"{key}=[{', '.join(self.sinfo(s) for s in sinfos)}]"]
+
+    def call(self, e):
+        op = e.op
+        args = [self.expr(a) for a in e.args]
+        if isinstance(op, Op) and op.name in _DPS and len(e.args) >= 2:
+            callee = quote(e.args[0].global_symbol) if isinstance(e.args[0], _r.ExternFunc) \
+                else args[0]
+            out = e.sinfo_args[0] if e.sinfo_args else None
+            parts = [callee, args[1]]
+            if isinstance(out, _si.TupleStructInfo) and len(out.fields) > 1:
+                parts.append(f"out_sinfo=[{', '.join(self.sinfo(f) for f in out.fields)}]")
+            elif out is not None:
+                parts.append(f"out_sinfo={self.sinfo(out)}")
+            if len(args) > 2:
+                parts.append(f"tir_vars={args[2]}")
+            return f"{_DPS[op.name]}({', '.join(parts)})"
+        if isinstance(op, Op) and op.name == "relax.call_pure_packed" and e.args and \
+                isinstance(e.args[0], _r.ExternFunc):
+            parts = [quote(e.args[0].global_symbol)] + args[1:]
+            parts += self._sinfo_kw("sinfo_args", e.sinfo_args)
+            return f"R.call_pure_packed({', '.join(parts)})"
+        if isinstance(op, _r.ExternFunc):
+            parts = [quote(op.global_symbol)] + args + self._sinfo_kw("sinfo_args", e.sinfo_args)
+            return f"R.call_packed({', '.join(parts)})"
+        parts = list(args)
+        for key, value in (e.attrs or {}).items():
+            parts.append(f"{key}={value_text(value, self.tir)}")
+        parts += self._sinfo_kw("sinfo_args", e.sinfo_args)
+        return f"{self.expr(op)}({', '.join(parts)})"
+
+    # -- bindings ------------------------------------------------------------------------
+    def binding(self, b, depth):
+        if isinstance(b.value, _r.If):
+            self.if_binding(b, depth)
+            return
+        value = self.expr(b.value)
+        if isinstance(b, MatchCast):
+            name = self.names.define(b.var, b.var.name_hint)
+            self.emit(depth, f"{name} = R.match_cast({value}, {self.sinfo(b.struct_info)})")
+            return
+        name = self.names.define(b.var, b.var.name_hint)
+        sinfo = b.var.struct_info_
+        annotate = sinfo is not None and not (isinstance(b.value, _r.Call) and b.value.sinfo_args)
+        if annotate:
+            self.emit(depth, f"{name}: {self.sinfo(sinfo)} = {value}")
+        else:
+            self.emit(depth, f"{name} = {value}")
+
+    def if_binding(self, b, depth):
+        node = b.value
+        self.emit(depth, f"if {self.expr(node.cond)}:")
+        branches = []
+        for branch in (node.true_branch, node.false_branch):
+            outer = self.names
+            self.names = self.tir.names = outer.child()
+            start = len(self.lines)
+            try:
+                result = self.seq_body(branch, depth + 1)
+            finally:
+                self.names = self.tir.names = outer
+            branches.append((start, result))
+        name = self.names.define(b.var, b.var.name_hint)
+        annotation = f": {self.sinfo(b.var.struct_info_)}" if b.var.struct_info_ else ""
+        # Insert "else:" and the branch results now that the variable has its name.
+        (t_start, t_res), (f_start, f_res) = branches
+        false_lines = self.lines[f_start:]
+        del self.lines[f_start:]
+        self.emit(depth + 1, f"{name}{annotation} = {t_res}")
+        self.emit(depth, "else:")
+        self.lines.extend(false_lines)
+        self.emit(depth + 1, f"{name}{annotation} = {f_res}")
+
+    def seq_body(self, body, depth):
+        """Prints the blocks of a SeqExpr and returns the text of its result."""
+        if not isinstance(body, SeqExpr):
+            return self.expr(body)
+        for block in body.blocks:
+            if isinstance(block, DataflowBlock):
+                self.emit(depth, "with R.dataflow():")
+                for b in block.bindings:
+                    self.binding(b, depth + 1)
+                outputs = [self.var(b.var) for b in block.bindings
+                           if not isinstance(b.var, _r.DataflowVar)]
+                self.emit(depth + 1, f"R.output({', '.join(outputs)})")
+            else:
+                for b in block.bindings:
+                    self.binding(b, depth)
+        return self.expr(body.body)
+
+    @staticmethod
+    def print_node(node):
+        """Text of a single Relax expression or struct info (None for other nodes)."""
+        printer = RelaxPrinter(NameTable(), Metadata())
+        if isinstance(node, _si.StructInfo):
+            return printer.sinfo(node)
+        if isinstance(node, (_r.Call, _r.Tuple, _r.TupleGetItem, _r.ShapeExpr, _r.PrimValue,
+                             _r.StringImm, _r.DataTypeImm, _r.ExternFunc, _r.Constant, Op)):
+            return printer.expr(node)
+        if isinstance(node, (VarBinding, MatchCast)):
+            printer.binding(node, 0)
+            return "\n".join(printer.lines)
+        if isinstance(node, SeqExpr):
+            result = printer.seq_body(node, 0)
+            return "\n".join(printer.lines + [f"return {result}"])
+        return None
+
+
+def print_relax_function(func, name, depth=0, meta=None, module_name=None):
+    """The lines of ``@R.function def name(...) -> ...:``."""
+    names = NameTable()
+    printer = RelaxPrinter(names, meta, module_name)
+    head, attrs = decorator("R.function", func, name)
+    tir_vars = _tir_vars(func)
+    for v in tir_vars:
+        names.define(v, v.name_hint)
+    printer.signature = True
+    params = []
+    for p in func.params:
+        params.append(f"{names.define(p, p.name_hint)}: {printer.sinfo(p.struct_info_)}")
+    ret = f" -> {printer.sinfo(func.ret_struct_info)}" if func.ret_struct_info is not None else ""
+    printer.signature = False
+    inner = depth + 1
+    if attrs:
+        printer.emit(inner, f"R.func_attr({value_text(attrs, printer.tir)})")
+    for v in tir_vars:
+        printer.emit(inner, f"{names.get(v)} = {var_decl(v)}")
+    if module_name is not None and _uses_global_vars(func):
+        printer.emit(inner, f"cls = {module_name}")
+    result = printer.seq_body(func.body, inner)
+    printer.emit(inner, f"return {result}")
+    header = [INDENT * depth + head,
+              INDENT * depth + f"def {name}({', '.join(params)}){ret}:"]
+    return header + printer.lines

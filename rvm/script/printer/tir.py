@@ -1,0 +1,374 @@
+"""PrimFuncs and TIR statements as script text (``@T.prim_func``, ``T.grid``, ``T.block``)."""
+from rvm.ir.expr import PrimExpr
+from rvm.ir.structural import structural_equal
+from rvm.tir import expr as _e
+from rvm.tir import stmt as _s
+from rvm.tir.buffer import Buffer
+from rvm.tir.stmt_functor import StmtExprVisitor
+from rvm.script.printer.names import NameTable
+from rvm.script.printer.tir_expr import ExprPrinter, int_text, quote
+
+INDENT = "    "
+_AXIS_KIND = {_e.IterVar.DataPar: ("spatial", "S"), _e.IterVar.CommReduce: ("reduce", "R"),
+              _e.IterVar.Ordered: ("scan", None), _e.IterVar.Opaque: ("opaque", None)}
+_LOOP_KIND = {_s.ForKind.SERIAL: "serial", _s.ForKind.PARALLEL: "parallel",
+              _s.ForKind.VECTORIZED: "vectorized", _s.ForKind.UNROLLED: "unroll",
+              _s.ForKind.THREAD_BINDING: "thread_binding"}
+
+
+def is_const(x, value):
+    """Whether ``x`` is the integer constant ``value``."""
+    return isinstance(x, _e.IntImm) and x.value == value
+
+
+def value_text(value, expr):
+    """Attribute values (Python literals, PrimExprs, nested lists and dicts) as script text."""
+    if value is None or isinstance(value, (bool, int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return quote(value)
+    if isinstance(value, PrimExpr):
+        return expr(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(value_text(v, expr) for v in value) + "]"
+    if isinstance(value, tuple):
+        inner = ", ".join(value_text(v, expr) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    if isinstance(value, dict):
+        items = ", ".join(f"{value_text(k, expr)}: {value_text(v, expr)}"
+                          for k, v in value.items())
+        return "{" + items + "}"
+    raise TypeError(f"cannot print attribute value of type {type(value).__name__}")
+
+
+def shape_text(dims, expr):
+    """A buffer shape tuple; constants of the shape's index dtype print as plain ints."""
+    symbolic = [d for d in dims if not isinstance(d, _e.IntImm)]
+    index_dtype = "int64" if any(d.dtype == "int64" for d in symbolic) else "int32"
+    parts = [str(d.value) if isinstance(d, _e.IntImm) and d.dtype == index_dtype else expr(d)
+             for d in dims]
+    return f"({parts[0]},)" if len(parts) == 1 else f"({', '.join(parts)})"
+
+
+def is_simple_buffer(buf):
+    """Whether a parameter buffer can be written as a ``T.Buffer(...)`` annotation."""
+    return (not buf.strides and is_const(buf.elem_offset, 0) and buf.scope == "global"
+            and all(isinstance(d, _e.IntImm) for d in buf.shape))
+
+
+def _uses_any(expr, var_ids):
+    found = []
+
+    class _Find(StmtExprVisitor):
+        def visit_var_(self, op):
+            if id(op) in var_ids:
+                found.append(op)
+
+    _Find().visit(expr)
+    return bool(found)
+
+
+def is_root_realize(body):
+    """Whether ``body`` is the implicit root block that the script shows as a comment."""
+    if not isinstance(body, _s.BlockRealize):
+        return False
+    block = body.block
+    return (block.name_hint == "root" and not block.iter_vars and not body.iter_values
+            and is_const(body.predicate, 1) and not block.reads and not block.writes
+            and block.init is None and not block.annotations and not block.match_buffers)
+
+
+class TIRPrinter:
+    """Prints statements into ``lines`` with the names of ``names``."""
+
+    def __init__(self, names):
+        self.names = names
+        self.root = names
+        self.lines = []
+        self.loops = {}
+        self.free_vars = []
+        self.expr = ExprPrinter(names, on_free_var=self._free_var)
+
+    def _free_var(self, var):
+        self.free_vars.append(var)
+        name = self.root.define(var, var.name_hint)
+        self.names.used.add(name)
+        return name
+
+    def emit(self, depth, text):
+        self.lines.append(INDENT * depth + text)
+
+    def define(self, obj, hint):
+        return self.names.define(obj, hint)
+
+    # -- buffers -------------------------------------------------------------------------
+    def buffer_args(self, buf, force_dtype=False):
+        """``(1, n), "float16", scope="shared"``: the arguments after a buffer's shape."""
+        args = [shape_text(buf.shape, self.expr)]
+        if force_dtype or buf.dtype != "float32":
+            args.append(quote(buf.dtype))
+        if buf.strides:
+            args.append(f"strides={shape_text(buf.strides, self.expr)}")
+        if not is_const(buf.elem_offset, 0):
+            args.append(f"elem_offset={self.expr(buf.elem_offset)}")
+        if buf.scope != "global":
+            args.append(f"scope={quote(buf.scope)}")
+        return ", ".join(args)
+
+    def declare_shape_vars(self, buf, depth):
+        """``n = T.int64()`` lines for the variables a buffer's shape introduces."""
+        for dim in tuple(buf.shape) + tuple(buf.strides) + (buf.elem_offset,):
+            if isinstance(dim, _e.Var) and not self.names.has(dim):
+                self.emit(depth, f"{self.define(dim, dim.name_hint)} = {var_decl(dim)}")
+
+    def region(self, region):
+        parts = []
+        for rng in region.region:
+            if is_const(rng.extent, 1):
+                parts.append(self.expr(rng.min))
+            elif is_const(rng.min, 0):
+                parts.append(f"0:{self.expr(rng.extent)}")
+            else:
+                parts.append(f"{self.expr(rng.min)}:{self.expr.range_end(rng.min, rng.extent)}")
+        return f"{self.expr.buffer_name(region.buffer)}[{', '.join(parts)}]"
+
+    # -- statements ----------------------------------------------------------------------
+    def stmt(self, node, depth):
+        method = getattr(self, "_" + type(node).__name__, None)
+        if method is None:
+            raise TypeError(f"the script printer cannot print {type(node).__name__} statements")
+        method(node, depth)
+
+    def _SeqStmt(self, node, depth):
+        for item in node.seq:
+            self.stmt(item, depth)
+
+    def _BufferStore(self, node, depth):
+        target = f"{self.expr.buffer_name(node.buffer)}[{self.expr.indices(node.indices)}]"
+        self.emit(depth, f"{target} = {self.expr(node.value)}")
+
+    def _Evaluate(self, node, depth):
+        if isinstance(node.value, _e.Call):
+            self.emit(depth, self.expr(node.value))
+        else:
+            self.emit(depth, f"T.evaluate({self.expr(node.value)})")
+
+    def _IfThenElse(self, node, depth):
+        self.emit(depth, f"if {self.expr(node.condition)}:")
+        self.stmt(node.then_case, depth + 1)
+        if node.else_case is not None:
+            self.emit(depth, "else:")
+            self.stmt(node.else_case, depth + 1)
+
+    def _While(self, node, depth):
+        self.emit(depth, f"while {self.expr(node.condition)}:")
+        self.stmt(node.body, depth + 1)
+
+    def _AssertStmt(self, node, depth):
+        self.emit(depth, f"assert {self.expr(node.condition)}, {self.expr(node.message)}")
+        self.stmt(node.body, depth)
+
+    def _LetStmt(self, node, depth):
+        value = self.expr(node.value)
+        name = self.define(node.var, node.var.name_hint)
+        self.emit(depth, f"{name}: T.{node.var.dtype} = {value}")
+        self.stmt(node.body, depth)
+
+    def _Allocate(self, node, depth):
+        extents = ", ".join(self.expr(e) for e in node.extents)
+        name = self.define(node.buffer_var, node.buffer_var.name_hint)
+        self.emit(depth, f"{name} = T.allocate([{extents}], {quote(node.dtype)})")
+        self.stmt(node.body, depth)
+
+    def _DeclBuffer(self, node, depth):
+        buf = node.buffer
+        args = self.buffer_args(buf, force_dtype=True)
+        data = self.expr(buf.data)
+        self.emit(depth, f"{self.define(buf, buf.name)} = T.decl_buffer({args}, data={data})")
+        self.stmt(node.body, depth)
+
+    def _grid_chain(self, node):
+        chain = [node]
+        var_ids = set()
+        while True:
+            var_ids.add(id(chain[-1].loop_var))
+            body = chain[-1].body
+            if not (isinstance(body, _s.For) and self._plain(body)) or \
+                    _uses_any(body.extent, var_ids):
+                return chain
+            chain.append(body)
+
+    @staticmethod
+    def _plain(loop):
+        return (loop.kind == _s.ForKind.SERIAL and is_const(loop.min, 0) and not loop.annotations
+                and loop.thread_binding is None)
+
+    def _For(self, node, depth):
+        outer = self.names
+        self.names = self.expr.names = outer.child()
+        try:
+            if self._plain(node):
+                chain = self._grid_chain(node)
+                extents = [self.expr(loop.extent) for loop in chain]
+                names = [self.define(loop.loop_var, loop.loop_var.name_hint) for loop in chain]
+                if len(chain) == 1:
+                    self.emit(depth, f"for {names[0]} in range({extents[0]}):")
+                else:
+                    self.emit(depth, f"for {', '.join(names)} in T.grid({', '.join(extents)}):")
+            else:
+                chain = [node]
+                self.emit(depth, f"for {self._loop_head(node)}:")
+            for loop in chain:
+                self.loops[id(loop.loop_var)] = loop
+            self.stmt(chain[-1].body, depth + 1)
+        finally:
+            self.names = self.expr.names = outer
+
+    def _loop_head(self, node):
+        args = [self.expr(node.extent)] if is_const(node.min, 0) else [
+            self.expr(node.min), self.expr.range_end(node.min, node.extent)]
+        if node.thread_binding is not None:
+            tag = getattr(node.thread_binding, "thread_tag", node.thread_binding)
+            args.append(f"thread={quote(tag)}")
+        if node.annotations:
+            args.append(f"annotations={value_text(node.annotations, self.expr)}")
+        name = self.define(node.loop_var, node.loop_var.name_hint)
+        return f"{name} in T.{_LOOP_KIND[node.kind]}({', '.join(args)})"
+
+    # -- blocks --------------------------------------------------------------------------
+    def _remappable(self, iv, value):
+        loop = self.loops.get(id(value)) if isinstance(value, _e.Var) else None
+        return (loop is not None and _AXIS_KIND[iv.iter_type][1] is not None
+                and is_const(loop.min, 0) and is_const(iv.dom.min, 0)
+                and structural_equal(iv.dom.extent, loop.extent, map_free_vars=False)
+                and iv.var.dtype == value.dtype)
+
+    def _axes(self, realize, depth):
+        pairs = list(zip(realize.block.iter_vars, realize.iter_values))
+        k = 0
+        while k < len(pairs):
+            run = []
+            seen = set()
+            while k < len(pairs) and self._remappable(*pairs[k]) and id(pairs[k][1]) not in seen:
+                run.append(pairs[k])
+                seen.add(id(pairs[k][1]))
+                k += 1
+            if run:
+                values = ", ".join(self.expr(v) for _, v in run)
+                kinds = "".join(_AXIS_KIND[iv.iter_type][1] for iv, _ in run)
+                names = ", ".join(self.define(iv.var, iv.var.name_hint) for iv, _ in run)
+                self.emit(depth, f'{names} = T.axis.remap("{kinds}", [{values}])')
+                continue
+            iv, value = pairs[k]
+            k += 1
+            dom = self.expr(iv.dom.extent) if is_const(iv.dom.min, 0) else \
+                f"({self.expr(iv.dom.min)}, {self.expr.range_end(iv.dom.min, iv.dom.extent)})"
+            value_text_ = self.expr(value)
+            name = self.define(iv.var, iv.var.name_hint)
+            self.emit(depth, f"{name} = T.axis.{_AXIS_KIND[iv.iter_type][0]}({dom}, {value_text_})")
+
+    def _BlockRealize(self, node, depth):
+        block = node.block
+        outer = self.names
+        self.names = self.expr.names = outer.child()
+        try:
+            self.emit(depth, f"with T.block({quote(block.name_hint)}):")
+            inner = depth + 1
+            self._axes(node, inner)
+            if not is_const(node.predicate, 1):
+                self.emit(inner, f"T.where({self.expr(node.predicate)})")
+            self.emit(inner, f"T.reads({', '.join(self.region(r) for r in block.reads)})")
+            self.emit(inner, f"T.writes({', '.join(self.region(r) for r in block.writes)})")
+            if block.annotations:
+                self.emit(inner, f"T.block_attr({value_text(block.annotations, self.expr)})")
+            self.alloc_buffers(block.alloc_buffers, inner)
+            for match in block.match_buffers:
+                buf = match.buffer
+                self.declare_shape_vars(buf, inner)
+                source = self.region(match.source)
+                args = self.buffer_args(buf)
+                self.emit(inner, f"{self.define(buf, buf.name)} = T.match_buffer({source}, {args})")
+            if block.init is not None:
+                self.emit(inner, "with T.init():")
+                self.stmt(block.init, inner + 1)
+            self.stmt(block.body, inner)
+        finally:
+            self.names = self.expr.names = outer
+
+    def alloc_buffers(self, buffers, depth):
+        for buf in buffers:
+            self.declare_shape_vars(buf, depth)
+            args = self.buffer_args(buf)
+            self.emit(depth, f"{self.define(buf, buf.name)} = T.alloc_buffer({args})")
+
+
+def var_decl(var):
+    """``T.int64()``: the declaration of a symbolic variable."""
+    size = ", is_size_var=True" if isinstance(var, _e.SizeVar) else ""
+    return f"T.{var.dtype}({size.lstrip(', ')})"
+
+
+def decorator(kind, func, name):
+    """``@T.prim_func`` / ``@R.function(private=True)`` and the attrs left to print."""
+    attrs = dict(func.attrs or {})
+    symbol = attrs.pop("global_symbol", None)
+    options = []
+    if symbol is None:
+        options.append("private=True")
+    elif symbol != name:
+        attrs["global_symbol"] = symbol
+    if kind == "R.function" and not func.is_pure:
+        options.append("pure=False")
+    return f"@{kind}({', '.join(options)})" if options else f"@{kind}", attrs
+
+
+def print_prim_func(func, name, depth=0, names=None):
+    """The lines of ``@T.prim_func def name(...)``."""
+    names = names if names is not None else NameTable()
+    printer = TIRPrinter(names)
+    head, attrs = decorator("T.prim_func", func, name)
+    params = []
+    deferred = []
+    for p in func.params:
+        buf = func.buffer_map.get(p)
+        if buf is not None and is_simple_buffer(buf):
+            pname = printer.define(buf, buf.name)
+            names.names[id(p)] = pname
+            params.append(f"{pname}: T.Buffer({printer.buffer_args(buf, force_dtype=True)})")
+        else:
+            pname = printer.define(p, p.name_hint)
+            params.append(f"{pname}: T.{p.dtype}" if p.dtype != "handle" or buf is None
+                          else f"{pname}: T.handle")
+            if buf is not None:
+                deferred.append((pname, buf))
+    body_depth = depth + 1
+    header = [INDENT * depth + head, INDENT * depth + f"def {name}({', '.join(params)}):"]
+    if attrs:
+        printer.emit(body_depth, f"T.func_attr({value_text(attrs, printer.expr)})")
+    for pname, buf in deferred:
+        printer.declare_shape_vars(buf, body_depth)
+        args = printer.buffer_args(buf)
+        printer.emit(body_depth, f"{printer.define(buf, buf.name)} = T.match_buffer({pname}, {args})")
+    prologue = len(printer.lines)
+    body = func.body
+    if is_root_realize(body):
+        printer.emit(body_depth, '# with T.block("root"):')
+        printer.alloc_buffers(body.block.alloc_buffers, body_depth)
+        body = body.block.body
+    printer.stmt(body, body_depth)
+    decls = [INDENT * body_depth + f"{names.get(v)} = {var_decl(v)}" for v in printer.free_vars]
+    return header + printer.lines[:prologue] + decls + printer.lines[prologue:]
+
+
+def print_stmt(node):
+    """A statement (or a sequence of them) as script lines."""
+    printer = TIRPrinter(NameTable())
+    printer.stmt(node, 0)
+    decls = [f"{printer.names.get(v)} = {var_decl(v)}" for v in printer.free_vars]
+    return decls + printer.lines
+
+
+def print_buffer(buf):
+    """``T.Buffer((128, 128), "float32")`` for a buffer outside any function."""
+    printer = TIRPrinter(NameTable())
+    return f"T.Buffer({printer.buffer_args(buf, force_dtype=True)})"

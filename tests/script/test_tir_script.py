@@ -1,0 +1,154 @@
+"""TIR script: parsing prim_funcs, printing them back, and reading the printed text again."""
+import pytest
+
+from rvm.ir import assert_structural_equal
+from rvm.script import ParseError, from_source
+from rvm.script import tir as T
+from rvm.tir import expr as _e
+from rvm.tir import stmt as _s
+
+LINEAR0 = '''
+@T.prim_func
+def linear0(x: T.handle, w: T.handle, b: T.handle, z: T.handle):
+    m, n, k = T.int64(), T.int64(), T.int64()
+    X = T.match_buffer(x, (1, m), "float32")
+    W = T.match_buffer(w, (n, m), "float32")
+    B = T.match_buffer(b, (n,), "float32")
+    Z = T.match_buffer(z, (1, n), "float32")
+    Y = T.alloc_buffer((1, n), "float32")
+    for i, j, k in T.grid(1, n, m):
+        with T.block("Y"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                Y[vi, vj] = T.float32(0)
+            Y[vi, vj] = Y[vi, vj] + X[vi, vk] * W[vj, vk]
+    for i, j in T.grid(1, n):
+        with T.block("Z"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            Z[vi, vj] = Y[vi, vj] + B[vj]
+'''
+
+LINEAR0_PRINTED = '''# from rvm.script import tir as T
+
+@T.prim_func
+def linear0(x: T.handle, w: T.handle, b: T.handle, z: T.handle):
+    m = T.int64()
+    X = T.match_buffer(x, (1, m))
+    n = T.int64()
+    W = T.match_buffer(w, (n, m))
+    B = T.match_buffer(b, (n,))
+    Z = T.match_buffer(z, (1, n))
+    # with T.block("root"):
+    Y = T.alloc_buffer((1, n))
+    for i, j, k in T.grid(1, n, m):
+        with T.block("Y"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            T.reads(X[vi, vk], W[vj, vk])
+            T.writes(Y[vi, vj])
+            with T.init():
+                Y[vi, vj] = T.float32(0.0)
+            Y[vi, vj] = Y[vi, vj] + X[vi, vk] * W[vj, vk]
+    for i, j in T.grid(1, n):
+        with T.block("Z"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(Y[vi, vj], B[vj])
+            T.writes(Z[vi, vj])
+            Z[vi, vj] = Y[vi, vj] + B[vj]'''
+
+
+def test_linear0_parses_into_blocks_with_inferred_regions():
+    f = from_source(LINEAR0)
+    assert f.attrs["global_symbol"] == "linear0"
+    assert [p.dtype for p in f.params] == ["handle"] * 4
+    root = f.body.block
+    assert root.name_hint == "root" and [b.name for b in root.alloc_buffers] == ["Y"]
+    loop = root.body.seq[0]
+    assert isinstance(loop, _s.For) and loop.loop_var.dtype == "int32"
+    realize = loop.body.body.body
+    block = realize.block
+    assert [iv.iter_type for iv in block.iter_vars] == [0, 0, 2]
+    assert [r.buffer.name for r in block.reads] == ["X", "W"]
+    assert [w.buffer.name for w in block.writes] == ["Y"]
+    assert block.init is not None
+
+
+def test_linear0_prints_like_the_seed():
+    assert from_source(LINEAR0).script() == LINEAR0_PRINTED
+
+
+def test_printed_linear0_reads_back_equal():
+    f = from_source(LINEAR0)
+    assert_structural_equal(from_source(f.script()), f)
+
+
+def test_decorated_prim_func_with_closure_constant():
+    size = 8
+
+    @T.prim_func
+    def scale(A: T.Buffer((size,), "float32"), B: T.Buffer((size,), "float32")):
+        for i in T.parallel(size):
+            with T.block("B"):
+                vi = T.axis.spatial(size, i)
+                B[vi] = T.if_then_else(A[vi] > T.float32(0), A[vi] * T.float32(2), T.exp(A[vi]))
+
+    assert scale.attrs["global_symbol"] == "scale"
+    loop = scale.body.block.body
+    assert loop.kind == _s.ForKind.PARALLEL and loop.extent.value == 8
+    value = loop.body.block.body.value
+    assert isinstance(value, _e.Call) and value.op == "tir.if_then_else"
+    assert_structural_equal(from_source(scale.script()), scale)
+
+
+def test_statement_forms_round_trip():
+    f = from_source('''
+@T.prim_func(private=True)
+def kernel(a: T.handle, n: T.int32):
+    T.func_attr({"tir.noalias": True, "note": "x"})
+    A = T.match_buffer(a, (n, 16), "float16", scope="global")
+    for i in T.serial(2, n):
+        for j in T.vectorized(16):
+            if i % 2 == 0 and j < 8:
+                A[i, j] = T.Cast("float16", T.max(i // 2, j))
+            else:
+                A[i, j] = T.float16(1)
+    for t in T.unroll(4, annotations={"pragma": 1}):
+        x = t * 2 + 1
+        T.evaluate(T.call_packed("env.log", A, x))
+    while n < 4:
+        T.evaluate(0)
+''')
+    assert "global_symbol" not in f.attrs and f.attrs["note"] == "x"
+    text = f.script()
+    assert "@T.prim_func(private=True)" in text
+    assert "for i in T.serial(2, n):" in text
+    assert_structural_equal(from_source(text), f)
+
+
+def test_where_and_explicit_regions_round_trip():
+    f = from_source('''
+@T.prim_func
+def tiled(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16,), "float32")):
+    for i0, k in T.grid(4, 16):
+        for i1 in range(4):
+            with T.block("B"):
+                vi = T.axis.spatial(16, i0 * 4 + i1)
+                vk = T.axis.reduce(16, k)
+                T.where(i0 * 4 + i1 < 15)
+                T.reads(A[vi, 0:16])
+                T.writes(B[vi])
+                T.block_attr({"meta": 3})
+                with T.init():
+                    B[vi] = T.float32(0)
+                B[vi] = B[vi] + A[vi, vk]
+''')
+    block = f.body.block.body.body.body.body.block
+    assert block.reads[0].region[1].extent.value == 16
+    assert_structural_equal(from_source(f.script()), f)
+
+
+def test_parse_error_points_at_the_line():
+    with pytest.raises(ParseError) as info:
+        from_source(LINEAR0.replace('"SSR"', '"SSX"'))
+    err = info.value
+    assert err.line == 12 and "bad axis kind 'X'" in str(err)
+    assert 'T.axis.remap("SSX"' in str(err) and "^" in str(err)
