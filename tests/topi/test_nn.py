@@ -51,3 +51,20 @@ def test_softmax(axis):
     e = np.exp(xv - xv.max(axis=axis, keepdims=True))
     np.testing.assert_allclose(evaluate(topi.nn.softmax(x, axis), [x], [xv]),
                                e / e.sum(axis=axis, keepdims=True), rtol=1e-5)
+
+
+def test_dense_with_symbolic_batch_and_int64_dims():
+    from rvm import tir
+    from tests.tir.evaluator import run
+    n = tir.Var("n", "int64")
+    four, three = tir.const(4, "int64"), tir.const(3, "int64")
+    x = te.placeholder((n, four), name="x")
+    w = te.placeholder((three, four), name="w")
+    y = topi.nn.dense(x, w)
+    f = te.create_prim_func([x, w, y])
+    assert tir.analysis.verify_well_formed(f)
+    for batch in (1, 3):
+        xv, wv = rand(batch, 4), rand(3, 4, seed=5)
+        out = np.zeros((batch, 3), "float32")
+        run(f, xv, wv, out)
+        np.testing.assert_allclose(out, xv @ wv.T, rtol=1e-5, atol=1e-6)
