@@ -258,7 +258,9 @@ class _Hasher:
         elif isinstance(x, str):
             self.token("str", str(x))
         elif isinstance(x, float):
-            self.token("float", struct.pack("<d", x).hex())
+            # Equal floats must hash alike: -0.0 == 0.0, and every NaN equals every NaN here.
+            canonical = "nan" if math.isnan(x) else struct.pack("<d", x + 0.0).hex()
+            self.token("float", canonical)
         else:
             self.token(type(x).__name__, repr(x))
 

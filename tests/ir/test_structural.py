@@ -104,3 +104,10 @@ def test_hash_is_deterministic_and_distinguishes_structure():
     assert structural_hash(x + 1) == structural_hash(tir.Var("z") + 1)
     assert structural_hash(x + 1) != structural_hash(x - 1)
     assert structural_hash(x + x) != structural_hash(x + tir.Var("w"))
+
+
+def test_hash_agrees_with_equality_on_float_corner_cases():
+    for a, b in [(0.0, -0.0), (float("nan"), float("nan"))]:
+        assert structural_equal([a], [b])
+        assert structural_hash([a]) == structural_hash([b])
+    assert not structural_equal([1], [True]) and structural_hash([1]) != structural_hash([True])
