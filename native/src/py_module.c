@@ -119,38 +119,46 @@ static PyObject* load_library(PyObject* self, PyObject* path_obj) {
   return PyLong_FromVoidPtr(handle);
 }
 
+/* Reads a sequence of ints into *shape: stack when it has room, else PyMem heap. */
+static int parse_shape(PyObject* obj, int64_t* stack, int64_t** shape, Py_ssize_t* ndim) {
+  PyObject* fast = PySequence_Fast(obj, "shape must be a sequence of ints");
+  if (fast == NULL) return -1;
+  *ndim = PySequence_Fast_GET_SIZE(fast);
+  *shape = *ndim <= 8 ? stack : (int64_t*)PyMem_Malloc(sizeof(int64_t) * (size_t)*ndim);
+  if (*shape == NULL) {
+    Py_DECREF(fast);
+    PyErr_NoMemory();
+    return -1;
+  }
+  for (Py_ssize_t i = 0; i < *ndim; ++i) {
+    (*shape)[i] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(fast, i));
+    if ((*shape)[i] == -1 && PyErr_Occurred()) {
+      Py_DECREF(fast);
+      if (*shape != stack) PyMem_Free(*shape);
+      return -1;
+    }
+  }
+  Py_DECREF(fast);
+  return 0;
+}
+
 static PyObject* ndarray_empty(PyObject* self, PyObject* args) {
   PyObject* shape_obj;
   int code, bits, lanes, device_type, device_id;
   if (!PyArg_ParseTuple(args, "Oiiiii:ndarray_empty", &shape_obj, &code, &bits, &lanes,
                         &device_type, &device_id))
     return NULL;
-  PyObject* fast = PySequence_Fast(shape_obj, "shape must be a sequence of ints");
-  if (fast == NULL) return NULL;
-  Py_ssize_t ndim = PySequence_Fast_GET_SIZE(fast);
   int64_t stack[8];
-  int64_t* shape = ndim <= 8 ? stack : (int64_t*)PyMem_Malloc(sizeof(int64_t) * (size_t)ndim);
-  PyObject* result = NULL;
-  if (shape == NULL) {
-    Py_DECREF(fast);
-    return PyErr_NoMemory();
-  }
-  for (Py_ssize_t i = 0; i < ndim; ++i) {
-    shape[i] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(fast, i));
-    if (shape[i] == -1 && PyErr_Occurred()) goto out;
-  }
+  int64_t* shape;
+  Py_ssize_t ndim;
+  if (parse_shape(shape_obj, stack, &shape, &ndim) != 0) return NULL;
   DLDataType dtype = {(uint8_t)code, (uint8_t)bits, (uint16_t)lanes};
   DLDevice device = {device_type, device_id};
   RVMNDArray* arr;
-  if (RVMArrayAlloc(shape, (int)ndim, dtype, device, &arr) != 0) {
-    rvm_raise_last_error();
-    goto out;
-  }
-  result = rvm_ndarray_wrap(arr, 1);
-out:
+  int rc = RVMArrayAlloc(shape, (int)ndim, dtype, device, &arr);
   if (shape != stack) PyMem_Free(shape);
-  Py_DECREF(fast);
-  return result;
+  if (rc != 0) return rvm_raise_last_error();
+  return rvm_ndarray_wrap(arr, 1);
 }
 
 static PyObject* ndarray_from_dlpack(PyObject* self, PyObject* capsule) {
@@ -185,40 +193,27 @@ static PyObject* ndarray_view(PyObject* self, PyObject* args) {
                         &shape_obj, &code, &bits, &lanes))
     return NULL;
   if (base->arr == NULL) return PyErr_Format(PyExc_ValueError, "view of an empty NDArray");
-  PyObject* fast = PySequence_Fast(shape_obj, "shape must be a sequence of ints");
-  if (fast == NULL) return NULL;
-  Py_ssize_t ndim = PySequence_Fast_GET_SIZE(fast);
   int64_t stack[8];
-  int64_t* shape = ndim <= 8 ? stack : (int64_t*)PyMem_Malloc(sizeof(int64_t) * (size_t)ndim);
-  PyObject* result = NULL;
-  if (shape == NULL) {
-    Py_DECREF(fast);
-    return PyErr_NoMemory();
-  }
-  for (Py_ssize_t i = 0; i < ndim; ++i) {
-    shape[i] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(fast, i));
-    if (shape[i] == -1 && PyErr_Occurred()) goto out;
-  }
+  int64_t* shape;
+  Py_ssize_t ndim;
+  if (parse_shape(shape_obj, stack, &shape, &ndim) != 0) return NULL;
   DLTensor* t = &base->arr->dl;
   DLDataType dtype = {(uint8_t)code, (uint8_t)bits, (uint16_t)lanes};
   int64_t base_bytes = RVMDataSize(t->shape, t->ndim, t->dtype);
   int64_t need = RVMDataSize(shape, (int)ndim, dtype);
+  PyObject* result = NULL;
+  RVMNDArray* arr;
   if (offset < 0 || offset + need > base_bytes) {
     PyErr_Format(PyExc_ValueError,
                  "a view of %lld bytes at offset %lld does not fit in a tensor of %lld bytes",
                  (long long)need, offset, (long long)base_bytes);
-    goto out;
-  }
-  RVMNDArray* arr;
-  if (RVMNDArrayCreateView(&base->arr->header, (char*)t->data + t->byte_offset + offset, shape,
-                           (int)ndim, dtype, t->device, &arr) != 0) {
+  } else if (RVMNDArrayCreateView(&base->arr->header, (char*)t->data + t->byte_offset + offset,
+                                  shape, (int)ndim, dtype, t->device, &arr) != 0) {
     rvm_raise_last_error();
-    goto out;
+  } else {
+    result = rvm_ndarray_wrap(arr, 1);
   }
-  result = rvm_ndarray_wrap(arr, 1);
-out:
   if (shape != stack) PyMem_Free(shape);
-  Py_DECREF(fast);
   return result;
 }
 
