@@ -55,6 +55,13 @@ def _loads_of(expr, buffer):
     return loads
 
 
+def _has_load(exprs):
+    found = []
+    for e in exprs:
+        post_order_visit(e, lambda n: found.append(n) if isinstance(n, BufferLoad) else None)
+    return bool(found)
+
+
 def _linear_terms(expr):
     """{id(var): (var, coeff)} and a constant for sums of constant multiples of vars, else None."""
     if isinstance(expr, IntImm):
@@ -146,6 +153,8 @@ class _Localizer(StmtMutator):
         init, update = block.init, block.body
         if not (isinstance(init, BufferStore) and isinstance(update, BufferStore)):
             return None
+        if _has_load(list(init.indices) + list(update.indices)):
+            return None  # indirect output indices: leave the reduction as it is
         out = update.buffer
         if init.buffer.data is not out.data or _loads_of(init.value, out):
             return None

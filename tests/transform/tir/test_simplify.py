@@ -31,3 +31,16 @@ def test_already_simple_function_is_unchanged():
     i = tir.Var("i")
     func = tir.PrimFunc([A], tir.For(i, 0, 4, "serial", tir.BufferStore(A, A[i] * 2.0, [i])))
     assert_structural_equal(simplify_prim_func(func).body, func.body)
+
+
+def test_loads_of_different_buffers_are_not_merged():
+    A = tir.decl_buffer((4,), "int32", name="A")
+    B = tir.decl_buffer((4,), "int32", name="B")
+    C = tir.decl_buffer((4,), "int32", name="C")
+    i = tir.Var("i")
+    store = tir.BufferStore(C, A[i] + B[i + 0], [i])
+    func = tir.PrimFunc([A, B, C], tir.For(i, 0, 4, "serial", store))
+    value = simplify_prim_func(func).body.body.value
+    assert isinstance(value, tir.Add)
+    assert value.a.buffer is A and value.b.buffer is B
+    assert_structural_equal(value.b.indices[0], i)

@@ -1,0 +1,85 @@
+"""The emitted C: loop pragmas, restrict, local accumulators, allocations, unsupported input."""
+import pytest
+
+from rvm import te, tir
+from rvm.codegen.c_source import CodegenError, render_c_source
+from rvm.codegen.c_target import render_c
+from rvm.tir.stmt import ForKind
+from rvm.transform.tir.pipeline import lower_module
+from tests.codegen.kernel_cases import set_loop_kind
+
+
+def _source(func, use_openmp=True):
+    return render_c(lower_module(func), use_openmp)
+
+
+def _elementwise(shape=(64, 8)):
+    A = te.placeholder(shape, name="A")
+    return te.create_prim_func([A, te.compute(shape, lambda i, j: A[i, j] * 2.0, name="B")])
+
+
+def test_one_exported_symbol_per_function_with_restrict_pointers():
+    src = _source(_elementwise())
+    assert src.count("RVM_EXPORT int rvm_kernel_main(") == 1
+    assert "float* restrict A" in src and "float* restrict B" in src
+
+
+def test_no_restrict_without_noalias():
+    func = _elementwise().without_attr("tir.noalias")
+    assert "restrict" not in _source(func).split("rvm_kernel_main")[1]
+
+
+def test_loop_kinds_become_pragmas():
+    func = set_loop_kind(set_loop_kind(_elementwise(), "i", ForKind.PARALLEL), "j",
+                         ForKind.VECTORIZED)
+    src = _source(func)
+    assert "#pragma omp parallel for" in src and "#pragma omp simd" in src
+    unrolled = _source(set_loop_kind(_elementwise(), "j", ForKind.UNROLLED))
+    assert "#pragma GCC unroll 8" in unrolled
+
+
+def test_reduction_uses_a_scalar_accumulator_with_simd_reduction():
+    A = te.placeholder((16, 32), name="A")
+    k = te.reduce_axis((0, 32), name="k")
+    src = _source(te.create_prim_func([A, te.compute((16,), lambda i: te.sum(A[i, k], axis=k),
+                                                     name="S")]))
+    assert "float S_local;" in src
+    assert "#pragma omp simd reduction(+:S_local)" in src
+
+
+def test_large_and_symbolic_allocations_go_to_the_heap():
+    n = te.var("n", "int64")
+    A = te.placeholder((n,), name="A")
+    T = te.compute((n,), lambda i: A[i] + 1.0, name="T")
+    src = _source(te.create_prim_func([A, te.compute((n,), lambda i: T[i] * 2.0, name="B")]))
+    assert "malloc(" in src and "free(T);" in src
+    small = _source(te.create_prim_func([
+        te.placeholder((4,), name="X"),
+        te.compute((4,), lambda i: te.compute((4,), lambda j: j * 1.0, name="U")[i] + 1.0)]))
+    assert "float U[4] __attribute__((aligned(64)));" in small
+
+
+def test_unsupported_dtype_is_reported():
+    A = te.placeholder((4,), "float16", name="A")
+    func = te.create_prim_func([A, te.compute((4,), lambda i: A[i], name="B")])
+    with pytest.raises(CodegenError, match="float16"):
+        _source(func)
+
+
+def test_unbound_variable_is_reported():
+    A = tir.decl_buffer((4,), "float32", name="A")
+    i, x = tir.Var("i"), tir.Var("x")
+    func = tir.PrimFunc([A], tir.For(i, 0, 4, "serial", tir.BufferStore(
+        A, x.astype("float32"), [i])))
+    with pytest.raises(ValueError, match="uses x"):
+        render_c_source([("main", func)], use_openmp=False)
+
+
+def test_names_are_sanitized_and_unique():
+    A = tir.decl_buffer((4,), "float32", name="int")
+    B = tir.decl_buffer((4,), "float32", name="int")
+    i = tir.Var("i")
+    func = tir.PrimFunc([A, B], tir.For(i, 0, 4, "serial", tir.BufferStore(B, A[i], [i])))
+    src = render_c_source([("weird-name", func)], use_openmp=False)
+    assert "rvm_kernel_weird_name(" in src
+    assert "float* v_int = " in src and "float* v_int_1 = " in src
