@@ -49,7 +49,14 @@ def _key_text(key):
     return repr(key)
 
 
-def _binding_fields(node):
+def _binding_fields(node, declared):
+    """The fields where ``node`` defines variables.
+
+    A class with ``_declared_by_parent = True`` (tir.Buffer) defines its variables only
+    where a parent declares it (a binding field of the parent), not where it is used.
+    """
+    if getattr(type(node), "_declared_by_parent", False) and not declared:
+        return ()
     return getattr(type(node), "_binding_fields", ())
 
 
@@ -83,7 +90,7 @@ class _EqualChecker:
         key = (id(a), id(b))
         if key in self.proven:
             return
-        binding_fields = _binding_fields(a)
+        binding_fields = _binding_fields(a, binding)
         for name in a._fields:
             self.check(getattr(a, name), getattr(b, name), f"{path}.{name}",
                        binding=name in binding_fields)
@@ -178,8 +185,9 @@ def structural_equal(lhs, rhs, map_free_vars=True):
     """Whether ``lhs`` and ``rhs`` have the same structure, up to renaming of variables.
 
     With ``map_free_vars=False``, variables are matched only where a node
-    defines them (fields listed in its ``_binding_fields``); elsewhere they
-    must be the same object.
+    defines them (fields listed in its ``_binding_fields``: loop variables,
+    parameters, block axes, declared buffers); elsewhere they must be the
+    same object.
 
     >>> from rvm.ir.expr import GlobalVar
     >>> structural_equal(GlobalVar("f"), GlobalVar("f"))

@@ -43,6 +43,7 @@ class Buffer(Node):
 
     _fields = ("data", "dtype", "shape", "strides", "elem_offset", "scope")
     _binding_fields = ("data", "shape", "strides", "elem_offset")
+    _declared_by_parent = True  # defines its variables only where it is declared
 
     def __init__(self, data, dtype, shape, strides=(), elem_offset=None, name="buffer",
                  scope="global", span=None):

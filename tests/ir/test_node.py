@@ -33,4 +33,5 @@ def test_generic_repr_lists_fields():
         def __init__(self, a, b):
             self.a, self.b = a, b
 
-    assert repr(Pair(1, 2)) == "Pair(a=1, b=2)"
+    from rvm.ir.node import generic_repr
+    assert generic_repr(Pair(1, 2)) == "Pair(a=1, b=2)"

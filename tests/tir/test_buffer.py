@@ -51,3 +51,16 @@ def test_renamed_buffers_are_structurally_equal():
 def test_bad_shape_is_rejected():
     with pytest.raises(TypeError, match="shape"):
         tir.decl_buffer((4, "x"))
+
+
+def test_map_free_vars_false_distinguishes_used_buffers():
+    a = tir.decl_buffer((4,), name="A")
+    b = tir.decl_buffer((4,), name="B")
+    i = tir.Var("i")
+    assert structural_equal(a[i], b[i])
+    assert not structural_equal(a[i], b[i], map_free_vars=False)
+    assert structural_equal(a[i], a[i], map_free_vars=False)
+    # Declared buffers (function parameters) are definitions, so renamed functions still match.
+    fa = tir.PrimFunc([a], tir.BufferStore(a, 1.0, [0]))
+    fb = tir.PrimFunc([b], tir.BufferStore(b, 1.0, [0]))
+    assert structural_equal(fa, fb, map_free_vars=False)
