@@ -7,7 +7,8 @@ those loops: the accumulator starts at the init value, the loops update it,
 and the result is stored once. The C compiler can then keep the accumulator
 in a register and vectorize the reduction loop, which the pass marks with
 ``"rvm.simd_reduction": (op, accumulator data var)`` for a recognised
-combiner (``+``, ``*``, ``max``, ``min``).
+combiner (``+``, ``*``, ``max``, ``min``) when the loop reads memory with unit
+stride (vectorizing a strided reduction needs gathers, which are slower).
 
     for i, j, k in T.grid(n, m, l):               for i, j in T.grid(n, m):
         with T.block("C"):                            acc = T.alloc_buffer((1,), scope="local")
@@ -117,6 +118,38 @@ def _visits_each_point_once(values, loops):
     return used == set(extents)
 
 
+def _coefficient(expr, var):
+    lin = _linear_terms(expr)
+    if lin is None:
+        return None
+    return lin[0].get(id(var), (var, 0))[1]
+
+
+def _unit_stride(value, out, realize, loop_var):
+    """Whether every load in ``value`` reads consecutive elements (or one element) as
+    ``loop_var`` advances; strided reductions are left to the compiler's cost model."""
+    steps = {}
+    for iv, bound in zip(realize.block.iter_vars, realize.iter_values):
+        coeff = _coefficient(bound, loop_var)
+        if coeff != 0:
+            steps[id(iv.var)] = (iv.var, coeff)
+    loads = []
+    post_order_visit(value, lambda n: loads.append(n) if isinstance(n, BufferLoad) else None)
+    for load in loads:
+        if load.buffer.data is out.data:
+            continue
+        for position, index in enumerate(load.indices):
+            stride = 0
+            for var, coeff in steps.values():
+                c = _coefficient(index, var)
+                if c is None or coeff is None:
+                    return False
+                stride += c * coeff
+            if stride != 0 and (position != len(load.indices) - 1 or stride != 1):
+                return False
+    return True
+
+
 def _combiner(value, load):
     """The reduction operator of ``out = op(out, x)`` (either order), else None."""
     op = _COMBINERS.get(type(value))
@@ -210,7 +243,8 @@ class _Localizer(StmtMutator):
         body = realize.with_fields(block=new_block)
         for k, loop in reversed(list(enumerate(loops[split:]))):
             annotations = dict(loop.annotations)
-            if k == len(loops) - split - 1 and combiner and loop.kind == ForKind.SERIAL:
+            if k == len(loops) - split - 1 and combiner and loop.kind == ForKind.SERIAL \
+                    and _unit_stride(update.value, out, realize, loop.loop_var):
                 annotations[SIMD_REDUCTION] = (combiner, acc.data)
             body = loop.with_fields(body=body, annotations=annotations)
         mapping = {iv.var: v if v.dtype == iv.var.dtype else _op.cast(v, iv.var.dtype)

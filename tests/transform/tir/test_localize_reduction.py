@@ -5,12 +5,14 @@ from rvm.tir import IterVar, Range
 from rvm.transform.tir.localize_reduction import SIMD_REDUCTION, localize_reduction
 
 
-def _matmul_block(A, B, C, i, j, k, combine=None):
+def _matmul_block(A, B, C, i, j, k, combine=None, transposed_b=True):
+    """C[i, j] = sum_k A[i, k] * B[j, k] (B[k, j] when not ``transposed_b``)."""
     vi = IterVar(Range(0, 4), "vi", IterVar.DataPar)
     vj = IterVar(Range(0, 4), "vj", IterVar.DataPar)
     vk = IterVar(Range(0, 8), "vk", IterVar.CommReduce)
     cur = C[vi.var, vj.var]
-    term = A[vi.var, vk.var] * B[vk.var, vj.var]
+    b = B[vj.var, vk.var] if transposed_b else B[vk.var, vj.var]
+    term = A[vi.var, vk.var] * b
     value = combine(cur, term) if combine else cur + term
     block = tir.Block([vi, vj, vk], [], [], "C", tir.BufferStore(C, value, [vi.var, vj.var]),
                       init=tir.BufferStore(C, tir.const(0, "float32"), [vi.var, vj.var]))
@@ -19,7 +21,7 @@ def _matmul_block(A, B, C, i, j, k, combine=None):
 
 def _buffers():
     return (tir.decl_buffer((4, 8), "float32", name="A"),
-            tir.decl_buffer((8, 4), "float32", name="B"),
+            tir.decl_buffer((4, 8), "float32", name="B"),
             tir.decl_buffer((4, 4), "float32", name="C"))
 
 
@@ -48,6 +50,17 @@ def test_max_reduction_is_recognised():
         k, 0, 8, "serial", _matmul_block(A, B, C, i, j, k, combine=tir.max))))
     loop = localize_reduction(tir.PrimFunc([A, B, C], nest)).body.body.body.body.body.seq[1]
     assert loop.annotations[SIMD_REDUCTION][0] == "max"
+
+
+def test_strided_reduction_is_localized_without_simd():
+    A, B, C = _buffers()
+    B = tir.decl_buffer((8, 4), "float32", name="B")
+    i, j, k = tir.Var("i"), tir.Var("j"), tir.Var("k")
+    nest = tir.For(i, 0, 4, "serial", tir.For(j, 0, 4, "serial", tir.For(
+        k, 0, 8, "serial", _matmul_block(A, B, C, i, j, k, transposed_b=False))))
+    alloc = localize_reduction(tir.PrimFunc([A, B, C], nest)).body.body.body
+    loop = alloc.body.body.seq[1]
+    assert isinstance(alloc, tir.Allocate) and SIMD_REDUCTION not in loop.annotations
 
 
 def test_reduction_outside_spatial_loop_is_left_alone():
