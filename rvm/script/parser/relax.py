@@ -8,7 +8,9 @@ from rvm.relax import struct_info as _si
 from rvm.relax.binding import BindingBlock, DataflowBlock, MatchCast, SeqExpr, VarBinding
 from rvm.relax.function import Function
 from rvm.relax.normalizer import Normalizer
+from rvm.relax.op.registry import list_op_names
 from rvm.tir import expr as _e
+from rvm.script.parser.core import Namespace
 from rvm.script.parser.diagnostics import ParseError
 from rvm.script.parser.metadata import decode_array
 from rvm.script.parser.relax_builtins import (
@@ -93,9 +95,12 @@ class RelaxParser(TIRParser):
         return super().unknown_name_message(name)
 
     def dynamic_builtin(self, dialect, name):
-        if dialect == "relax":
-            return operator_builtin(name)
-        return None
+        if dialect != "relax":
+            return None
+        builtin = operator_builtin(name)
+        if builtin is None and any(op.startswith(f"relax.{name}.") for op in list_op_names()):
+            return Namespace("relax", name)  # R.nn, R.image...
+        return builtin
 
     def attribute(self, value, attr, node):
         if isinstance(value, ModuleRef):
