@@ -1,8 +1,22 @@
 """SPEC §4's hand-written bytecode, as written, through the rvm.relax names."""
 import numpy as np
+import pytest
 
 
-def test_spec_4_exec_builder_program():
+@pytest.fixture
+def restore_test_vm_add():
+    """Other tests register their own test.vm.add; put theirs back afterwards."""
+    import rvm
+
+    previous = rvm.get_global_func("test.vm.add", allow_missing=True)
+    yield
+    if previous is not None:
+        rvm.register_func("test.vm.add", previous, override=True)
+    else:
+        rvm.runtime.remove_global_func("test.vm.add")
+
+
+def test_spec_4_exec_builder_program(restore_test_vm_add):
     import rvm
     from rvm import relax
 
@@ -25,8 +39,6 @@ def test_spec_4_exec_builder_program():
 
 
 def test_spec_4_rejects_read_before_write():
-    import pytest
-
     from rvm import relax
 
     ib = relax.ExecBuilder()
