@@ -80,9 +80,8 @@ static int rvm_check_tensor(const char* kernel, const char* param, const DLTenso
     return -1;
   }
   int dtype_ok = t->dtype.lanes == 1 && t->dtype.code == code && t->dtype.bits == bits;
-  /* DLPack producers may spell bool as uint1 or uint8 */
-  if (code == 6 && t->dtype.lanes == 1 && (t->dtype.code == 6 || t->dtype.code == 1)
-      && (t->dtype.bits == 8 || t->dtype.bits == 1))
+  /* older DLPack producers spell bool as uint1 */
+  if (code == 6 && t->dtype.lanes == 1 && t->dtype.code == 1 && t->dtype.bits == 1)
     dtype_ok = 1;
   if (!dtype_ok) {
     snprintf(msg, sizeof(msg), "TypeError: %s: parameter '%s' expects %s, got dtype %s",

@@ -41,6 +41,18 @@ def _prim_func_module(mod, name):
     return mod
 
 
+def build_kernels(mod, target="c", compiler=None):
+    """The kernel Module of the PrimFuncs of ``mod``, which may also hold Relax functions.
+
+    For relax.build: returns None when the module has no PrimFunc. The
+    kernels keep their GlobalVar names, which call_tir refers to.
+    """
+    prims = {gv: f for gv, f in mod.functions.items() if isinstance(f, PrimFunc)}
+    if not prims:
+        return None
+    return build(IRModule(prims, mod.attrs), target, compiler=compiler)
+
+
 def build(mod, target="c", name=None, compiler=None):
     """Lowers and compiles every PrimFunc of ``mod`` (an IRModule or one PrimFunc).
 

@@ -63,9 +63,19 @@ class KernelLibrary(Module):
     def _get_own_function(self, name):
         func = self._packed.get(name)
         if func is None and name in self.functions:
-            address = ctypes.cast(getattr(self._dll, self.functions[name]), ctypes.c_void_p).value
+            address = self.get_function_address(name)
             func = self._packed[name] = _bridge.func_from_address(address, name)
         return func
+
+    def get_function_address(self, name):
+        """The address of kernel ``name``'s packed C function (for engines calling it directly).
+
+        Valid while the process runs: compiled libraries are never unloaded.
+        """
+        if name not in self.functions:
+            raise ValueError(f"kernel library has no function '{name}'; it has: "
+                             f"{', '.join(sorted(self.functions)) or 'nothing'}")
+        return ctypes.cast(getattr(self._dll, self.functions[name]), ctypes.c_void_p).value
 
     def _own_function_names(self):
         return list(self.functions)

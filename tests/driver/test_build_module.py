@@ -8,7 +8,7 @@ import pytest
 import rvm
 from rvm import te, tir
 from rvm.codegen.python_kernels import PythonKernelLibrary
-from rvm.driver.build_module import build, normalize_target
+from rvm.driver.build_module import build, build_kernels, normalize_target
 from rvm.ir.expr import BaseFunc
 from rvm.ir.module import IRModule
 from rvm.runtime.compiler import CompileError, Compiler, default_compiler
@@ -130,3 +130,9 @@ def test_time_evaluator(matmul):
     a, b, c = (rvm.nd.array(np.ones(s, "float32")) for s in ((4, 4), (4, 4), (4, 4)))
     result = matmul.time_evaluator("main", rvm.cpu(), number=2, repeat=2)(a, b, c)
     assert len(result.results) == 2 and result.mean > 0
+
+
+def test_build_kernels_takes_the_prim_funcs_of_a_mixed_module():
+    lib = build_kernels(IRModule({"mm": _matmul(), "main": BaseFunc()}), "python")
+    assert lib.function_names() == ["mm"]
+    assert build_kernels(IRModule({"main": BaseFunc()})) is None

@@ -136,3 +136,10 @@ def test_damaged_bytes_are_rejected(lib, damage, message):
 def test_missing_symbol_is_reported():
     with pytest.raises(ValueError, match="rvm_kernel_absent"):
         KernelLibrary.from_source(SOURCE, ["add", "absent"])
+
+
+def test_function_addresses(lib):
+    address = lib.get_function_address("add")
+    assert isinstance(address, int) and address != 0
+    with pytest.raises(ValueError, match="no function 'nope'"):
+        lib.get_function_address("nope")

@@ -7,42 +7,13 @@ index expressions left by flattening fold (``(i * 4 + j) // 4 -> i`` when
     for j in range(4):                          for j in range(4):
         B[i * 4 + j + 0] = A[(i * 4 + j) // 4]    ->  B[i * 4 + j] = A[i]
 """
-from rvm.tir.arith import Analyzer
 from rvm.ir.structural import structural_equal
-from rvm.tir.expr import BufferLoad, Call, IntImm, Range
+from rvm.tir.arith import Analyzer
+from rvm.tir.expr import IntImm, Range
 from rvm.tir.op import const, max_value
 from rvm.tir.stmt import Evaluate, IfThenElse, SeqStmt, stmt_seq
-from rvm.tir.stmt_functor import StmtExprMutator, StmtMutator
+from rvm.tir.stmt_functor import StmtMutator
 from rvm.transform.tir.prim_func_pass import prim_func_pass
-
-
-class _HideLoads(StmtExprMutator):
-    """Turns each load into a call the simplifier cannot confuse with another load.
-
-    The simplifier merges terms it finds structurally equal, and structural
-    equality matches buffers up to renaming (``A[i] + B[i]`` would become
-    ``A[i] * 2``). A call named after the load's position keeps loads apart,
-    while its arguments (the indices) are still simplified.
-    """
-
-    def __init__(self):
-        self.buffers = []
-
-    def visit_buffer_load_(self, op):
-        indices = [self.visit_expr(i) for i in op.indices]
-        self.buffers.append(op.buffer)
-        return Call(op.dtype, f"{_LOAD_PREFIX}{len(self.buffers) - 1}", indices)
-
-
-class _ShowLoads(StmtExprMutator):
-    def __init__(self, buffers):
-        self.buffers = buffers
-
-    def visit_call_(self, op):
-        op = self._generic(op)
-        if op.op.startswith(_LOAD_PREFIX):
-            return BufferLoad(self.buffers[int(op.op[len(_LOAD_PREFIX):])], op.args)
-        return op
 
 
 class _DeadBranchRemover(StmtMutator):
@@ -65,9 +36,6 @@ class _DeadBranchRemover(StmtMutator):
         return stmt_seq(*kept) if kept else Evaluate(IntImm("int32", 0))
 
 
-_LOAD_PREFIX = "rvm.simplify.load."
-
-
 def _is_nop(stmt):
     return isinstance(stmt, Evaluate) and isinstance(stmt.value, IntImm)
 
@@ -81,9 +49,7 @@ def simplify_prim_func(func):
             for dim in buffer.shape:
                 if hasattr(dim, "name_hint"):
                     analyzer.bind(dim, _non_negative(dim))
-    hide = _HideLoads()
-    body = analyzer.simplify(hide.visit(func.body))
-    body = _DeadBranchRemover().visit(_ShowLoads(hide.buffers).visit(body))
+    body = _DeadBranchRemover().visit(analyzer.simplify(func.body))
     if structural_equal(body, func.body, map_free_vars=False):
         return func
     return func.with_body(body)
