@@ -1,0 +1,84 @@
+"""relax.build: an IRModule of Relax functions and PrimFuncs -> a bytecode Executable.
+
+The steps, in order:
+
+1. ``params`` given: ``BindParams("main", params)`` turns them into constants;
+2. the lowering pipeline (``pipeline``: a registered name, a Pass, or None
+   for a module that is already lowered) brings every Relax function to the
+   form the VM codegen takes: non-dataflow bindings of calls to extern
+   functions, kernels and Relax functions, explicit allocation, shape checks
+   as builtin calls;
+3. the PrimFuncs are compiled into one kernel library for ``target``
+   ("c", or "python" for the reference kernels), attached to the executable
+   and searched first when the VM resolves a callee;
+4. every Relax function is emitted as a VM function.
+
+>>> # ex = relax.build(MyModule, target="c")
+>>> # vm = relax.VirtualMachine(ex, rvm.cpu()); vm["main"](x, w0, b0, w1, b1)
+"""
+from rvm.bytecode.builder import ExecBuilder
+from rvm.codegen.vm_codegen import vm_codegen
+from rvm.driver.build_module import build as build_kernels
+from rvm.driver.build_module import normalize_target
+from rvm.ir.module import IRModule
+from rvm.relax.function import Function
+from rvm.tir.function import PrimFunc
+from rvm.transform.pass_infra import Pass, get_pipeline
+
+__all__ = ["build", "lower", "split_kernels"]
+
+
+def _as_module(mod):
+    if isinstance(mod, Function):
+        return IRModule.from_expr(mod)
+    if not isinstance(mod, IRModule):
+        raise TypeError(f"relax.build expects an IRModule or a relax Function, got "
+                        f"{type(mod).__name__}")
+    return mod
+
+
+def lower(mod, params=None, pipeline="default"):
+    """``mod`` after binding ``params`` to ``main`` and running ``pipeline`` (None: as is)."""
+    mod = _as_module(mod)
+    if params:
+        from rvm.transform.bind_params import BindParams
+
+        mod = BindParams("main", params)(mod)
+    if pipeline is None:
+        return mod
+    if not isinstance(pipeline, Pass):
+        pipeline = get_pipeline(pipeline)
+    return pipeline(mod)
+
+
+def split_kernels(mod):
+    """(module of the PrimFuncs, module of the Relax functions) of a lowered module."""
+    kernels, relax_funcs = IRModule(attrs=mod.attrs), IRModule(attrs=mod.attrs)
+    for gv, func in mod.functions.items():
+        if isinstance(func, PrimFunc):
+            kernels.add(gv, func)
+        elif isinstance(func, Function):
+            relax_funcs.add(gv, func)
+        else:
+            raise TypeError(f"relax.build: function '{gv.name_hint}' is a "
+                            f"{type(func).__name__}; expected Relax functions and PrimFuncs")
+    return kernels, relax_funcs
+
+
+def build(mod, target="c", params=None, pipeline="default", compiler=None):
+    """Compiles ``mod`` into an Executable carrying its kernel library.
+
+    ``target`` selects the kernel backend ("c", the default; "python" for the
+    reference kernels; "llvm" is read as "c"). ``params`` maps parameter
+    names of ``main`` to arrays bound as constants before lowering.
+    ``pipeline`` is the lowering pipeline's name, a Pass, or None for a
+    module already in lowered form. ``compiler`` overrides the C compiler.
+    """
+    kind = normalize_target(target)
+    lowered = lower(mod, params, pipeline)
+    kernels, _ = split_kernels(lowered)
+    ib = ExecBuilder()
+    if len(kernels):
+        ib.add_kernel_library(build_kernels(kernels, target=kind, compiler=compiler))
+    vm_codegen(lowered, ib)
+    return ib.get()
