@@ -30,8 +30,8 @@ class StructInfo(Node):
 class ObjectStructInfo(StructInfo):
     """Any value at all (the top of the struct info lattice).
 
-    >>> ObjectStructInfo()
-    ObjectStructInfo()
+    >>> ObjectStructInfo()._fields
+    ()
     """
 
     _fields = ()

@@ -69,8 +69,8 @@ def call_dps_packed(func, args, out_sinfo):
 
     >>> from rvm.relax.expr import Var
     >>> x = Var("x", TensorStructInfo((4,), "float32"))
-    >>> call_dps_packed("env.relu", (x,), TensorStructInfo((4,), "float32")).args[0]
-    ExternFunc(global_symbol='env.relu')
+    >>> call_dps_packed("env.relu", (x,), TensorStructInfo((4,), "float32")).args[0].global_symbol
+    'env.relu'
     """
     if isinstance(func, str):
         func = ExternFunc(func)
