@@ -57,11 +57,13 @@ def test_second_build_hits_the_cache():
     first = build(func, "c")
     first_time = time.perf_counter() - start
     assert compiler.invocations == before + 1 and not first.from_cache
-    start = time.perf_counter()
-    second = build(func, "c")
-    second_time = time.perf_counter() - start
-    assert compiler.invocations == before + 1 and second.from_cache
-    assert second_time < 0.1 * first_time, (first_time, second_time)
+    second_times = []
+    for _ in range(3):  # the best of three rebuilds, against scheduling noise
+        start = time.perf_counter()
+        second = build(func, "c")
+        second_times.append(time.perf_counter() - start)
+        assert compiler.invocations == before + 1 and second.from_cache
+    assert min(second_times) < 0.1 * first_time, (first_time, second_times)
 
 
 def test_matmul_runs(matmul):
