@@ -1,15 +1,33 @@
 """rvm.script: the script form of IR (TVMScript syntax), its parser and its printer.
 
 ``from rvm.script import ir as I, relax as R, tir as T`` gives the
-namespaces; ``from_source(text)`` parses printed text; importing this
+namespaces; ``from_source(text)`` parses printed text. Importing this
 package installs the printer behind ``IRModule.script()``/``show()``.
 
-This package is a facade; the definitions live in its modules.
+This package is a facade; the definitions live in its modules. It loads
+only the printer's registration eagerly (so lower facades may import it
+without cycles); the parser and namespaces load on first use.
 """
-from rvm.script import ir, relax, tir
+import importlib
+
 from rvm.script import printer
-from rvm.script.ir import ir_module
-from rvm.script.parser.diagnostics import ParseError
-from rvm.script.parser.entry import from_source
+
+_LAZY = {
+    "ir": ("rvm.script.ir", None),
+    "relax": ("rvm.script.relax", None),
+    "tir": ("rvm.script.tir", None),
+    "ir_module": ("rvm.script.ir", "ir_module"),
+    "ParseError": ("rvm.script.parser.diagnostics", "ParseError"),
+    "from_source": ("rvm.script.parser.entry", "from_source"),
+}
+
+
+def __getattr__(name):
+    if name not in _LAZY:
+        raise AttributeError(f"module 'rvm.script' has no attribute {name!r}")
+    module_name, attr = _LAZY[name]
+    module = importlib.import_module(module_name)
+    return module if attr is None else getattr(module, attr)
+
 
 __all__ = ["ParseError", "from_source", "ir", "ir_module", "printer", "relax", "tir"]

@@ -1,6 +1,5 @@
-"""rvm.script.parser: script text to IR. This package is a facade; the definitions live in its
-modules."""
-from rvm.script.parser.diagnostics import ParseError
-from rvm.script.parser.entry import from_source
+"""rvm.script.parser: script text to IR.
 
-__all__ = ["ParseError", "from_source"]
+This package is a facade; the definitions live in its modules (import
+them directly: ``rvm.script.parser.entry.from_source``).
+"""
