@@ -133,12 +133,23 @@ static int rvm_scalar_error(const char* kernel, const char* param, const char* e
   return -1;
 }
 
+/* Integer division never traps: x / 0 and x % 0 are 0, INT64_MIN / -1 wraps. */
+static inline int64_t rvm_div(int64_t a, int64_t b) {
+  if (b == 0) return 0;
+  if (b == -1) return (int64_t)(0 - (uint64_t)a);
+  return a / b;
+}
+static inline int64_t rvm_mod(int64_t a, int64_t b) {
+  return (b == 0 || b == -1) ? 0 : a % b;
+}
+static inline uint64_t rvm_udiv(uint64_t a, uint64_t b) { return b == 0 ? 0 : a / b; }
+static inline uint64_t rvm_umod(uint64_t a, uint64_t b) { return b == 0 ? 0 : a % b; }
 static inline int64_t rvm_floordiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+  int64_t q = rvm_div(a, b);
+  return (b != 0 && a % (b == -1 ? 1 : b) != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 static inline int64_t rvm_floormod(int64_t a, int64_t b) {
-  int64_t r = a % b;
+  int64_t r = rvm_mod(a, b);
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
 """

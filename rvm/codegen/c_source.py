@@ -26,7 +26,7 @@ C_TYPES = {
     "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t",
     "float32": "float", "float64": "double", "handle": "void*",
 }
-BINARY = {E.Add: "+", E.Sub: "-", E.Mul: "*", E.Div: "/", E.EQ: "==", E.NE: "!=", E.LT: "<",
+BINARY = {E.Add: "+", E.Sub: "-", E.Mul: "*", E.EQ: "==", E.NE: "!=", E.LT: "<",
           E.LE: "<=", E.GT: ">", E.GE: ">=", E.And: "&&", E.Or: "||"}
 # Intrinsic -> (float32 function, float64 function).
 MATH = {
@@ -149,10 +149,24 @@ class CEmitter:
             return f"({inner} != 0)"
         return f"(({self.ctype(e.dtype)}){inner})"
 
+    def _expr_Div(self, e):
+        return self._int_division(e, "/", "rvm_div")
+
     def _expr_Mod(self, e):
         if e.dtype.is_float:
             return f"{MATH['tir.fmod'][e.dtype.bits == 64]}({self.expr(e.a)}, {self.expr(e.b)})"
-        return f"({self.expr(e.a)} % {self.expr(e.b)})"
+        return self._int_division(e, "%", "rvm_mod")
+
+    def _int_division(self, e, c_op, helper):
+        """``a op b``; a divisor that may be 0 or -1 goes through a helper that cannot trap."""
+        a, b = self.expr(e.a), self.expr(e.b)
+        if e.dtype.is_float and c_op == "/":
+            return f"({a} / {b})"
+        if isinstance(e.b, E.IntImm) and e.b.value not in (0, -1):
+            return f"({a} {c_op} {b})"
+        if e.dtype.is_uint:
+            helper = helper.replace("rvm_", "rvm_u")
+        return f"(({self.ctype(e.dtype)}){helper}({a}, {b}))"
 
     def _floor_op(self, e, helper):
         if e.dtype.is_float:
@@ -367,20 +381,20 @@ class CEmitter:
         self.indent += 1
         missing = c_string(f"ValueError: {self.name}: global function '{fname}' is not "
                            "registered")
-        self.emit(f"RVMObject* f = __atomic_load_n(&{cache}, __ATOMIC_ACQUIRE);")
-        self.emit("if (f == NULL) {")
-        self.emit(f"  if (RVMFuncGetGlobal({c_string(fname)}, &f) != 0) {self.fail()}")
-        self.emit(f"  if (f == NULL) {{ RVMAPISetLastError({missing}); {self.fail()} }}")
-        self.emit(f"  __atomic_store_n(&{cache}, f, __ATOMIC_RELEASE);")
+        self.emit(f"RVMObject* rvm_f = __atomic_load_n(&{cache}, __ATOMIC_ACQUIRE);")
+        self.emit("if (rvm_f == NULL) {")
+        self.emit(f"  if (RVMFuncGetGlobal({c_string(fname)}, &rvm_f) != 0) {self.fail()}")
+        self.emit(f"  if (rvm_f == NULL) {{ RVMAPISetLastError({missing}); {self.fail()} }}")
+        self.emit(f"  __atomic_store_n(&{cache}, rvm_f, __ATOMIC_RELEASE);")
         self.emit("}")
-        self.emit(f"RVMValue values[{n}];")
-        self.emit(f"int codes[{n}];")
+        self.emit(f"RVMValue rvm_values[{n}];")
+        self.emit(f"int rvm_codes[{n}];")
         for k, arg in enumerate(args):
             self._packed_arg(k, arg)
-        self.emit("RVMValue rv;")
-        self.emit("int rc = kRVMNull;")
-        self.emit(f"if (RVMFuncCall(f, values, codes, {len(args)}, &rv, &rc) != 0) {self.fail()}")
-        self.emit("RVMValueRelease(rv, rc);")
+        self.emit("RVMValue rvm_rv;")
+        self.emit("int rvm_rc = kRVMNull;")
+        self.emit(f"if (RVMFuncCall(rvm_f, rvm_values, rvm_codes, {len(args)}, &rvm_rv, &rvm_rc) != 0) {self.fail()}")
+        self.emit("RVMValueRelease(rvm_rv, rvm_rc);")
         self.indent -= 1
         self.emit("}")
 
@@ -388,20 +402,20 @@ class CEmitter:
         if isinstance(arg, Buffer):
             shape = ", ".join(f"(int64_t)({self.expr(d)})" for d in arg.shape) or "0"
             d = arg.dtype
-            self.emit(f"int64_t shape_{k}[{max(len(arg.shape), 1)}] = {{{shape}}};")
-            self.emit(f"DLTensor tensor_{k} = {{(void*){self._expr_Var(arg.data)}, {{1, 0}}, "
-                      f"{len(arg.shape)}, {{{d.type_code}, {d.bits}, 1}}, shape_{k}, NULL, 0}};")
-            self.emit(f"values[{k}].v_handle = &tensor_{k};")
-            self.emit(f"codes[{k}] = kRVMDLTensorHandle;")
+            self.emit(f"int64_t rvm_shape_{k}[{max(len(arg.shape), 1)}] = {{{shape}}};")
+            self.emit(f"DLTensor rvm_tensor_{k} = {{(void*){self._expr_Var(arg.data)}, {{1, 0}}, "
+                      f"{len(arg.shape)}, {{{d.type_code}, {d.bits}, 1}}, rvm_shape_{k}, NULL, 0}};")
+            self.emit(f"rvm_values[{k}].v_handle = &rvm_tensor_{k};")
+            self.emit(f"rvm_codes[{k}] = kRVMDLTensorHandle;")
         elif isinstance(arg, E.StringImm):
-            self.emit(f"values[{k}].v_str = {c_string(arg.value)};")
-            self.emit(f"codes[{k}] = kRVMStr;")
+            self.emit(f"rvm_values[{k}].v_str = {c_string(arg.value)};")
+            self.emit(f"rvm_codes[{k}] = kRVMStr;")
         elif arg.dtype.is_float:
-            self.emit(f"values[{k}].v_float64 = (double)({self.expr(arg)});")
-            self.emit(f"codes[{k}] = kRVMFloat;")
+            self.emit(f"rvm_values[{k}].v_float64 = (double)({self.expr(arg)});")
+            self.emit(f"rvm_codes[{k}] = kRVMFloat;")
         else:
-            self.emit(f"values[{k}].v_int64 = (int64_t)({self.expr(arg)});")
-            self.emit(f"codes[{k}] = {'kRVMBool' if arg.dtype.is_bool else 'kRVMInt'};")
+            self.emit(f"rvm_values[{k}].v_int64 = (int64_t)({self.expr(arg)});")
+            self.emit(f"rvm_codes[{k}] = {'kRVMBool' if arg.dtype.is_bool else 'kRVMInt'};")
 
     def render(self):
         """The C definition of the kernel."""

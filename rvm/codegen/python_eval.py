@@ -2,7 +2,8 @@
 
 This is the living definition of what a lowered kernel computes, and the C
 backend is tested against it. Values follow the C backend's types: integers
-are Python ints wrapped to their dtype's width on casts and stores, floats are
+are Python ints wrapped to their dtype's width on casts and stores (division
+by zero gives 0, as in the C backend, instead of trapping), floats are
 numpy scalars of their dtype (so float32 arithmetic rounds like C's),
 booleans are Python bools. Loops run in order whatever their kind.
 
@@ -24,8 +25,14 @@ class EvalError(ValueError):
 
 
 def _trunc_div(a, b):
+    if b == 0:
+        return 0  # as in the C backend: integer division never traps
     q = abs(a) // abs(b)
     return -q if (a < 0) != (b < 0) else q
+
+
+def _trunc_mod(a, b):
+    return 0 if b == 0 else a - b * _trunc_div(a, b)
 
 
 def _wrap(dtype):
@@ -65,8 +72,8 @@ _BINARY = {
     E.Or: lambda a, b: bool(a) or bool(b),
     E.Min: lambda a, b: a if a < b else b,
     E.Max: lambda a, b: a if a > b else b,
-    E.FloorDiv: lambda a, b: a // b,
-    E.FloorMod: lambda a, b: a % b,
+    E.FloorDiv: lambda a, b: a // b if b else 0,
+    E.FloorMod: lambda a, b: a % b if b else 0,
 }
 _MATH = {
     "tir.exp": np.exp, "tir.exp2": np.exp2, "tir.log": np.log, "tir.log2": np.log2,
@@ -94,7 +101,7 @@ class Evaluator:
             raise EvalError(f"kernel '{self.name}': the python target cannot evaluate "
                             f"{type(e).__name__} {e!r}")
         a, b = self.expr(e.a), self.expr(e.b)
-        if type(e) in (E.Add, E.Sub, E.Mul) and not e.dtype.is_float:
+        if type(e) in (E.Add, E.Sub, E.Mul, E.FloorDiv) and not e.dtype.is_float:
             wrap = _wrap(e.dtype)
             return lambda env: wrap(op(a(env), b(env)))
         return lambda env: op(a(env), b(env))
@@ -133,13 +140,14 @@ class Evaluator:
         a, b = self.expr(e.a), self.expr(e.b)
         if e.dtype.is_float:
             return lambda env: a(env) / b(env)
-        return lambda env: _trunc_div(a(env), b(env))
+        wrap = _wrap(e.dtype)
+        return lambda env: wrap(_trunc_div(a(env), b(env)))
 
     def _expr_Mod(self, e):
         a, b = self.expr(e.a), self.expr(e.b)
         if e.dtype.is_float:
             return lambda env: np.fmod(a(env), b(env))
-        return lambda env: a(env) - b(env) * _trunc_div(a(env), b(env))
+        return lambda env: _trunc_mod(a(env), b(env))
 
     def _expr_Not(self, e):
         a = self.expr(e.a)

@@ -80,6 +80,25 @@ def vm_codegen(mod, ib=None):
     return ib
 
 
+def _is_kill(value):
+    return (isinstance(value, Call) and isinstance(value.op, Op)
+            and value.op.name == "relax.vm.kill_object")
+
+
+def _trailing_kills(body):
+    """The ids of the kill_object bindings that end a function body: nothing needs them, as
+    RET drops the whole frame."""
+    found = set()
+    if not isinstance(body, SeqExpr):
+        return found
+    for block in reversed(body.blocks):
+        for binding in reversed(block.bindings):
+            if not (isinstance(binding, VarBinding) and _is_kill(binding.value)):
+                return found
+            found.add(id(binding))
+    return found
+
+
 class _FunctionCodegen:
     """Emits one Relax function."""
 
@@ -94,6 +113,7 @@ class _FunctionCodegen:
         self.num_regs = 0
         self.binding = "return"  # the binding being emitted, for the source map
         self.vm_funcs = {}  # function index of a referenced VM function -> its name
+        self.trailing_kills = _trailing_kills(func.body)
 
     # -- registers -------------------------------------------------------------------------
 
@@ -151,6 +171,9 @@ class _FunctionCodegen:
                     f"codegen expects it lowered to checks (run VMShapeLower)")
             if not isinstance(binding, VarBinding):
                 raise CodegenError(f"{self.name}: unsupported binding {type(binding).__name__}")
+            if id(binding) in self.trailing_kills:
+                self.args.bind(binding.var, self.ib.void_arg())
+                continue
             self.binding = binding.var.name_hint
             self.ib.set_source(self.name, self.binding)
             self.args.bind(binding.var, self._value(binding.var, binding.value))

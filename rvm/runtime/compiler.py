@@ -93,7 +93,8 @@ def format_compile_error(argv, source, diagnostics, source_name):
         match = _ERROR_LINE.match(line.strip())
         if match and match.group("file").endswith(source_name):
             errors.append((int(match.group("line")), match.group("msg")))
-    head = f"C compilation failed ({' '.join(argv[:1] + [a for a in argv[1:] if a.startswith('-')])})"
+    command = " ".join(argv[:1] + [a for a in argv[1:] if a.startswith("-")])
+    head = f"C compilation failed ({command})"
     parts = [head + (f": line {errors[0][0]}: {errors[0][1]}" if errors else "")]
     if errors:
         parts.append("offending source lines:")
@@ -125,8 +126,8 @@ class Compiler:
         if self._fingerprint is None:
             version = _run([self.cc, "--version"])
             if version.returncode != 0:
-                raise CompilerNotFoundError(
-                    f"'{self.cc} --version' failed: {version.stderr.strip() or version.stdout.strip()}")
+                output = version.stderr.strip() or version.stdout.strip()
+                raise CompilerNotFoundError(f"'{self.cc} --version' failed: {output}")
             target = _run([self.cc, "-dumpmachine"]).stdout.strip()
             # What -march=native expands to: the same source compiles differently per CPU.
             native = _run([self.cc, "-march=native", "-E", "-v", "-"], stdin_text="")
@@ -145,9 +146,10 @@ class Compiler:
             if hit is not None:
                 self._openmp = hit.read_bytes() == b"1"
             else:
-                probe = ("#include <omp.h>\nint rvm_probe(int n) { int s = 0;\n"
+                probe = ("#include <omp.h>\nint rvm_probe(int n) {\n  int s = 0;\n"
                          "#pragma omp parallel for reduction(+:s)\n"
-                         "for (int i = 0; i < n; ++i) s += i;\nreturn s + omp_get_max_threads(); }\n")
+                         "  for (int i = 0; i < n; ++i) s += i;\n"
+                         "  return s + omp_get_max_threads();\n}\n")
                 ok = self._compile_uncached(probe, list(BASE_FLAGS) + [OPENMP_FLAG], check=False)
                 self._openmp = ok is not None
                 self.cache.put(key, ".probe", b"1" if self._openmp else b"0")

@@ -378,3 +378,24 @@ def _guarded():
         root = tir.BlockRealize([], True, tir.Block([], [], [], "root", nest))
         return tir.PrimFunc([A, B], root, attrs={"tir.noalias": True})
     return build, lambda r: [f32(r, 4, 6), zeros(4) + 100], lambda a: {1: a[0].sum(1)}
+
+
+@case("integer_division_by_data")
+def _division():
+    def build():
+        A, B = te.placeholder((10,), "int32", name="A"), te.placeholder((10,), "int32", name="B")
+        return te.create_prim_func([A, B, te.compute((10,), lambda i: (
+            tir.truncdiv(A[i], B[i]) * 1000 + tir.truncmod(A[i], B[i]) * 100
+            + A[i] // B[i] * 10 + A[i] % B[i]))])
+
+    def ref(a):
+        x, y = a[0].astype("int64"), a[1].astype("int64")
+        safe = np.where(y == 0, 1, y)
+        trunc_q = np.where(y == 0, 0, np.trunc(x / safe).astype("int64"))
+        trunc_r = np.where(y == 0, 0, x - safe * np.trunc(x / safe).astype("int64"))
+        floor_q = np.where(y == 0, 0, x // safe)
+        floor_r = np.where(y == 0, 0, x % safe)
+        return {2: (trunc_q * 1000 + trunc_r * 100 + floor_q * 10 + floor_r).astype("int32")}
+    inputs = lambda r: [np.array([7, -7, 7, -7, 5, -5, 9, 0, 13, -13], "int32"),  # noqa: E731
+                        np.array([2, 2, -2, -2, 0, 0, -1, 3, 1, -1], "int32"), zeros(10, "int32")]
+    return build, inputs, ref

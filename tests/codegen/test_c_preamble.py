@@ -5,7 +5,8 @@ import pathlib
 from rvm.codegen.c_preamble import render_preamble
 from rvm.runtime.compiler import Compiler
 
-HEADER = pathlib.Path(__file__).resolve().parents[2] / "native" / "include" / "rvm" / "c_runtime_api.h"
+HEADER = (pathlib.Path(__file__).resolve().parents[2] / "native" / "include" / "rvm"
+          / "c_runtime_api.h")
 
 LAYOUT = """
 #include <stddef.h>

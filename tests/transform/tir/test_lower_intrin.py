@@ -12,7 +12,8 @@ def _store_loop(value_of_i, extent=8, lo=0):
 
 
 def test_nonnegative_floordiv_becomes_truncating():
-    A, i, func = _store_loop(lambda i: tir.FloorDiv(i, tir.const(4)) + tir.FloorMod(i, tir.const(3)))
+    A, i, func = _store_loop(
+        lambda i: tir.FloorDiv(i, tir.const(4)) + tir.FloorMod(i, tir.const(3)))
     after = lower_intrin(func)
     expected = tir.BufferStore(A, tir.Div(i, tir.const(4)) + tir.Mod(i, tir.const(3)), [i])
     assert_structural_equal(after.body.body, expected)
