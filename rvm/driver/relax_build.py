@@ -18,14 +18,13 @@ The steps, in order:
 """
 from rvm.bytecode.builder import ExecBuilder
 from rvm.codegen.vm_codegen import vm_codegen
-from rvm.driver.build_module import build as build_kernels
-from rvm.driver.build_module import normalize_target
+from rvm.driver.build_module import build_kernels, normalize_target
 from rvm.ir.module import IRModule
 from rvm.relax.function import Function
 from rvm.tir.function import PrimFunc
 from rvm.transform.pass_infra import Pass, get_pipeline
 
-__all__ = ["build", "lower", "split_kernels"]
+__all__ = ["build", "lower"]
 
 
 def _as_module(mod):
@@ -51,18 +50,11 @@ def lower(mod, params=None, pipeline="default"):
     return pipeline(mod)
 
 
-def split_kernels(mod):
-    """(module of the PrimFuncs, module of the Relax functions) of a lowered module."""
-    kernels, relax_funcs = IRModule(attrs=mod.attrs), IRModule(attrs=mod.attrs)
+def _check_functions(mod):
     for gv, func in mod.functions.items():
-        if isinstance(func, PrimFunc):
-            kernels.add(gv, func)
-        elif isinstance(func, Function):
-            relax_funcs.add(gv, func)
-        else:
+        if not isinstance(func, (Function, PrimFunc)):
             raise TypeError(f"relax.build: function '{gv.name_hint}' is a "
                             f"{type(func).__name__}; expected Relax functions and PrimFuncs")
-    return kernels, relax_funcs
 
 
 def build(mod, target="c", params=None, pipeline="default", compiler=None):
@@ -76,9 +68,10 @@ def build(mod, target="c", params=None, pipeline="default", compiler=None):
     """
     kind = normalize_target(target)
     lowered = lower(mod, params, pipeline)
-    kernels, _ = split_kernels(lowered)
+    _check_functions(lowered)
     ib = ExecBuilder()
-    if len(kernels):
-        ib.add_kernel_library(build_kernels(kernels, target=kind, compiler=compiler))
+    kernels = build_kernels(lowered, target=kind, compiler=compiler)
+    if kernels is not None:
+        ib.add_kernel_library(kernels)
     vm_codegen(lowered, ib)
     return ib.get()

@@ -60,8 +60,7 @@ def test_identity_records_param_names():
 @pytest.mark.parametrize("target", ["python", "c"])
 def test_kernel_call_with_storage_and_kill(target):
     ex = _build(dps_add_module(4), target)
-    assert _calls(ex, "main") == ["vm.builtin.alloc_storage", "vm.builtin.alloc_tensor", "add",
-                                  "vm.builtin.null_value"]
+    assert _calls(ex, "main") == ["vm.builtin.alloc_storage", "vm.builtin.alloc_tensor", "add"]
     a, b = rand(4), rand(4, seed=1)
     out = VirtualMachine(ex)["main"](a, b)
     np.testing.assert_allclose(out.numpy(), a + b, rtol=1e-6)
@@ -86,8 +85,25 @@ def test_source_map_names_bindings():
     ex = _build(dps_add_module(4))
     info = ex.function_info("main")
     sources = [ex.source_of(pc) for pc in range(info.start, info.end)]
-    assert sources == [("main", "storage"), ("main", "out"), ("main", "_"), ("main", "k"),
-                       ("main", "return")]
+    assert sources == [("main", "storage"), ("main", "out"), ("main", "_"), ("main", "return")]
+
+
+def test_kill_object_nulls_the_register_unless_the_function_ends():
+    x = tensor("x", (4,))
+    s, t = Var("s", ObjectStructInfo()), tensor("t", (4,))
+    k1, k2 = Var("k1", ObjectStructInfo()), Var("k2", ObjectStructInfo())
+    main = func([x], [(s, alloc_storage(16)), (t, alloc_tensor(s, 0, (4,))), (k1, kill(s)),
+                      (k2, kill(t))], x, "main")
+    ex = _build(IRModule({"main": main}))
+    assert _calls(ex, "main") == ["vm.builtin.alloc_storage", "vm.builtin.alloc_tensor"]
+    main = func([x], [(s, alloc_storage(16)), (k1, kill(s)), (t, alloc_tensor(s, 0, (4,)))],
+                x, "main")
+    ex = _build(IRModule({"main": main}))
+    info = ex.function_info("main")
+    kill_instr = ex.instructions[info.start + 1]
+    assert kill_instr.fields[0] == ex.instructions[info.start].fields[0]  # same register
+    with pytest.raises(TypeError, match="Storage"):
+        VirtualMachine(ex)["main"](rand(4))  # the storage was dropped before its use
 
 
 def test_constants_pooled_and_aliases_not_copied(env_funcs):

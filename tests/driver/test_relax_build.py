@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import rvm
-from rvm.driver.relax_build import build, split_kernels
+from rvm.driver.relax_build import build
 from rvm.ir.module import IRModule
 from rvm.relax.expr import Var
 from rvm.relax.struct_info import ObjectStructInfo
@@ -101,10 +101,7 @@ def test_name_found_nowhere_fails_at_vm_construction():
         VirtualMachine(ex, rvm.cpu())
 
 
-def test_split_kernels_and_input_checks():
-    kernels, relax_funcs = split_kernels(dps_add_module(4))
-    assert [gv.name_hint for gv in kernels.functions] == ["add"]
-    assert [gv.name_hint for gv in relax_funcs.functions] == ["main"]
+def test_input_checks():
     with pytest.raises(TypeError, match="IRModule or a relax Function"):
         build("not a module")
 
