@@ -224,6 +224,27 @@ def block_builder_module():
     return bb.get()
 
 
+def symbolic_emit_te_module():
+    """emit_te over topi with a symbolic batch: match_buffer kernels and call_tir with n."""
+    from rvm import topi
+    from rvm.tir.expr import Var
+
+    n = Var("n", "int64")
+    x = relax.Var("x", relax.TensorStructInfo((n, 784), "float32"))
+    w = relax.Var("w", relax.TensorStructInfo((128, 784), "float32"))
+    b = relax.Var("b", relax.TensorStructInfo((128,), "float32"))
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x, w, b]):
+        with bb.dataflow():
+            y = bb.emit_te(topi.nn.dense, x, w)
+            z = bb.emit_te(topi.add, y, b)
+            r = bb.emit_te(topi.nn.relu, z)
+            s = bb.emit_te(topi.nn.softmax, r)
+            out = bb.emit_output(s)
+        bb.emit_func_output(out)
+    return bb.get()
+
+
 def mlp_params(seed=0):
     rng = np.random.default_rng(seed)
     return {"w0": rng.standard_normal((128, 784)).astype("float32"),
@@ -324,6 +345,7 @@ SOURCES = {
 BUILDERS = {
     "te_fused_matmul_relu": fused_matmul_relu,
     "block_builder_emit_te": block_builder_module,
+    "symbolic_emit_te": symbolic_emit_te_module,
     "bound_params": bound_params_module,
     "spec3_by_builders": spec3_module_by_builders,
     "relu0_by_constructors": relu0_by_constructors,
