@@ -185,6 +185,58 @@ def features(A: T.Buffer((128, 784), "float32"), B: T.Buffer((128,), "int32"),
 '''
 
 
+# Lower-level TIR: size vars, strides, offsets, scopes, block match_buffer, let, assert,
+# allocate and decl_buffer.
+TIR_LOW_LEVEL = '''
+@T.prim_func
+def low(a: T.handle, b: T.handle, n: T.int32):
+    m = T.int32(is_size_var=True)
+    A = T.match_buffer(a, (m, 8), "float32", strides=(16, 1), scope="global")
+    B = T.match_buffer(b, (m, 8), "float32", elem_offset=4)
+    C = T.alloc_buffer((4,), "int8", scope="local")
+    for i in range(m):
+        with T.block("blk"):
+            vi = T.axis.opaque(m, i)
+            T.reads(A[vi, 0:8])
+            T.writes(B[vi, 0:8])
+            sub = T.match_buffer(A[vi, 0:8], (8,), "float32")
+            for j in range(8):
+                B[vi, j] = sub[j] * T.float32(2)
+    t: T.int32 = n * 2
+    assert t > 0, "positive"
+    ptr = T.allocate([16], "float32")
+    D = T.decl_buffer((16,), "float32", data=ptr)
+    D[0] = T.float32(1)
+    C[0] = T.Cast("int8", t)
+'''
+
+# Relax calls through function-valued parameters and multi-output call_tir.
+RELAX_CALLS = '''
+@I.ir_module
+class Calls:
+    @T.prim_func
+    def split(A: T.Buffer((4,), "float32"), B: T.Buffer((2,), "float32"),
+              C: T.Buffer((2,), "float32")):
+        for i in range(2):
+            B[i] = A[i]
+            C[i] = A[i + 2]
+
+    @R.function
+    def apply(f: R.Callable((R.Tensor((4,), "float32"),), R.Tensor((4,), "float32")),
+              x: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
+        y = f(x)
+        return y
+
+    @R.function
+    def main(x: R.Tensor((4,), "float32")):
+        cls = Calls
+        parts = R.call_tir(cls.split, (x,), out_sinfo=[R.Tensor((2,), "float32"),
+                                                       R.Tensor((2,), "float32")])
+        first = parts[0]
+        return (first, parts[1])
+'''
+
+
 def from_text(text):
     """The module or function of a program text."""
     return from_source(text)
@@ -340,6 +392,8 @@ SOURCES = {
     "seed_mixture_static": MY_MODULE_MIXTURE_STATIC,
     "relax_features": RELAX_FEATURES,
     "tir_features": TIR_FEATURES,
+    "tir_low_level": TIR_LOW_LEVEL,
+    "relax_calls": RELAX_CALLS,
 }
 
 BUILDERS = {

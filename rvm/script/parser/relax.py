@@ -197,9 +197,11 @@ class RelaxParser(TIRParser):
             attrs["global_symbol"] = name
         func = Function(params, body, ret, is_pure=pure, attrs=attrs or None)
         try:
-            return Normalizer(self.ctx.module, check_global_vars=False).normalize(func)
+            func = Normalizer(self.ctx.module, check_global_vars=False).normalize(func)
         except (TypeError, ValueError, IndexError) as err:
             raise self.error(fdef, f"function '{name}': {err}") from None
+        merged = merge_binding_blocks(func.body)
+        return func if merged is func.body else func.with_fields(body=merged)
 
     # -- bodies --------------------------------------------------------------------------
     def parse_seq(self, stmts, owner, is_function=False):
@@ -370,6 +372,22 @@ class RelaxParser(TIRParser):
         var = var_type(t_name, sinfo if sinfo is not None else value.struct_info_)
         self.define(t_name, var)
         return VarBinding(var, value)
+
+
+def merge_binding_blocks(seq):
+    """``seq`` with adjacent non-dataflow blocks joined (normalization may bind a nested result
+    in a block of its own; the text cannot tell adjacent blocks apart)."""
+    if not isinstance(seq, SeqExpr):
+        return seq
+    blocks = []
+    for block in seq.blocks:
+        if blocks and type(block) is BindingBlock and type(blocks[-1]) is BindingBlock:
+            blocks[-1] = BindingBlock(blocks[-1].bindings + block.bindings)
+        else:
+            blocks.append(block)
+    if len(blocks) == len(seq.blocks):
+        return seq
+    return SeqExpr(blocks, seq.body)
 
 
 class _MetadataKey:
