@@ -4,6 +4,8 @@ The sources are SPEC.md §3's module and seed 004's listings as users write
 them; the builders make the same kinds of modules through the Python APIs
 (TIR constructors, te, BlockBuilder).
 """
+import pathlib
+
 import numpy as np
 
 from rvm import relax, te
@@ -181,7 +183,8 @@ def features(A: T.Buffer((128, 784), "float32"), B: T.Buffer((128,), "int32"),
         if B[i] == 0:
             T.evaluate(T.call_packed("env.check", A, i))
         else:
-            C[i, 0] = T.sigmoid(T.fabs(C[i, 1])) + T.log(T.float32(2)) + T.pow(C[i, 2], T.float32(2)) + T.erf(C[i, 3])
+            C[i, 0] = (T.sigmoid(T.fabs(C[i, 1])) + T.log(T.float32(2))
+                       + T.pow(C[i, 2], T.float32(2)) + T.erf(C[i, 3]))
 '''
 
 
@@ -235,6 +238,11 @@ class Calls:
         first = parts[0]
         return (first, parts[1])
 '''
+
+
+# Seed 004 §6.2: TVM's printed form of the BlockBuilder module, verbatim.
+SEED_PRINTED_BLOCK_BUILDER = (pathlib.Path(__file__).parent / "golden"
+                              / "seed_004_block_builder_tvm.txt").read_text()
 
 
 def from_text(text):
@@ -394,6 +402,7 @@ SOURCES = {
     "tir_features": TIR_FEATURES,
     "tir_low_level": TIR_LOW_LEVEL,
     "relax_calls": RELAX_CALLS,
+    "seed_printed_block_builder": SEED_PRINTED_BLOCK_BUILDER,
 }
 
 BUILDERS = {

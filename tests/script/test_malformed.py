@@ -185,7 +185,8 @@ def test_error_in_a_decorated_function_names_its_file_and_line():
                 A[i] = T.no_such_intrinsic(A[i])
 
     err = info.value
-    assert err.filename == inspect.getsourcefile(test_error_in_a_decorated_function_names_its_file_and_line)
+    this_test = test_error_in_a_decorated_function_names_its_file_and_line
+    assert err.filename == inspect.getsourcefile(this_test)
     assert "A[i] = T.no_such_intrinsic(A[i])" in str(err)
     source_lines, first = inspect.getsourcelines(
         test_error_in_a_decorated_function_names_its_file_and_line)

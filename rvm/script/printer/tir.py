@@ -348,7 +348,8 @@ def print_prim_func(func, name, depth=0, names=None):
     for pname, buf in deferred:
         printer.declare_shape_vars(buf, body_depth)
         args = printer.buffer_args(buf)
-        printer.emit(body_depth, f"{printer.define(buf, buf.name)} = T.match_buffer({pname}, {args})")
+        name = printer.define(buf, buf.name)
+        printer.emit(body_depth, f"{name} = T.match_buffer({pname}, {args})")
     prologue = len(printer.lines)
     body = func.body
     if is_root_realize(body):
