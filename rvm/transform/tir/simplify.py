@@ -2,7 +2,8 @@
 
 Uses rvm.tir.arith, which knows loop ranges while it walks the body, so
 index expressions left by flattening fold (``(i * 4 + j) // 4 -> i`` when
-``0 <= j < 4``) and branches with provable conditions disappear.
+``0 <= j < 4``), branches with provable conditions disappear and loops of one
+iteration are replaced by their body.
 
     for j in range(4):                          for j in range(4):
         B[i * 4 + j + 0] = A[(i * 4 + j) // 4]    ->  B[i * 4 + j] = A[i]
@@ -12,8 +13,18 @@ from rvm.tir.arith import Analyzer
 from rvm.tir.expr import IntImm, Range
 from rvm.tir.op import const, max_value
 from rvm.tir.stmt import Evaluate, IfThenElse, SeqStmt, stmt_seq
-from rvm.tir.stmt_functor import StmtMutator
+from rvm.tir.stmt_functor import StmtMutator, substitute
 from rvm.transform.tir.prim_func_pass import prim_func_pass
+
+
+class _UnitLoopRemover(StmtMutator):
+    """Replaces loops of one iteration by their body at the loop's start."""
+
+    def visit_for_(self, op):
+        op = self._generic(op)
+        if isinstance(op.extent, IntImm) and op.extent.value == 1:
+            return substitute(op.body, {op.loop_var: op.min})
+        return op
 
 
 class _DeadBranchRemover(StmtMutator):
@@ -49,7 +60,8 @@ def simplify_prim_func(func):
             for dim in buffer.shape:
                 if hasattr(dim, "name_hint"):
                     analyzer.bind(dim, _non_negative(dim))
-    body = _DeadBranchRemover().visit(analyzer.simplify(func.body))
+    body = _UnitLoopRemover().visit(func.body)
+    body = _DeadBranchRemover().visit(analyzer.simplify(body))
     if structural_equal(body, func.body, map_free_vars=False):
         return func
     return func.with_body(body)

@@ -44,3 +44,14 @@ def test_loads_of_different_buffers_are_not_merged():
     assert isinstance(value, tir.Add)
     assert value.a.buffer is A and value.b.buffer is B
     assert_structural_equal(value.b.indices[0], i)
+
+
+def test_unit_loops_are_removed():
+    A = tir.decl_buffer((1, 4), "float32", name="A")
+    i, j = tir.Var("i"), tir.Var("j")
+    store = tir.BufferStore(A, tir.const(1, "float32"), [i, j])
+    func = tir.PrimFunc([A], tir.For(i, 0, 1, "serial", tir.For(j, 0, 4, "serial", store)))
+    after = simplify_prim_func(func)
+    expected = tir.For(j, 0, 4, "serial", tir.BufferStore(A, tir.const(1, "float32"),
+                                                           [tir.const(0), j]))
+    assert_structural_equal(after.body, expected)
