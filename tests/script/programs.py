@@ -10,7 +10,6 @@ import numpy as np
 
 from rvm import relax, te
 from rvm.relax.struct_info import TensorStructInfo
-from rvm.runtime.ndarray import array
 from rvm.script import from_source
 from rvm.tir import expr as _e
 from rvm.tir import stmt as _s
@@ -421,5 +420,3 @@ def all_modules():
     out = [(name, (lambda text=text: from_source(text))) for name, text in SOURCES.items()]
     return out + list(BUILDERS.items())
 
-
-__all__ = ["all_modules", "array"]

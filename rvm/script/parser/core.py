@@ -10,7 +10,7 @@ import ast
 import contextlib
 import operator
 
-from rvm.ir.expr import GlobalVar, PrimExpr, RelaxExpr
+from rvm.ir.expr import PrimExpr, RelaxExpr
 from rvm.script.parser.diagnostics import ParseError
 
 DIALECTS = {"ir": "I", "tir": "T", "relax": "R"}
@@ -209,8 +209,6 @@ class ScriptParser:
         """Calls a builtin (dialects extend this for IR callees)."""
         if isinstance(func, Builtin):
             return func.fn(self, node, *args, **kwargs)
-        if func is range:
-            return Builtin("range", lambda p, n, *a: ("range", a))
         raise self.error(node.func, f"'{ast.unparse(node.func)}' is not callable here; expected "
                                     "a T./R. function or a function of the module")
 
@@ -305,8 +303,3 @@ class ScriptParser:
         if not low <= len(args) <= high:
             expected = str(low) if low == high else f"{low} to {high}"
             raise self.error(node, f"{name} expects {expected} argument(s), got {len(args)}")
-
-
-def is_global_var(value):
-    """Whether ``value`` names a function of the module."""
-    return isinstance(value, GlobalVar)

@@ -5,8 +5,6 @@ builtins (``T.grid``, ``T.axis.remap``, ``T.match_buffer``, ``T.reads``...)
 return small spec objects that the statement parser turns into IR, since
 they only make sense in their statement (``for``, ``with``, assignment).
 """
-import math
-
 from rvm.ir.expr import PrimExpr
 from rvm.runtime.data_type import DataType
 from rvm.tir import expr as _e
@@ -136,10 +134,6 @@ def _broadcast(parser, node, value, lanes):
 
 def _abs(parser, node, x):
     return _op.abs(x)
-
-
-def _nan_or_inf(parser, node, dtype, value):
-    return _e.FloatImm(dtype, math.inf if value == "inf" else math.nan)
 
 
 def build_table():

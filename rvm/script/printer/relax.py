@@ -1,7 +1,7 @@
 """Relax functions, expressions and struct info as script text (``@R.function``)."""
 import numpy as np
 
-from rvm.ir.expr import GlobalVar, PrimExpr
+from rvm.ir.expr import GlobalVar
 from rvm.ir.node import Node
 from rvm.relax import expr as _r
 from rvm.relax import struct_info as _si

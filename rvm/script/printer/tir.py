@@ -3,10 +3,9 @@ from rvm.ir.expr import PrimExpr
 from rvm.ir.structural import structural_equal
 from rvm.tir import expr as _e
 from rvm.tir import stmt as _s
-from rvm.tir.buffer import Buffer
 from rvm.tir.stmt_functor import StmtExprVisitor
 from rvm.script.printer.names import NameTable
-from rvm.script.printer.tir_expr import ExprPrinter, int_text, quote
+from rvm.script.printer.tir_expr import ExprPrinter, quote
 
 INDENT = "    "
 _AXIS_KIND = {_e.IterVar.DataPar: ("spatial", "S"), _e.IterVar.CommReduce: ("reduce", "R"),
