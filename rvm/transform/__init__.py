@@ -1,1 +1,31 @@
-"""rvm.transform"""
+"""rvm.transform: passes over IRModules, the pass infrastructure, and the build pipeline.
+
+This package is a facade; the definitions live in its modules.
+"""
+from rvm.transform.attach_global_symbol import AttachGlobalSymbol
+from rvm.transform.bind_params import BindParams
+from rvm.transform.call_tir_rewrite import CallTIRRewrite
+from rvm.transform.dead_code_elimination import DeadCodeElimination
+from rvm.transform.function_pass import (
+    DataflowBlockPass, FunctionPass, dataflowblock_pass, function_pass,
+)
+from rvm.transform.kill_after_last_use import KillAfterLastUse
+from rvm.transform.legalize_ops import LEGALIZE_RULES, LegalizeOps, register_legalize
+from rvm.transform.pass_infra import (
+    ModulePass, Pass, PassContext, PassInfo, PassInstrument, PrintIR, Sequential, get_pass,
+    get_pipeline, module_pass, register_pass, register_pipeline,
+)
+from rvm.transform.pipeline import default_build_pipeline
+from rvm.transform.static_plan_block_memory import StaticPlanBlockMemory
+from rvm.transform.to_non_dataflow import ToNonDataflow
+from rvm.transform.vm_builtin_lower import VMBuiltinLower
+from rvm.transform.vm_shape_lower import VMShapeLower
+
+__all__ = [
+    "AttachGlobalSymbol", "BindParams", "CallTIRRewrite", "DataflowBlockPass",
+    "DeadCodeElimination", "FunctionPass", "KillAfterLastUse", "LEGALIZE_RULES", "LegalizeOps",
+    "ModulePass", "Pass", "PassContext", "PassInfo", "PassInstrument", "PrintIR", "Sequential",
+    "StaticPlanBlockMemory", "ToNonDataflow", "VMBuiltinLower", "VMShapeLower",
+    "dataflowblock_pass", "default_build_pipeline", "function_pass", "get_pass", "get_pipeline",
+    "module_pass", "register_legalize", "register_pass", "register_pipeline",
+]

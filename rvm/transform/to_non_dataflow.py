@@ -1,0 +1,44 @@
+"""ToNonDataflow: turn every dataflow block into an ordinary binding block.
+
+Dataflow variables become ordinary variables (same names and struct info), so
+later lowering passes can add impure bindings (allocations, kernel calls)
+anywhere in a function.
+"""
+from rvm.relax.binding import BindingBlock, DataflowBlock, SeqExpr
+from rvm.relax.expr import DataflowVar, Var
+from rvm.relax.expr_functor import ExprMutator
+from rvm.transform.function_pass import function_pass
+
+
+class _ToNonDataflow(ExprMutator):
+    def visit_var_def(self, var):
+        if not isinstance(var, DataflowVar):
+            return var
+        new = Var(var.name_hint, var.struct_info_, var.span)
+        self.set_var_remap(var, new)
+        return new
+
+    def visit_binding_block(self, block):
+        with self.builder.binding_scope(is_dataflow=False) as frame:
+            for binding in block.bindings:
+                self.visit_binding(binding)
+        return BindingBlock(frame.bindings, block.span)
+
+    def visit_seq_expr_(self, seq):
+        new = super().visit_seq_expr_(seq)
+        if any(isinstance(b, DataflowBlock) for b in new.blocks):
+            blocks = [BindingBlock(b.bindings, b.span) if isinstance(b, DataflowBlock) else b
+                      for b in new.blocks]
+            new = SeqExpr(blocks, new.body, new.span)
+        return new
+
+
+def to_non_dataflow(func):
+    """``func`` without dataflow blocks or dataflow variables."""
+    return _ToNonDataflow().visit_expr(func)
+
+
+def ToNonDataflow():  # noqa: N802  (passes are CamelCase factories)
+    """A pass turning dataflow blocks into binding blocks and DataflowVars into Vars."""
+    return function_pass(lambda func, mod, ctx: to_non_dataflow(func), opt_level=0,
+                         name="ToNonDataflow")
