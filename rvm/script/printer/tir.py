@@ -143,7 +143,8 @@ class TIRPrinter:
             self.stmt(item, depth)
 
     def _BufferStore(self, node, depth):
-        target = f"{self.expr.buffer_name(node.buffer)}[{self.expr.indices(node.indices)}]"
+        indices = self.expr.indices(node.indices, node.buffer)
+        target = f"{self.expr.buffer_name(node.buffer)}[{indices}]"
         self.emit(depth, f"{target} = {self.expr(node.value)}")
 
     def _Evaluate(self, node, depth):

@@ -99,7 +99,7 @@ class ExprPrinter:
         if isinstance(x, _e.Call):
             return self._call(x), ATOM
         if isinstance(x, _e.BufferLoad):
-            return f"{self.buffer_name(x.buffer)}[{self.indices(x.indices)}]", ATOM
+            return f"{self.buffer_name(x.buffer)}[{self.indices(x.indices, x.buffer)}]", ATOM
         if isinstance(x, _e.Ramp):
             return f"T.Ramp({self(x.base)}, {self(x.stride)}, {x.lanes})", ATOM
         if isinstance(x, _e.Broadcast):
@@ -123,9 +123,18 @@ class ExprPrinter:
             right = f"({right})"
         return f"{left} {symbol} {right}"
 
-    def indices(self, indices):
-        """``i, j + 1``: the text inside ``A[...]``."""
-        return ", ".join(self(i) for i in indices)
+    def indices(self, indices, buffer=None):
+        """``i, j + 1``: the text inside ``A[...]``; constants of the dimension's dtype print as
+        plain ints, which the buffer converts back."""
+        dims = buffer.shape if buffer is not None else ()
+        parts = []
+        for k, index in enumerate(indices):
+            if isinstance(index, _e.IntImm) and k < len(dims) and index.dtype == dims[k].dtype \
+                    and index.dtype != "bool":
+                parts.append(str(index.value))
+            else:
+                parts.append(self(index))
+        return ", ".join(parts)
 
     def _call(self, x):
         args = [self(a) for a in x.args]
