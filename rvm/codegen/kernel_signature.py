@@ -42,12 +42,25 @@ def kernel_functions(mod):
             if isinstance(func, PrimFunc)]
 
 
-def dim_text(dim):
+_DIM_OPS = {"Add": ("+", 1), "Sub": ("-", 1), "Mul": ("*", 2), "FloorDiv": ("//", 2),
+            "FloorMod": ("%", 2), "Div": ("/", 2), "Mod": ("%", 2)}
+
+
+def dim_text(dim, parent=0):
     """A dimension as the user wrote it: ``784``, ``m``, ``n * 2``."""
     if isinstance(dim, IntImm):
         return str(dim.value)
     if isinstance(dim, Var):
         return dim.name_hint
+    kind = type(dim).__name__
+    if kind == "Cast":
+        return dim_text(dim.value, parent)
+    if kind in ("Min", "Max"):
+        return f"{kind.lower()}({dim_text(dim.a)}, {dim_text(dim.b)})"
+    if kind in _DIM_OPS:
+        symbol, level = _DIM_OPS[kind]
+        text = f"{dim_text(dim.a, level)} {symbol} {dim_text(dim.b, level + 1)}"
+        return f"({text})" if level < parent else text
     return repr(dim)
 
 

@@ -94,9 +94,9 @@ def _linear_terms(expr):
 def _visits_each_point_once(values, loops):
     """Whether distinct iterations of ``loops`` give distinct tuples of ``values``.
 
-    Sufficient condition: every loop variable appears in exactly one value, and
-    within a value the terms form a mixed radix (each coefficient at least the
-    span of the smaller terms).
+    Sufficient condition: every loop variable (but those of one-iteration loops)
+    appears in exactly one value, and within a value the terms form a mixed
+    radix (each coefficient at least the span of the smaller terms).
     """
     extents = {id(f.loop_var): f.extent for f in loops}
     used = set()
@@ -115,7 +115,9 @@ def _visits_each_point_once(values, loops):
                 if not isinstance(extent, IntImm):
                     return False
                 span = coeff * extent.value
-    return used == set(extents)
+    single = {id(f.loop_var) for f in loops
+              if isinstance(f.extent, IntImm) and f.extent.value == 1}
+    return used | single == set(extents)
 
 
 def _coefficient(expr, var):

@@ -91,3 +91,12 @@ def test_te_reduction_is_localized():
     after = localize_reduction(te.create_prim_func([A, B]))
     text = repr(after)
     assert "B_local" in text and "T.init" not in text
+
+
+def test_unused_one_iteration_loop_does_not_block():
+    A, B, C = _buffers()
+    r, i, j, k = tir.Var("r"), tir.Var("i"), tir.Var("j"), tir.Var("k")
+    nest = tir.For(r, 0, 1, "serial", tir.For(i, 0, 4, "serial", tir.For(j, 0, 4, "serial", tir.For(
+        k, 0, 8, "serial", _matmul_block(A, B, C, i, j, k)))))
+    after = localize_reduction(tir.PrimFunc([A, B, C], nest))
+    assert isinstance(after.body.body.body.body, tir.Allocate)
