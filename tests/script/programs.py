@@ -304,6 +304,27 @@ def symbolic_emit_te_module():
     return bb.get()
 
 
+def high_level_ops_module():
+    """Relax operators of the registry (R.matmul, R.nn.softmax, R.reshape...) via BlockBuilder."""
+    from rvm.relax import op
+
+    x = relax.Var("x", relax.TensorStructInfo((2, 3), "float32"))
+    y = relax.Var("y", relax.TensorStructInfo((3, 4), "float32"))
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x, y]):
+        with bb.dataflow():
+            a = bb.emit(op.matmul(x, y))
+            b = bb.emit(op.permute_dims(a, [1, 0]))
+            c = bb.emit(op.reshape(b, (2, 4, 1)))
+            d = bb.emit(op.sum(c, axis=[1], keepdims=True))
+            e = bb.emit(op.astype(bb.emit(op.nn.softmax(a, axis=0)), "float16"))
+            g = bb.emit(op.exp(bb.emit(op.flatten(bb.emit(op.concat([a, a], axis=0))))))
+            k = bb.emit(op.mean(bb.emit(op.add(a, relax.const(1.0)))))
+            out = bb.emit_output((d, e, g, k))
+        bb.emit_func_output(out)
+    return bb.get()
+
+
 def mlp_params(seed=0):
     rng = np.random.default_rng(seed)
     return {"w0": rng.standard_normal((128, 784)).astype("float32"),
@@ -408,6 +429,7 @@ BUILDERS = {
     "te_fused_matmul_relu": fused_matmul_relu,
     "block_builder_emit_te": block_builder_module,
     "symbolic_emit_te": symbolic_emit_te_module,
+    "high_level_ops": high_level_ops_module,
     "bound_params": bound_params_module,
     "spec3_by_builders": spec3_module_by_builders,
     "relu0_by_constructors": relu0_by_constructors,

@@ -219,7 +219,10 @@ def operator_builtin(name):
         args = [to_relax(parser, a, node) if isinstance(a, (RelaxExpr, tuple)) else a
                 for a in args]
         if constructor is not None and sinfo_args is None:
-            return constructor(*args, **attrs)
+            try:
+                return constructor(*args, **attrs)
+            except TypeError:
+                pass  # arguments as the Call stores them (printed text): build the Call as is
         args = [to_relax(parser, a, node) for a in args]
         sinfos = _sinfo_args(parser, node, sinfo_args)
         if isinstance(sinfos, _si.StructInfo):
