@@ -46,6 +46,8 @@ def lower(mod, params=None, pipeline="default"):
     if pipeline is None:
         return mod
     if not isinstance(pipeline, Pass):
+        from rvm.transform.pipeline import default_build_pipeline  # noqa: F401  (registers it)
+
         pipeline = get_pipeline(pipeline)
     return pipeline(mod)
 
