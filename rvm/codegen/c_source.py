@@ -286,6 +286,9 @@ class CEmitter:
         self.indent -= 1
 
     def _stmt_AssertStmt(self, s):
+        if self.in_parallel:
+            raise CodegenError(f"kernel '{self.name}': an assertion inside a parallel loop is "
+                               "not supported; expected it in serial code")
         message = s.message.value if isinstance(s.message, E.StringImm) else repr(s.message)
         text = c_string(f"ValueError: {self.name}: {message}")
         self.emit(f"if (!({self.expr(s.condition)})) {{ RVMAPISetLastError({text}); "
@@ -393,7 +396,8 @@ class CEmitter:
             self._packed_arg(k, arg)
         self.emit("RVMValue rvm_rv;")
         self.emit("int rvm_rc = kRVMNull;")
-        self.emit(f"if (RVMFuncCall(rvm_f, rvm_values, rvm_codes, {len(args)}, &rvm_rv, &rvm_rc) != 0) {self.fail()}")
+        self.emit(f"if (RVMFuncCall(rvm_f, rvm_values, rvm_codes, {len(args)}, &rvm_rv, "
+                  f"&rvm_rc) != 0) {self.fail()}")
         self.emit("RVMValueRelease(rvm_rv, rvm_rc);")
         self.indent -= 1
         self.emit("}")
@@ -403,8 +407,9 @@ class CEmitter:
             shape = ", ".join(f"(int64_t)({self.expr(d)})" for d in arg.shape) or "0"
             d = arg.dtype
             self.emit(f"int64_t rvm_shape_{k}[{max(len(arg.shape), 1)}] = {{{shape}}};")
-            self.emit(f"DLTensor rvm_tensor_{k} = {{(void*){self._expr_Var(arg.data)}, {{1, 0}}, "
-                      f"{len(arg.shape)}, {{{d.type_code}, {d.bits}, 1}}, rvm_shape_{k}, NULL, 0}};")
+            data = self._expr_Var(arg.data)
+            self.emit(f"DLTensor rvm_tensor_{k} = {{(void*){data}, {{1, 0}}, {len(arg.shape)}, "
+                      f"{{{d.type_code}, {d.bits}, 1}}, rvm_shape_{k}, NULL, 0}};")
             self.emit(f"rvm_values[{k}].v_handle = &rvm_tensor_{k};")
             self.emit(f"rvm_codes[{k}] = kRVMDLTensorHandle;")
         elif isinstance(arg, E.StringImm):

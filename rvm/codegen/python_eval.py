@@ -50,6 +50,23 @@ def _wrap(dtype):
     return lambda v: ((int(v) + half) & mask) - half
 
 
+def _float_to_int(dtype):
+    """float -> integer conversion toward zero; NaN and out-of-range values give what x86
+    gives (the "integer indefinite" minimum for signed types, 0 for unsigned)."""
+    bits = dtype.bits
+    lo, hi = (0, (1 << bits) - 1) if dtype.is_uint else (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
+    fallback = 0 if dtype.is_uint else lo
+
+    def convert(value):
+        value = float(value)
+        if not math.isfinite(value):
+            return fallback
+        result = math.trunc(value)
+        return result if lo <= result <= hi else fallback
+
+    return convert
+
+
 def _scalar_reader(dtype):
     if dtype.is_float:
         return lambda x: x
@@ -133,7 +150,8 @@ class Evaluator:
             return lambda env: npt(inner(env))
         wrap = _wrap(e.dtype)
         if src.is_float:
-            return lambda env: wrap(math.trunc(float(inner(env))))
+            convert = _float_to_int(e.dtype)
+            return lambda env: convert(inner(env))
         return lambda env: wrap(int(inner(env)))
 
     def _expr_Div(self, e):

@@ -399,3 +399,4 @@ def _division():
     inputs = lambda r: [np.array([7, -7, 7, -7, 5, -5, 9, 0, 13, -13], "int32"),  # noqa: E731
                         np.array([2, 2, -2, -2, 0, 0, -1, 3, 1, -1], "int32"), zeros(10, "int32")]
     return build, inputs, ref
+

@@ -44,3 +44,13 @@ def test_python_source_is_the_lowered_tir():
     assert "A[j * 4 + i]" in lib.get_source()
     with pytest.raises(ValueError, match="format 'c'"):
         lib.get_source("c")
+
+
+def test_out_of_range_float_to_int_does_not_raise():
+    # C leaves this undefined; the reference gives x86's answer instead of failing.
+    A = te.placeholder((4,), name="A")
+    lib = build(te.create_prim_func([A, te.compute((4,), lambda i: A[i].astype("int32"))]),
+                "python")
+    out = np.zeros(4, "int32")
+    lib["main"](np.array([1.5, -2.5, 3e9, np.nan], "float32"), out)
+    assert out.tolist() == [1, -2, -2 ** 31, -2 ** 31]
