@@ -5,7 +5,7 @@ outputs, reference(args) -> {argument index: expected array}).
 """
 import numpy as np
 
-from rvm import te, tir
+from rvm import te, tir, topi
 from rvm.tir import IterVar, Range
 from rvm.tir.stmt import ForKind
 from rvm.tir.stmt_functor import StmtMutator
@@ -400,3 +400,36 @@ def _division():
                         np.array([2, 2, -2, -2, 0, 0, -1, 3, 1, -1], "int32"), zeros(10, "int32")]
     return build, inputs, ref
 
+
+
+@case("topi_dense_symbolic_batch")
+def _dense():
+    def build():
+        n = te.var("n", "int64")
+        x, w = te.placeholder((n, 16), name="x"), te.placeholder((8, 16), name="w")
+        b = te.placeholder((8,), name="b")
+        return te.create_prim_func([x, w, b, topi.nn.dense(x, w, b)])
+    return build, lambda r: [f32(r, 3, 16), f32(r, 8, 16), f32(r, 8), zeros((3, 8))], \
+        lambda a: {3: a[0] @ a[1].T + a[2]}
+
+
+@case("topi_softmax_symbolic")
+def _topi_softmax():
+    def build():
+        n = te.var("n", "int64")
+        x = te.placeholder((n, 16), name="x")
+        return te.create_prim_func([x, topi.nn.softmax(x)])
+
+    def ref(a):
+        e = np.exp(a[0] - a[0].max(1, keepdims=True))
+        return {1: e / e.sum(1, keepdims=True)}
+    return build, lambda r: [f32(r, 3, 16), zeros((3, 16))], ref
+
+
+@case("topi_reshape_symbolic")
+def _topi_reshape():
+    def build():
+        n = te.var("n", "int64")
+        x = te.placeholder((n, 16), name="x")
+        return te.create_prim_func([x, topi.reshape(x, (n * 4, 4))])
+    return build, lambda r: [f32(r, 3, 16), zeros((12, 4))], lambda a: {1: a[0].reshape(12, 4)}
