@@ -91,6 +91,7 @@ class CEmitter:
         return name
 
     def ctype(self, dtype):
+        """The C type of a scalar dtype (CodegenError for vectors and unsupported types)."""
         if dtype.lanes != 1 or str(dtype) not in C_TYPES:
             raise CodegenError(f"kernel '{self.name}': dtype {dtype} is not supported by the C "
                                f"backend; expected one of {', '.join(C_TYPES)}")
@@ -98,6 +99,7 @@ class CEmitter:
 
     # ---- expressions
     def expr(self, e):
+        """The C text of expression ``e``, fully parenthesized."""
         method = getattr(self, f"_expr_{type(e).__name__}", None)
         if method is None:
             if type(e) in BINARY:
@@ -235,6 +237,7 @@ class CEmitter:
 
     # ---- statements
     def emit(self, line):
+        """Appends a line of C at the current indentation."""
         self.lines.append("  " * self.indent + line)
 
     def fail(self):
@@ -243,6 +246,7 @@ class CEmitter:
         return f"{{ {frees}return -1; }}"
 
     def stmt(self, s):
+        """Emits statement ``s``."""
         method = getattr(self, f"_stmt_{type(s).__name__}", None)
         if method is None:
             raise CodegenError(f"kernel '{self.name}': the C backend cannot render statement "

@@ -110,6 +110,7 @@ class Evaluator:
 
     # ---- expressions
     def expr(self, e):
+        """A closure ``env -> value`` evaluating expression ``e``."""
         method = getattr(self, f"_expr_{type(e).__name__}", None)
         if method is not None:
             return method(e)
@@ -234,6 +235,7 @@ class Evaluator:
 
     # ---- statements
     def stmt(self, s):
+        """A closure ``env -> None`` running statement ``s``."""
         method = getattr(self, f"_stmt_{type(s).__name__}", None)
         if method is None:
             raise EvalError(f"kernel '{self.name}': the python target cannot run statement "
