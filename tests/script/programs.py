@@ -230,6 +230,18 @@ class Calls:
         return y
 
     @R.function
+    def branchy(c: R.Tensor((), "bool"), x: R.Tensor((4,), "float32")):
+        if c:
+            with R.dataflow():
+                a = R.add(x, x)
+                b = R.multiply(a, a)
+                R.output(b)
+            r = b
+        else:
+            r = x
+        return r
+
+    @R.function
     def main(x: R.Tensor((4,), "float32")):
         cls = Calls
         parts = R.call_tir(cls.split, (x,), out_sinfo=[R.Tensor((2,), "float32"),

@@ -191,7 +191,7 @@ class RelaxParser(TIRParser):
         params, ret = self.signature(fdef)
         for p in params:
             self.define(p.name_hint, p)
-        body = self.parse_seq(fdef.body, fdef, is_function=True)
+        body = self.parse_seq(fdef.body, fdef)
         attrs = dict(self.attrs)
         if not private and "global_symbol" not in attrs:
             attrs["global_symbol"] = name
@@ -204,20 +204,27 @@ class RelaxParser(TIRParser):
         return func if merged is func.body else func.with_fields(body=merged)
 
     # -- bodies --------------------------------------------------------------------------
-    def parse_seq(self, stmts, owner, is_function=False):
-        """A SeqExpr from statements ending in ``return`` (or, in a branch, an assignment)."""
+    def parse_seq(self, stmts, owner):
+        """A SeqExpr from statements ending in ``return``."""
+        for k, node in enumerate(stmts):
+            if isinstance(node, ast.Return) and k != len(stmts) - 1:
+                raise self.error(stmts[k + 1], "unreachable statement after return")
+        last = stmts[-1] if stmts else owner
+        if not isinstance(last, ast.Return):
+            raise self.error(last, "a Relax function must end with 'return <value>'")
+        if last.value is None:
+            raise self.error(last, "return needs a value")
+        blocks = self.blocks(stmts[:-1])
+        return SeqExpr(blocks, self.value(last.value))
+
+    def blocks(self, stmts):
+        """The binding blocks of statements: ``with R.dataflow()`` bodies and the bindings
+        between them."""
         blocks = []
         current = []
-        result = None
-        for k, node in enumerate(stmts):
-            last = k == len(stmts) - 1
+        for node in stmts:
             if isinstance(node, ast.Return):
-                if not last:
-                    raise self.error(stmts[k + 1], "unreachable statement after return")
-                if node.value is None:
-                    raise self.error(node, "return needs a value")
-                result = self.value(node.value)
-                break
+                raise self.error(node, "return is only allowed at the end of the function")
             if isinstance(node, ast.With):
                 if current:
                     blocks.append(BindingBlock(current))
@@ -225,12 +232,9 @@ class RelaxParser(TIRParser):
                 blocks.append(self.dataflow(node))
                 continue
             current.extend(self.statement(node, dataflow=False))
-        if result is None:
-            where = stmts[-1] if stmts else owner
-            raise self.error(where, "a Relax function must end with 'return <value>'")
         if current:
             blocks.append(BindingBlock(current))
-        return SeqExpr(blocks, result)
+        return blocks
 
     def value(self, node):
         value = to_relax(self, self.eval(node), node)
@@ -352,11 +356,9 @@ class RelaxParser(TIRParser):
             name = self.target_names(target, 1)[0]
             ann = last.annotation if isinstance(last, ast.AnnAssign) else None
             with self.scope():
-                bindings = []
-                for stmt in stmts[:-1]:
-                    bindings.extend(self.statement(stmt, dataflow=False))
+                blocks = self.blocks(stmts[:-1])
                 result = self.value(last.value)
-            seq = SeqExpr([BindingBlock(bindings)] if bindings else [], result)
+            seq = SeqExpr(blocks, result)
             branches.append((name, ann, seq, last))
         (t_name, t_ann, t_seq, _), (f_name, f_ann, f_seq, f_last) = branches
         if t_name != f_name:
