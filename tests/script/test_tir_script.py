@@ -152,3 +152,81 @@ def test_parse_error_points_at_the_line():
     err = info.value
     assert err.line == 12 and "bad axis kind 'X'" in str(err)
     assert 'T.axis.remap("SSX"' in str(err) and "^" in str(err)
+
+
+def _single_store(text):
+    f = from_source(text)
+    body = f.body
+    while not isinstance(body, _s.BufferStore):
+        body = body.body
+    return f, body
+
+
+def test_expression_forms_and_dtypes():
+    f, store = _single_store('''
+@T.prim_func
+def e(A: T.Buffer((8,), "int64"), n: T.int32, x: T.float32):
+    for i in range(8):
+        A[i] = T.Cast("int64", T.truncmod(n, 3) + T.Select(i < n, i // 2, i % 4)) + T.int64(1)
+''')
+    value = store.value
+    assert isinstance(value, _e.Add) and value.dtype == "int64"
+    cast = value.a
+    assert isinstance(cast, _e.Cast) and isinstance(cast.value.a, _e.Mod)
+    select = cast.value.b
+    assert isinstance(select.condition, _e.LT)
+    assert isinstance(select.true_value, _e.FloorDiv) and isinstance(select.false_value,
+                                                                     _e.FloorMod)
+    assert_structural_equal(from_source(f.script()), f)
+
+
+def test_python_numbers_take_the_other_operands_dtype():
+    _, store = _single_store('''
+@T.prim_func
+def e(A: T.Buffer((8,), "float16")):
+    for i in range(8):
+        A[i] = A[i] * 2 + 0.5
+''')
+    assert store.value.dtype == "float16"
+    assert store.value.b.dtype == "float16" and store.value.b.value == 0.5
+
+
+def test_integer_true_division_is_rejected():
+    with pytest.raises(ParseError, match="'/' on integers is ambiguous"):
+        from_source('''
+@T.prim_func
+def e(A: T.Buffer((8,), "int32")):
+    for i in range(8):
+        A[i] = i / 2
+''')
+
+
+def test_dependent_loops_are_not_collapsed_into_a_grid():
+    f = from_source('''
+@T.prim_func
+def tri(A: T.Buffer((8, 8), "float32")):
+    for i in range(8):
+        for j in range(i):
+            A[i, j] = T.float32(0)
+''')
+    text = f.script()
+    assert "for i in range(8):" in text and "for j in range(i):" in text
+    assert_structural_equal(from_source(text), f)
+
+
+def test_single_nodes_print_as_script():
+    f = from_source(LINEAR0)
+    loop = f.body.block.body.seq[1]
+    text = loop.script()
+    assert text.splitlines()[:2] == ["n = T.int64()", "for i, j in T.grid(1, n):"]
+    assert 'with T.block("Z"):' in text
+    buf = f.buffer_map[f.params[0]]
+    assert buf.script() == 'T.Buffer((1, m), "float32")'
+    assert (buf.shape[1] * 2).script() == "m * T.int64(2)"
+
+
+def test_t_namespace_intrinsics_work_on_expressions():
+    x = _e.Var("x", "float32")
+    assert T.exp(x).op == "tir.exp"
+    assert isinstance(T.max(x, T.float32(0)), _e.Max)
+    assert T.int64(3).dtype == "int64"
