@@ -17,6 +17,7 @@ from rvm.runtime.ndarray import NDArray
 from rvm.transform.function_pass import replace_functions
 from rvm.transform.pass_infra import ModulePass, PassInfo
 from rvm.transform.symbolic import SymbolicBinder, substitute_struct_info
+from rvm.transform.sinfo_text import sinfo_text
 
 
 def _as_constant(value, who):
@@ -33,7 +34,7 @@ def _as_constant(value, who):
 def _check_fits(param, constant, mapping, func_name):
     sinfo = substitute_struct_info(param.struct_info_, mapping)
     data = constant.data
-    expected = f"{sinfo.dtype or '?'}{_dims_text(sinfo)}"
+    expected = sinfo_text(param.struct_info_)
     actual = f"{data.dtype}{list(data.shape)}"
     if not isinstance(sinfo, TensorStructInfo):
         raise ValueError(f"BindParams: {func_name}: parameter '{param.name_hint}' is not a "
@@ -48,13 +49,6 @@ def _check_fits(param, constant, mapping, func_name):
     if bad:
         raise ValueError(f"BindParams: {func_name}: parameter '{param.name_hint}' expects "
                          f"{expected}, got {actual}")
-
-
-def _dims_text(sinfo):
-    values = getattr(sinfo, "shape_values", None)
-    if values is None:
-        return "[...]"
-    return "[" + ", ".join(str(getattr(v, "value", v)) for v in values) + "]"
 
 
 def bind_params(func, params, func_name="function"):

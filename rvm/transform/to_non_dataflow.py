@@ -1,5 +1,6 @@
 """ToNonDataflow: turn every dataflow block into an ordinary binding block.
 
+The blocks of each sequence are joined into one binding block.
 Dataflow variables become ordinary variables (same names and struct info), so
 later lowering passes can add impure bindings (allocations, kernel calls)
 anywhere in a function.
@@ -26,10 +27,9 @@ class _ToNonDataflow(ExprMutator):
 
     def visit_seq_expr_(self, seq):
         new = super().visit_seq_expr_(seq)
-        if any(isinstance(b, DataflowBlock) for b in new.blocks):
-            blocks = [BindingBlock(b.bindings, b.span) if isinstance(b, DataflowBlock) else b
-                      for b in new.blocks]
-            new = SeqExpr(blocks, new.body, new.span)
+        if len(new.blocks) > 1 or any(isinstance(b, DataflowBlock) for b in new.blocks):
+            bindings = [b for block in new.blocks for b in block.bindings]
+            new = SeqExpr([BindingBlock(bindings)], new.body, new.span)
         return new
 
 

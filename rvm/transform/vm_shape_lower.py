@@ -37,7 +37,7 @@ from rvm.tir.expr import FloatImm, IntImm, Var as TirVar
 from rvm.transform.lowering_util import bind
 from rvm.transform.pass_infra import ModulePass, PassInfo
 from rvm.transform.shape_func import HeapLayout, make_shape_func, tir_vars_of
-from rvm.transform.vm_shape_text import sinfo_text
+from rvm.transform.sinfo_text import sinfo_text
 
 MATCH_EQUAL_IMM, MATCH_STORE, MATCH_NO_OP, MATCH_EQUAL_HEAP = 0, 1, 2, 3
 MAKE_IMM, MAKE_LOAD = 0, 1

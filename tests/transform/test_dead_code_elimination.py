@@ -1,0 +1,83 @@
+"""DeadCodeElimination: unused pure bindings and unreachable functions are removed."""
+from rvm.ir.structural import assert_structural_equal
+from rvm.script import ir as I
+from rvm.script import relax as R
+from rvm.transform.dead_code_elimination import DeadCodeElimination
+
+
+def test_unused_pure_bindings_are_removed_transitively():
+    @I.ir_module
+    class Before:
+        @R.function
+        def main(x: R.Tensor((2, 3), "float32")):
+            with R.dataflow():
+                a = R.add(x, x)
+                b = R.multiply(a, a)  # only feeds the dead c
+                c = R.nn.relu(b)
+                d = R.multiply(x, x)
+                R.output(d)
+            return d
+
+    @I.ir_module
+    class Expected:
+        @R.function
+        def main(x: R.Tensor((2, 3), "float32")):
+            with R.dataflow():
+                d = R.multiply(x, x)
+                R.output(d)
+            return d
+
+    assert_structural_equal(DeadCodeElimination()(Before), Expected)
+
+
+def test_impure_calls_are_kept():
+    @I.ir_module
+    class Before:
+        @R.function(pure=False)
+        def main(x: R.Tensor((2, 3), "float32")):
+            unused = R.call_packed("env.log", x, sinfo_args=R.Object)
+            y = R.add(x, x)
+            return x
+
+    @I.ir_module
+    class Expected:
+        @R.function(pure=False)
+        def main(x: R.Tensor((2, 3), "float32")):
+            unused = R.call_packed("env.log", x, sinfo_args=R.Object)
+            return x
+
+    assert_structural_equal(DeadCodeElimination()(Before), Expected)
+
+
+def test_unreachable_private_functions_are_removed():
+    @I.ir_module
+    class Before:
+        @R.function(private=True)
+        def used(x: R.Tensor((2,), "float32")):
+            return x
+
+        @R.function(private=True)
+        def unused(x: R.Tensor((2,), "float32")):
+            return x
+
+        @R.function
+        def main(x: R.Tensor((2,), "float32")):
+            cls = Before
+            y = cls.used(x)
+            return y
+
+    after = DeadCodeElimination()(Before)
+    assert sorted(gv.name_hint for gv in after.get_global_vars()) == ["main", "used"]
+    only_used = DeadCodeElimination(entry_functions=["used"])(Before)
+    assert [gv.name_hint for gv in only_used.get_global_vars()] == ["used"]
+
+
+def test_nothing_dead_returns_the_module():
+    @I.ir_module
+    class Before:
+        @R.function
+        def main(x: R.Tensor((2, 3), "float32")):
+            y = R.add(x, x)
+            return y
+
+    assert DeadCodeElimination()(Before) is Before
