@@ -42,7 +42,7 @@ C_KEYWORDS = frozenset(
     "auto break case char const continue default do double else enum extern float for goto if "
     "inline int long register restrict return short signed sizeof static struct switch typedef "
     "union unsigned void volatile while bool true false args type_codes num_args ret ret_code "
-    "resource kernel main NULL".split())
+    "resource kernel main NULL asm constructor destructor init_array fini_array".split())
 STACK_LIMIT_BYTES = 32 * 1024
 # Loop annotation set by rvm.transform.tir.LocalizeReduction: (operator, accumulator data var).
 SIMD_REDUCTION = "rvm.simd_reduction"

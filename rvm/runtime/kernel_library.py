@@ -7,10 +7,13 @@ back elsewhere.
 
 Loading from bytes never dlopens the object stored in them (the bytes may
 come from anywhere): the embedded C source is compiled again through the
-compiler cache, which on the machine that built it is a cache hit.
+compiler cache, which on the machine that built it is a cache hit. Sources
+that would run code when loaded (constructors, inline assembly) are refused;
+this is not a sandbox: running an executable runs its kernels.
 """
 import ctypes
 import json
+import re
 import struct
 
 from rvm.runtime._ffi import _bridge
@@ -18,6 +21,9 @@ from rvm.runtime.compiler import default_compiler
 from rvm.runtime.module import Module, register_module_loader
 
 _MAGIC = b"RVMCKL\x00\x01"
+# Code that would run at load time or escape C: refused in sources loaded from bytes.
+_LOAD_TIME_CODE = re.compile(r"\b(constructor|destructor|init_array|fini_array|__asm__|asm)\b")
+_STRINGS_AND_COMMENTS = re.compile(r'"(?:\\.|[^"\\\n])*"|/\*.*?\*/|//[^\n]*', re.S)
 _FORMAT = 1
 _SYMBOL_PREFIX = "rvm_kernel_"
 
@@ -147,6 +153,12 @@ def load_kernel_library(data, compiler=None):
             isinstance(k, str) and isinstance(v, str) and v.isidentifier()
             for k, v in functions.items()):
         raise ValueError("corrupted kernel library: bad function table")
+    code = _STRINGS_AND_COMMENTS.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), source)
+    match = _LOAD_TIME_CODE.search(code)
+    if match:
+        line = code.count("\n", 0, match.start()) + 1
+        raise ValueError(f"kernel library source uses '{match.group(1)}' (line {line}); "
+                         "kernels loaded from bytes may not run code at load time")
     return KernelLibrary.from_source(source, functions, compiler,
                                      use_openmp=bool(header.get("use_openmp", True)))
 

@@ -144,3 +144,16 @@ def test_function_addresses(lib):
     assert isinstance(address, int) and address != 0
     with pytest.raises(ValueError, match="no function 'nope'"):
         lib.get_function_address("nope")
+
+
+def test_sources_running_code_at_load_time_are_refused(lib):
+    evil = SOURCE + "\nstatic void __attribute__((constructor)) rvm_evil(void) {}\n"
+    data = KernelLibrary.from_source(evil, ["add"]).save_to_bytes()
+    with pytest.raises(ValueError, match="'constructor'"):
+        load_kernel_library(data)
+
+
+def test_words_in_strings_and_comments_are_not_code():
+    source = SOURCE + '\n/* asm constructor */\nconst char* rvm_note = "asm \\" constructor";\n'
+    data = KernelLibrary.from_source(source, ["add"]).save_to_bytes()
+    assert load_kernel_library(data).get_source() == source
