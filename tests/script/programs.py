@@ -337,6 +337,26 @@ def high_level_ops_module():
     return bb.get()
 
 
+def memory_ops_module():
+    """Lowered Relax: allocation, storage, kill and builtin operators (R.memory.*, R.builtin.*)."""
+    from rvm.relax.op import memory
+
+    f32 = "float32"
+    x = relax.Var("x", relax.TensorStructInfo((2, 3), f32))
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x], pure=False):
+        bb.emit(memory.alloc_tensor(relax.ShapeExpr([2, 3]), f32))
+        storage = bb.emit(memory.alloc_storage(relax.ShapeExpr([24])))
+        tensor = bb.emit(memory.alloc_tensor_in_storage(storage, 0, relax.ShapeExpr([2, 3]), f32))
+        bb.emit(memory.kill_tensor(tensor))
+        bb.emit(memory.shape_of(x))
+        bb.emit(memory.null_value())
+        out = bb.emit(memory.call_builtin_with_ctx(
+            "vm.builtin.copy", [x], sinfo_args=relax.TensorStructInfo((2, 3), f32)))
+        bb.emit_func_output(out)
+    return bb.get()
+
+
 def mlp_params(seed=0):
     rng = np.random.default_rng(seed)
     return {"w0": rng.standard_normal((128, 784)).astype("float32"),
@@ -442,6 +462,7 @@ BUILDERS = {
     "block_builder_emit_te": block_builder_module,
     "symbolic_emit_te": symbolic_emit_te_module,
     "high_level_ops": high_level_ops_module,
+    "memory_ops": memory_ops_module,
     "bound_params": bound_params_module,
     "spec3_by_builders": spec3_module_by_builders,
     "relu0_by_constructors": relu0_by_constructors,

@@ -220,9 +220,11 @@ def operator_builtin(name):
                 for a in args]
         if constructor is not None and sinfo_args is None:
             try:
-                return constructor(*args, **attrs)
+                made = constructor(*args, **attrs)
             except TypeError:
-                pass  # arguments as the Call stores them (printed text): build the Call as is
+                made = None  # arguments as the Call stores them (printed text)
+            if isinstance(made, _r.Call) and made.op is op:
+                return made
         args = [to_relax(parser, a, node) for a in args]
         sinfos = _sinfo_args(parser, node, sinfo_args)
         if isinstance(sinfos, _si.StructInfo):
