@@ -17,7 +17,6 @@ from rvm.codegen.c_prologue import c_string, render_prologue
 from rvm.codegen.kernel_signature import KernelSignature
 from rvm.runtime.kernel_library import kernel_symbol
 from rvm.tir import expr as E
-from rvm.tir import stmt as S
 from rvm.tir.buffer import Buffer
 from rvm.tir.stmt import ForKind
 

@@ -12,7 +12,7 @@ from rvm.ir.structural import structural_equal
 from rvm.tir.arith import Analyzer
 from rvm.tir.expr import IntImm, Range
 from rvm.tir.op import const, max_value
-from rvm.tir.stmt import Evaluate, IfThenElse, SeqStmt, stmt_seq
+from rvm.tir.stmt import Evaluate, SeqStmt, stmt_seq
 from rvm.tir.stmt_functor import StmtMutator, substitute
 from rvm.transform.tir.prim_func_pass import prim_func_pass
 
