@@ -16,6 +16,7 @@ from rvm.script.parser.tir_ops import build_binop
 
 _BLOCK_STATEMENTS = ("reads", "writes", "where", "block_attr")
 
+
 def _contains_block(stmt):
     found = []
 
@@ -59,11 +60,6 @@ class TIRParser(ScriptParser):
         if isinstance(value, Buffer):
             return buffer_access(self, value, node)
         return super().subscript(value, node)
-
-    def extent_of(self, start_node, stop_node):
-        """(min, extent) of ``start:stop`` / ``(start, stop)``; ``stop`` written as
-        ``start + e`` gives ``e`` exactly."""
-        return bounds(self, start_node, stop_node)
 
     # -- functions -----------------------------------------------------------------------
     def parse_function(self, fdef, name, private=False):
@@ -115,12 +111,12 @@ class TIRParser(ScriptParser):
             args = args[1:]
         if not args and "shape" not in kwargs:
             raise self.error(spec.node, f"T.{spec.kind} expects a shape")
-        shape = kwargs.pop("shape", None) if not args else args.pop(0)
-        dtype = kwargs.pop("dtype", args.pop(0) if args else "float32")
+        shape = _take(args, kwargs, "shape", None)
+        dtype = _take(args, kwargs, "dtype", "float32")
         data = kwargs.pop("data", data)
         strides = kwargs.pop("strides", None)
         elem_offset = kwargs.pop("elem_offset", None)
-        scope = kwargs.pop("scope", args.pop(0) if args else "global")
+        scope = _take(args, kwargs, "scope", "global")
         for ignored in ("align", "offset_factor", "buffer_type", "axis_separators"):
             kwargs.pop(ignored, None)
         if args or kwargs:
@@ -335,6 +331,13 @@ class TIRParser(ScriptParser):
 
     def stmt_With(self, node, rest):
         return parse_with(self, node)
+
+
+def _take(args, kwargs, key, default):
+    """The next argument: ``key=`` when given, else the next positional one, else ``default``."""
+    if key in kwargs:
+        return kwargs.pop(key)
+    return args.pop(0) if args else default
 
 
 class _Rest:
