@@ -4,12 +4,11 @@ Names come from the objects' hints, in the order the printer defines them;
 a clash gets the first free suffix ``_1``, ``_2``... so the same IR always
 prints the same text, independent of object ids.
 """
-import builtins
 import keyword
 import re
 
 # Names the printed text uses itself; a variable may not shadow them.
-RESERVED = {"T", "R", "I", "cls", "metadata", "range"} | set(dir(builtins))
+RESERVED = {"T", "R", "I", "cls", "metadata", "range"}
 _IDENT = re.compile(r"[^0-9a-zA-Z_]")
 
 
