@@ -37,7 +37,7 @@ typedef struct RVMNDArray {
 } RVMNDArray;
 enum {
   kRVMNull = 0, kRVMInt = 1, kRVMFloat = 2, kRVMBool = 3, kRVMStr = 4,
-  kRVMDLTensorHandle = 7, kRVMNDArrayHandle = 10
+  kRVMOpaqueHandle = 6, kRVMDLTensorHandle = 7, kRVMNDArrayHandle = 10
 };
 extern void RVMAPISetLastError(const char* msg);
 extern int RVMFuncGetGlobal(const char* name, RVMObject** out);

@@ -418,6 +418,9 @@ class CEmitter:
         elif isinstance(arg, E.StringImm):
             self.emit(f"rvm_values[{k}].v_str = {c_string(arg.value)};")
             self.emit(f"rvm_codes[{k}] = kRVMStr;")
+        elif arg.dtype.is_handle:
+            self.emit(f"rvm_values[{k}].v_handle = (void*)({self.expr(arg)});")
+            self.emit(f"rvm_codes[{k}] = kRVMOpaqueHandle;")
         elif arg.dtype.is_float:
             self.emit(f"rvm_values[{k}].v_float64 = (double)({self.expr(arg)});")
             self.emit(f"rvm_codes[{k}] = kRVMFloat;")

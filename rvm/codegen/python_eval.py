@@ -221,6 +221,9 @@ class Evaluator:
                 dims = [self.expr(d) for d in arg.shape]
                 makers.append(lambda env, key=key, dims=dims: from_dlpack(
                     env[key][:_prod(d(env) for d in dims)].reshape([d(env) for d in dims])))
+            elif isinstance(arg, E.Var) and arg.dtype.is_handle:
+                key = id(arg)  # a buffer's data: its address, as the C backend passes it
+                makers.append(lambda env, key=key: env[key].ctypes.data)
             else:
                 makers.append(self.expr(arg))
 

@@ -18,6 +18,7 @@ int64_t rvm_layout(int i) {
     offsetof(DLTensor, strides), offsetof(DLTensor, byte_offset), sizeof(DLDataType),
     sizeof(DLDevice), sizeof(RVMValue), sizeof(RVMObject), offsetof(RVMNDArray, dl),
     kRVMInt, kRVMFloat, kRVMBool, kRVMStr, kRVMDLTensorHandle, kRVMNDArrayHandle, kRVMNull,
+    kRVMOpaqueHandle,
   };
   return i < (int)(sizeof(v) / sizeof(v[0])) ? v[i] : -1;
 }
@@ -36,4 +37,4 @@ def _layout(source, tmp_path):
 def test_preamble_layout_matches_runtime_headers(tmp_path):
     ours = _layout(render_preamble(use_openmp=False) + LAYOUT, tmp_path)
     real = _layout(f'#include "{HEADER}"\n' + LAYOUT, tmp_path)
-    assert ours == real and len(ours) == 20
+    assert ours == real and len(ours) == 21

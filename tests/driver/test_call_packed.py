@@ -62,3 +62,15 @@ def test_scalars_and_symbolic_shapes_are_passed():
         build(te.create_prim_func([A, B]), target)["main"](np.ones((3, 2), "float32"),
                                                            np.ones((3, 2), "float32"))
     assert [(tuple(a.shape), k, x) for a, k, x in seen] == [((3, 2), 6, 0.5)] * 2
+
+
+def test_buffer_data_passes_as_an_address():
+    seen = []
+    rvm.register_func("test.call_packed.address", lambda p, n: seen.append((p, n)),
+                      override=True)
+    A = tir.decl_buffer((4,), "float32", name="A")
+    func = tir.PrimFunc([A], tir.Evaluate(tir.call_packed("test.call_packed.address", A.data, 4)))
+    a = np.ones(4, "float32")
+    for target in TARGETS:
+        build(func, target)["main"](a)
+    assert seen == [(a.ctypes.data, 4)] * 2
