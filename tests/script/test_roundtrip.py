@@ -72,3 +72,27 @@ def test_shared_variable_detection():
     names = dict(MODULES)
     assert shares_tir_vars_across_functions(names["symbolic_emit_te"]())
     assert not shares_tir_vars_across_functions(names["spec3_my_module"]())
+
+
+def _pipeline_stages():
+    """(name, module) after each pass of the default build pipeline, for a few modules."""
+    from rvm.transform.pipeline import default_build_pipeline
+
+    stages = []
+    for name in ("spec3_my_module", "block_builder_emit_te", "bound_params", "relax_calls"):
+        mod = dict(MODULES)[name]()
+        for ps in default_build_pipeline().passes:
+            mod = ps(mod)
+            stages.append((f"{name} after {ps.info.name}", mod))
+    return stages
+
+
+def test_every_stage_of_the_build_pipeline_round_trips():
+    """Lowered IR (allocations, direct kernel calls, shape heaps) prints and parses back."""
+    for name, mod in _pipeline_stages():
+        text = mod.script(show_meta=True)
+        again = from_source(text)
+        try:
+            assert_structural_equal(again, mod)
+        except ValueError as err:
+            raise AssertionError(f"{name}: {err}") from None

@@ -10,6 +10,7 @@ from rvm.relax.function import Function
 from rvm.relax.normalizer import Normalizer
 from rvm.relax.op.registry import list_op_names
 from rvm.tir import expr as _e
+from rvm.tir.function import PrimFunc
 from rvm.script.parser.core import Namespace
 from rvm.script.parser.diagnostics import ParseError
 from rvm.script.parser.metadata import decode_array
@@ -127,7 +128,13 @@ class RelaxParser(TIRParser):
         if isinstance(func, (GlobalVar, _r.Var)):
             if kwargs:
                 raise self.error(node, "calls of Relax functions take positional arguments only")
-            return _r.Call(func, [to_relax(self, a, node) for a in args])
+            call = _r.Call(func, [to_relax(self, a, node) for a in args])
+            if isinstance(func, GlobalVar) and isinstance(self.ctx.module.functions.get(
+                    self.ctx.module.get_global_var(func.name_hint)
+                    if func.name_hint in self.ctx.module else None), PrimFunc):
+                # A kernel called directly (after CallTIRRewrite): it returns nothing.
+                object.__setattr__(call, "struct_info_", _si.TupleStructInfo([]))
+            return call
         return super().call(func, args, kwargs, node)
 
     def ir_binop(self, node, op, lhs, rhs):
