@@ -386,6 +386,15 @@ def bound_params_module():
     return bb.get()
 
 
+def bind_params_pass_module():
+    """Seed 004 §4.7: relax.transform.BindParams("main", nd_params)(MyModuleMixture)."""
+    from rvm.runtime.ndarray import array
+    from rvm.transform.bind_params import BindParams
+
+    nd_params = {k: array(v) for k, v in mlp_params().items()}
+    return BindParams("main", nd_params)(from_source(MY_MODULE_MIXTURE_STATIC))
+
+
 def relu0_by_constructors():
     """SPEC §3's relu0 built from TIR constructors."""
     n = _e.Var("n", "int64")
@@ -464,6 +473,7 @@ BUILDERS = {
     "high_level_ops": high_level_ops_module,
     "memory_ops": memory_ops_module,
     "bound_params": bound_params_module,
+    "bind_params_pass": bind_params_pass_module,
     "spec3_by_builders": spec3_module_by_builders,
     "relu0_by_constructors": relu0_by_constructors,
     "constants": constant_module,

@@ -36,6 +36,13 @@ def test_spec3_script_and_builders_print_the_same():
     assert written + "\n" == (GOLDEN / "spec3_module.txt").read_text()
 
 
+def test_bind_params_pass_prints_like_the_seed():
+    """The real BindParams pass gives the seed's printed module (same text as the hand-bound
+    one)."""
+    expected = (GOLDEN / "bound_params_module.txt").read_text()
+    assert programs.bind_params_pass_module().script() + "\n" == expected
+
+
 def test_bound_params_text_mentions_metadata_but_omits_it():
     text = programs.bound_params_module().script()
     assert 'metadata["relax.expr.Constant"][3]' in text
