@@ -114,6 +114,7 @@ class _FunctionCodegen:
         self.binding = "return"  # the binding being emitted, for the source map
         self.vm_funcs = {}  # function index of a referenced VM function -> its name
         self.trailing_kills = _trailing_kills(func.body)
+        self.killed = set()  # registers already nulled by a kill on every path to here
 
     # -- registers -------------------------------------------------------------------------
 
@@ -220,6 +221,8 @@ class _FunctionCodegen:
 
     def _call(self, var, call):
         ib, op = self.ib, call.op
+        if var is not None and isinstance(op, Op) and op.name == "relax.null_value":
+            return ib.void_arg()  # a bound null is a direct argument, like other leaves
         dst = self._new_reg() if var is None else self._dst(var)
         if isinstance(op, Op):
             return self._call_op(var, call, dst)
@@ -259,7 +262,9 @@ class _FunctionCodegen:
             ib.emit_call("vm.builtin.alloc_tensor", convert.args(args[:4]), dst=dst)
         elif name == "relax.vm.kill_object":
             target = convert.arg(args[0])
-            if target.kind == ArgKind.REG:
+            # an alias shares its register: a second kill of it has nothing left to drop
+            if target.kind == ArgKind.REG and target.value not in self.killed:
+                self.killed.add(target.value)
                 ib.emit_call("vm.builtin.null_value", [], dst=target)
             return ib.void_arg()
         elif name == "relax.null_value":
@@ -288,11 +293,14 @@ class _FunctionCodegen:
         merge = self._new_reg()
         else_label, end_label = ib.label(), ib.label()
         ib.emit_if(cond, else_label)
+        killed = set(self.killed)
         self._branch(node.true_branch, merge, self.binding)
         ib.emit_goto(end_label)
         ib.bind(else_label)
+        killed_true, self.killed = self.killed, killed
         self._branch(node.false_branch, merge, self.binding)
         ib.bind(end_label)
+        self.killed &= killed_true
         return merge
 
     def _branch(self, branch, merge, binding):

@@ -212,8 +212,17 @@ def test_null_value_and_symbolic_free_shapes():
     main = func([x], [(nv, Call(Op.get("relax.null_value"), [])),
                       (shp, ShapeExpr([2, 3]))], Tuple([nv, shp]), "main")
     ex = _build(IRModule({"main": main}))
+    assert _calls(ex, "main") == ["vm.builtin.make_tuple"]  # null and shape: direct arguments
     nv_out, shape_out = VirtualMachine(ex)["main"](rand(2, 3))
     assert nv_out is None and tuple(shape_out) == (2, 3)
+
+
+def test_returned_null_is_materialized():
+    x = tensor("x", (2,))
+    main = func([x], [], Call(Op.get("relax.null_value"), []), "main")
+    ex = _build(IRModule({"main": main}))
+    assert _calls(ex, "main") == ["vm.builtin.null_value"]
+    assert VirtualMachine(ex)["main"](rand(2)) is None
 
 
 def test_unlowered_operator_is_rejected():
@@ -278,3 +287,16 @@ def test_constant_tensor_argument_reaches_kernel():
     ex = _build(mod)
     np.testing.assert_allclose(VirtualMachine(ex)["main"](np.ones(4, "float32")).numpy(),
                                1 + np.arange(4))
+
+
+def test_kill_of_an_alias_is_emitted_once():
+    x = tensor("x", (4,))
+    s, t, alias = Var("s", ObjectStructInfo()), tensor("t", (4,)), tensor("alias", (4,))
+    k1, k2, k3 = (Var(n, ObjectStructInfo()) for n in ("k1", "k2", "k3"))
+    r = Var("r", ObjectStructInfo())
+    rvm.register_func("test.codegen.sum", lambda *xs: sum(xs), override=True)
+    main = func([x], [(s, alloc_storage(16)), (t, alloc_tensor(s, 0, (4,))), (alias, t),
+                      (k1, kill(t)), (k2, kill(alias)), (k3, kill(s)),
+                      (r, extern("test.codegen.sum", x, x))], r, "main")
+    ex = _build(IRModule({"main": main}))
+    assert _calls(ex, "main").count("vm.builtin.null_value") == 2

@@ -59,3 +59,19 @@ def test_nested_if():
     vm = VirtualMachine(ex)
     results = {(p, q): vm["main"](p, q, 1) for p in (True, False) for q in (True, False)}
     assert results == {(True, True): 2, (True, False): 3, (False, True): 5, (False, False): 5}
+
+
+def test_kill_inside_one_branch_does_not_hide_a_kill_in_the_other():
+    from tests.codegen.vm_lowered import alloc_storage, kill
+
+    cond, x = Var("cond", PrimStructInfo("bool")), Var("x", ObjectStructInfo())
+    s = Var("s", ObjectStructInfo())
+    k1, k2, k3 = (Var(n, ObjectStructInfo()) for n in ("k1", "k2", "k3"))
+    t, f, r = (Var(n, ObjectStructInfo()) for n in ("t", "f", "r"))
+    true_branch = SeqExpr([BindingBlock([VarBinding(k1, kill(s)), VarBinding(t, x)])], t)
+    false_branch = SeqExpr([BindingBlock([VarBinding(f, x)])], f)
+    branch = If(cond, true_branch, false_branch)
+    main = func([cond, x], [(s, alloc_storage(8)), (r, branch), (k2, kill(s)),
+                            (k3, extern("test.codegen.mul", x, PrimValue(1)))], r, "main")
+    ex = vm_codegen(IRModule({"main": main})).get()
+    assert ex.as_text().count("call  vm.builtin.null_value") == 2
