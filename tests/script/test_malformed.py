@@ -197,3 +197,47 @@ def test_error_in_a_decorated_function_names_its_file_and_line():
 def test_linear0_text_is_well_formed():
     """The fixture that the other error tests mutate parses as it is."""
     assert from_source("@I.ir_module\nclass M:" + LINEAR0) is not None
+
+
+@pytest.mark.parametrize("body", [
+    "    T.evaluate()",
+    "    T.func_attr()",
+    "    for i in T.grid():\n        T.evaluate(0)",
+    "    x: T.int32 = A",
+    "    A[0, 0] = B",
+])
+def test_odd_statements_raise_parse_errors_not_crashes(body):
+    with pytest.raises(ParseError):
+        from_source(PRIM_HEAD + body + "\n")
+
+
+def _mutants(text, rng, count):
+    lines = text.splitlines()
+    for _ in range(count):
+        k = rng.randrange(len(lines))
+        line = lines[k]
+        toks = line.replace("(", " ( ").replace(")", " ) ").replace(",", " , ").split()
+        if not toks:
+            continue
+        i = rng.randrange(len(toks))
+        if rng.random() < 0.5:
+            toks.pop(i)
+        else:
+            toks[i] = rng.choice(["1", "x", "T.int64()", "R.Tensor", "2.5", '"s"', "None", "[]"])
+        indent = line[:len(line) - len(line.lstrip())]
+        yield "\n".join(lines[:k] + [indent + " ".join(toks)] + lines[k + 1:])
+
+
+def test_mutated_programs_fail_only_with_parse_errors():
+    """Random token edits of valid programs either parse or raise ParseError, never crash."""
+    import random
+
+    from tests.script import programs
+
+    rng = random.Random(1234)
+    for text in (programs.MY_MODULE, programs.RELAX_FEATURES, programs.TIR_LOW_LEVEL):
+        for mutant in _mutants(text, rng, 60):
+            try:
+                from_source(mutant)
+            except ParseError:
+                pass

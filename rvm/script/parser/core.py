@@ -24,7 +24,7 @@ _PY_COMPARE = {
     ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
     ast.Gt: operator.gt, ast.GtE: operator.ge,
 }
-_CONVERTED_ERRORS = (TypeError, ValueError, IndexError, KeyError, ZeroDivisionError,
+CONVERTED_ERRORS = (TypeError, ValueError, IndexError, KeyError, ZeroDivisionError,
                      AttributeError)
 
 
@@ -158,7 +158,7 @@ class ScriptParser:
             return method(node)
         except ParseError:
             raise
-        except _CONVERTED_ERRORS as err:
+        except CONVERTED_ERRORS as err:
             raise self.error(node, str(err)) from None
 
     def eval_Constant(self, node):

@@ -11,7 +11,7 @@ from rvm.relax.normalizer import Normalizer
 from rvm.relax.op.registry import list_op_names
 from rvm.tir import expr as _e
 from rvm.tir.function import PrimFunc
-from rvm.script.parser.core import Namespace
+from rvm.script.parser.core import CONVERTED_ERRORS, Namespace
 from rvm.script.parser.diagnostics import ParseError
 from rvm.script.parser.metadata import decode_array
 from rvm.script.parser.relax_builtins import (
@@ -252,6 +252,14 @@ class RelaxParser(TIRParser):
 
     def statement(self, node, dataflow, outputs=()):
         """The bindings of one statement (none for declarations and attributes)."""
+        try:
+            return self._statement(node, dataflow, outputs)
+        except ParseError:
+            raise
+        except CONVERTED_ERRORS as err:  # an IR constructor rejected what the statement built
+            raise self.error(node, str(err)) from None
+
+    def _statement(self, node, dataflow, outputs):
         if isinstance(node, ast.Expr):
             if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
                 return []

@@ -7,7 +7,8 @@ from rvm.tir import op as _op
 from rvm.tir import stmt as _s
 from rvm.tir.buffer import Buffer, decl_buffer
 from rvm.tir.function import PrimFunc
-from rvm.script.parser.core import Builtin, ScriptParser
+from rvm.script.parser.core import CONVERTED_ERRORS, Builtin, ScriptParser
+from rvm.script.parser.diagnostics import ParseError
 from rvm.script.parser.tir_blocks import (
     AXIS_KINDS, Frame, block_axes, block_statement, bounds, parse_for, parse_with,
 )
@@ -155,7 +156,12 @@ class TIRParser(ScriptParser):
             raise self.error(node, f"unsupported statement ({type(node).__name__}) in a "
                                    "prim_func; expected an assignment, for, with, if, while, "
                                    "assert or a call")
-        return method(node, rest)
+        try:
+            return method(node, rest)
+        except ParseError:
+            raise
+        except CONVERTED_ERRORS as err:  # an IR constructor rejected what the statement built
+            raise self.error(node, str(err)) from None
 
     def stmt_Pass(self, node, rest):
         return None
