@@ -2,6 +2,7 @@
 import numpy as np
 
 from rvm.ir.expr import GlobalVar
+from rvm.ir.structural import structural_equal
 from rvm.ir.node import Node
 from rvm.relax import expr as _r
 from rvm.relax import struct_info as _si
@@ -91,6 +92,15 @@ def _uses_global_vars(func):
 
     visit(func.body)
     return bool(found)
+
+
+def _implied_by_call(value, sinfo):
+    """Whether a call states its result's struct info itself (call_tir's out_sinfo, a packed
+    call's sinfo_args), so the binding needs no annotation: TVM's printed form."""
+    if not (isinstance(value, _r.Call) and value.sinfo_args):
+        return False
+    stated = value.struct_info_ if value.struct_info_ is not None else value.sinfo_args[0]
+    return structural_equal(stated, sinfo, map_free_vars=False)
 
 
 class RelaxPrinter:
@@ -252,7 +262,7 @@ class RelaxPrinter:
             return
         name = self.names.define(b.var, b.var.name_hint)
         sinfo = b.var.struct_info_
-        annotate = sinfo is not None and not (isinstance(b.value, _r.Call) and b.value.sinfo_args)
+        annotate = sinfo is not None and not _implied_by_call(b.value, sinfo)
         if annotate:
             self.emit(depth, f"{name}: {self.sinfo(sinfo)} = {value}")
         else:
