@@ -8,14 +8,13 @@ which adds the kernel to the module (reusing a structurally equal one).
 ``register_legalize(name)`` adds or replaces a rule. Operators without a
 rule are left as they are.
 """
-from rvm.relax.binding import VarBinding
-from rvm.relax.expr import Call
 from rvm.relax.expr_functor import ExprMutator
 from rvm.relax.function import Function
 from rvm.relax.op.registry import Op
 from rvm.relax.struct_info import TensorStructInfo
 from rvm.transform.function_pass import replace_functions
-from rvm.topi import broadcast, elemwise, matmul, reduction, transform
+from rvm.topi import broadcast, elemwise, reduction, transform
+from rvm.topi.matmul import matmul as te_matmul
 from rvm.topi.nn.elemwise import relu
 from rvm.topi.nn.softmax import softmax
 from rvm.transform.pass_infra import ModulePass, PassInfo
@@ -55,7 +54,7 @@ def _attr(call, key, default=None):
 
 @register_legalize("relax.matmul")
 def _matmul(bb, call):
-    return bb.call_te(matmul.matmul, call.args[0], call.args[1],
+    return bb.call_te(te_matmul, call.args[0], call.args[1],
                       out_dtype=_attr(call, "out_dtype"), primfunc_name_hint="matmul")
 
 
@@ -103,26 +102,14 @@ for _name in ("sum", "mean", "max", "min"):
 
 
 class _Legalizer(ExprMutator):
-    def __init__(self, mod):
-        super().__init__(mod)
-
-    def visit_var_binding_(self, binding):
-        value = self.visit_expr(binding.value)
-        rule = None
-        if isinstance(value, Call) and isinstance(value.op, Op):
-            rule = LEGALIZE_RULES.get(value.op.name)
-        if rule is not None:
-            new = rule(self.builder, value)
-            if new is not value:
-                new = self.builder.normalize(new)
-                var = self._redefine(binding.var, new.struct_info_)
-                self.builder.emit_normalized(VarBinding(var, new, binding.span))
-                return
-        var = self._redefine(binding.var, value.struct_info_)
-        if var is binding.var and value is binding.value:
-            self.builder.emit_normalized(binding)
-        else:
-            self.builder.emit_normalized(VarBinding(var, value, binding.span))
+    def visit_call_(self, call):
+        call = super().visit_call_(call)
+        rule = LEGALIZE_RULES.get(call.op.name) if isinstance(call.op, Op) else None
+        if rule is None:
+            return call
+        if call.struct_info_ is None:
+            call = self.builder.normalize(call)
+        return rule(self.builder, call)
 
 
 def legalize_ops(mod):

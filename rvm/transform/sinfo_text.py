@@ -14,7 +14,7 @@ def _dim_text(dim):
 
 def _dims(values, ndim):
     if values is None:
-        return f"[{ndim} dims]" if ndim >= 0 else "[...]"
+        return "[" + ", ".join("?" * ndim) + "]" if ndim >= 0 else "[...]"
     return "[" + ", ".join(_dim_text(v) for v in values) + "]"
 
 

@@ -1,11 +1,13 @@
 """ToNonDataflow: turn every dataflow block into an ordinary binding block.
 
-The blocks of each sequence are joined into one binding block.
+The blocks of each sequence are joined into one binding block, and a sequence
+whose result is not a variable (``return (a, b)``, an If branch ending in a
+call) gets it bound to one, ``ret``, so every result is a Var.
 Dataflow variables become ordinary variables (same names and struct info), so
 later lowering passes can add impure bindings (allocations, kernel calls)
 anywhere in a function.
 """
-from rvm.relax.binding import BindingBlock, DataflowBlock, SeqExpr
+from rvm.relax.binding import BindingBlock, DataflowBlock, SeqExpr, VarBinding
 from rvm.relax.expr import DataflowVar, Var
 from rvm.relax.expr_functor import ExprMutator
 from rvm.transform.function_pass import function_pass
@@ -27,10 +29,21 @@ class _ToNonDataflow(ExprMutator):
 
     def visit_seq_expr_(self, seq):
         new = super().visit_seq_expr_(seq)
-        if len(new.blocks) > 1 or any(isinstance(b, DataflowBlock) for b in new.blocks):
-            bindings = [b for block in new.blocks for b in block.bindings]
-            new = SeqExpr([BindingBlock(bindings)], new.body, new.span)
+        body = new.body
+        extra = []
+        if not isinstance(body, Var):
+            body = Var("ret", body.struct_info_)
+            extra.append(VarBinding(body, new.body))
+        if extra or len(new.blocks) > 1 or any(isinstance(b, DataflowBlock)
+                                                for b in new.blocks):
+            bindings = [b for block in new.blocks for b in block.bindings] + extra
+            new = SeqExpr([BindingBlock(bindings)], body, new.span)
         return new
+
+    def visit_function_(self, func):
+        if not isinstance(func.body, SeqExpr):
+            func = func.with_fields(body=SeqExpr([], func.body))
+        return super().visit_function_(func)
 
 
 def to_non_dataflow(func):
