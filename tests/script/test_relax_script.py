@@ -161,3 +161,12 @@ def test_seed_printed_block_builder_module_equals_the_builder_made_one():
         assert parsed[name].attrs["tir.noalias"].value == 1
         parsed[name] = parsed[name].with_attr("tir.noalias", True)
     assert_structural_equal(parsed, built)
+
+
+def test_parsed_nodes_carry_source_spans():
+    mod = from_source(programs.MY_MODULE, filename="mlp.py")
+    main = mod["main"]
+    assert (main.span.filename, main.span.line) == ("mlp.py", 36)
+    lv0 = main.body.blocks[0].bindings[0]
+    assert lv0.span.line == 44 and lv0.var.name_hint == "lv0"
+    assert mod["relu0"].span.line == 4

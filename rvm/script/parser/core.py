@@ -11,6 +11,7 @@ import contextlib
 import operator
 
 from rvm.ir.expr import PrimExpr, RelaxExpr
+from rvm.ir.node import Span
 from rvm.script.parser.diagnostics import ParseError
 
 DIALECTS = {"ir": "I", "tir": "T", "relax": "R"}
@@ -72,6 +73,11 @@ class ScriptParser:
     def error(self, node, message):
         """A ParseError at ``node`` (raise it)."""
         return self.source.error(node, message)
+
+    def span(self, node):
+        """The Span (file, line, column) of an ast node, for the IR built from it."""
+        return Span(self.source.filename, node.lineno + self.source.first_line - 1,
+                    node.col_offset + 1 + self.source.indent)
 
     @contextlib.contextmanager
     def scope(self):

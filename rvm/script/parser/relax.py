@@ -208,7 +208,9 @@ class RelaxParser(TIRParser):
         except (TypeError, ValueError, IndexError) as err:
             raise self.error(fdef, f"function '{name}': {err}") from None
         merged = merge_binding_blocks(func.body)
-        return func if merged is func.body else func.with_fields(body=merged)
+        func = func if merged is func.body else func.with_fields(body=merged)
+        func.span = self.span(fdef)
+        return func
 
     # -- bodies --------------------------------------------------------------------------
     def parse_seq(self, stmts, owner):
@@ -326,6 +328,7 @@ class RelaxParser(TIRParser):
         except (TypeError, ValueError, IndexError) as err:
             raise self.error(node, str(err)) from None
         self.define(name, var)
+        binding.span = self.span(node)
         return binding
 
     def dataflow(self, node):
@@ -388,7 +391,7 @@ class RelaxParser(TIRParser):
         var_type = _r.DataflowVar if dataflow and t_name not in outputs else _r.Var
         var = var_type(t_name, sinfo if sinfo is not None else value.struct_info_)
         self.define(t_name, var)
-        return VarBinding(var, value)
+        return VarBinding(var, value, span=self.span(node))
 
 
 def merge_binding_blocks(seq):

@@ -81,7 +81,8 @@ class TIRParser(ScriptParser):
         attrs = dict(self.attrs)
         if not private and "global_symbol" not in attrs:
             attrs["global_symbol"] = name
-        return PrimFunc(self.params, body, buffer_map=self.buffer_map, attrs=attrs)
+        return PrimFunc(self.params, body, buffer_map=self.buffer_map, attrs=attrs,
+                        span=self.span(fdef))
 
     def parse_param(self, arg):
         if arg.annotation is None:

@@ -157,7 +157,8 @@ def parse_block(parser, node, name, no_realize=False):
         block = block.with_fields(reads=tuple(reads) if frame.reads is None else block.reads,
                                   writes=tuple(writes) if frame.writes is None else block.writes)
     predicate = True if frame.predicate is None else frame.predicate
-    return _s.BlockRealize(frame.iter_values, predicate, block)
+    block.span = parser.span(node)
+    return _s.BlockRealize(frame.iter_values, predicate, block, span=parser.span(node))
 
 
 def _regions(parser, spec):
