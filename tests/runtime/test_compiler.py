@@ -69,3 +69,8 @@ def test_default_compiler_uses_session_cache(monkeypatch, tmp_path):
     compiler = default_compiler()
     assert compiler is default_compiler()
     assert str(compiler.cache.root).startswith(str(tmp_path))
+
+
+def test_wide_vectors_follow_the_host(compiler):
+    assert compiler.wide_vectors == ("-mavx512f" in compiler.fingerprint.split())
+    assert ("-mprefer-vector-width=512" in compiler.flags()) == compiler.wide_vectors
