@@ -74,7 +74,8 @@ class CEmitter:
     # ---- names and types
     def fresh(self, hint):
         """A new C identifier based on ``hint``."""
-        base = "".join(c if c.isalnum() or c == "_" else "_" for c in str(hint)) or "v"
+        base = "".join(c if (c.isascii() and c.isalnum()) or c == "_" else "_"
+                       for c in str(hint)) or "v"
         if base[0].isdigit() or base in C_KEYWORDS or base.startswith("rvm_"):
             base = "v_" + base
         name, k = base, 1
@@ -445,6 +446,12 @@ def _is_zero(e):
 
 def render_c_source(named_funcs, use_openmp):
     """One C translation unit for ``named_funcs`` ((name, lowered PrimFunc) pairs)."""
+    symbols = {}
+    for name, _ in named_funcs:
+        other = symbols.setdefault(kernel_symbol(name), name)
+        if other != name:
+            raise CodegenError(f"kernels '{other}' and '{name}' would both be exported as "
+                               f"'{kernel_symbol(name)}'; rename one")
     helpers = {}
     bodies = [CEmitter(name, func, helpers).render() for name, func in named_funcs]
     parts = [render_preamble(use_openmp)]

@@ -30,7 +30,7 @@ _SYMBOL_PREFIX = "rvm_kernel_"
 
 def kernel_symbol(name):
     """The exported C symbol of kernel ``name``: rvm_kernel_<name>, non-identifier chars as '_'."""
-    safe = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+    safe = "".join(c if (c.isascii() and c.isalnum()) or c == "_" else "_" for c in name)
     return _SYMBOL_PREFIX + safe
 
 

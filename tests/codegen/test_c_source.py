@@ -83,3 +83,12 @@ def test_names_are_sanitized_and_unique():
     src = render_c_source([("weird-name", func)], use_openmp=False)
     assert "rvm_kernel_weird_name(" in src
     assert "float* v_int = " in src and "float* v_int_1 = " in src
+
+
+def test_clashing_symbols_are_reported():
+    A = tir.decl_buffer((4,), "float32", name="Ä")
+    i = tir.Var("i")
+    func = tir.PrimFunc([A], tir.For(i, 0, 4, "serial", tir.BufferStore(A, A[i], [i])))
+    assert "float* _ = " in render_c_source([("f", func)], use_openmp=False)
+    with pytest.raises(CodegenError, match="'a-b' and 'a_b' would both be exported"):
+        render_c_source([("a-b", func), ("a_b", func)], use_openmp=False)
