@@ -50,6 +50,7 @@ def _in_class(func):
 def function_decorator(kind, func, options, env):
     """Applies ``@T.prim_func``/``@R.function`` (with or without options)."""
     def decorate(f):
+        """Applies the decorator to ``f``."""
         if _in_class(f):
             return DeferredFunction(f, kind, options)
         return parse_object(f, env)

@@ -52,6 +52,7 @@ class Namespace:
         self.path = path
 
     def qualified(self, attr):
+        """The dotted name of ``attr`` inside this namespace."""
         return f"{self.path}.{attr}" if self.path else attr
 
 
@@ -89,15 +90,18 @@ class ScriptParser:
             self.scopes.pop()
 
     def define(self, name, value):
+        """Binds ``name`` in the innermost scope."""
         self.scopes[-1][name] = value
 
     def lookup_local(self, name):
+        """(found, value) of ``name`` in the scopes, innermost first."""
         for frame in reversed(self.scopes):
             if name in frame:
                 return True, frame[name]
         return False, None
 
     def lookup(self, name, node):
+        """The value of ``name``: scopes, dialect aliases, then the defining module's names."""
         found, value = self.lookup_local(name)
         if found:
             return value
@@ -110,6 +114,7 @@ class ScriptParser:
         raise self.error(node, self.unknown_name_message(name))
 
     def unknown_name_message(self, name):
+        """The error text for an unknown ``name``."""
         return f"unknown name '{name}'; expected a variable, buffer or function defined before"
 
     # -- builtins ------------------------------------------------------------------------
@@ -168,23 +173,29 @@ class ScriptParser:
             raise self.error(node, str(err)) from None
 
     def eval_Constant(self, node):
+        """Evaluates an ast.Constant node."""
         return node.value
 
     def eval_Name(self, node):
+        """Evaluates an ast.Name node."""
         return self.lookup(node.id, node)
 
     def eval_Tuple(self, node):
+        """Evaluates an ast.Tuple node."""
         return tuple(self.eval(e) for e in node.elts)
 
     def eval_List(self, node):
+        """Evaluates an ast.List node."""
         return [self.eval(e) for e in node.elts]
 
     def eval_Dict(self, node):
+        """Evaluates an ast.Dict node."""
         if any(k is None for k in node.keys):
             raise self.error(node, "unsupported '**' in a dict; expected key: value pairs")
         return {self.eval(k): self.eval(v) for k, v in zip(node.keys, node.values)}
 
     def eval_Attribute(self, node):
+        """Evaluates an ast.Attribute node."""
         value = self.eval(node.value)
         if isinstance(value, Namespace):
             return self.namespace_attr(value, node.attr, node)
@@ -197,6 +208,7 @@ class ScriptParser:
         return getattr(value, attr)
 
     def eval_Call(self, node):
+        """Evaluates an ast.Call node."""
         func = self.eval(node.func)
         args = []
         for a in node.args:
@@ -219,6 +231,7 @@ class ScriptParser:
                                     "a T./R. function or a function of the module")
 
     def eval_UnaryOp(self, node):
+        """Evaluates an ast.UnaryOp node."""
         value = self.eval(node.operand)
         if isinstance(node.op, ast.USub):
             return -value
@@ -229,11 +242,13 @@ class ScriptParser:
         return ~value
 
     def logical_not(self, value, node):
+        """``not value`` for Python or IR values."""
         if isinstance(value, PrimExpr):
             return ~value
         return not value
 
     def eval_BinOp(self, node):
+        """Evaluates an ast.BinOp node."""
         lhs = self.eval(node.left)
         rhs = self.eval(node.right)
         if isinstance(lhs, (PrimExpr, RelaxExpr)) or isinstance(rhs, (PrimExpr, RelaxExpr)):
@@ -244,9 +259,11 @@ class ScriptParser:
         return fn(lhs, rhs)
 
     def ir_binop(self, node, op, lhs, rhs):
+        """``lhs <op> rhs`` where an operand is IR (dialects define it)."""
         raise self.error(node, "arithmetic on IR values is not supported here")
 
     def eval_Compare(self, node):
+        """Evaluates an ast.Compare node."""
         if len(node.ops) != 1:
             raise self.error(node, "chained comparisons are not supported; expected 'a < b'")
         lhs = self.eval(node.left)
@@ -259,6 +276,7 @@ class ScriptParser:
         return _PY_COMPARE[op](lhs, rhs)
 
     def eval_BoolOp(self, node):
+        """Evaluates an ast.BoolOp node."""
         values = [self.eval(v) for v in node.values]
         result = values[0]
         for value in values[1:]:
@@ -271,10 +289,12 @@ class ScriptParser:
         return result
 
     def eval_Subscript(self, node):
+        """Evaluates an ast.Subscript node."""
         value = self.eval(node.value)
         return self.subscript(value, node)
 
     def subscript(self, value, node):
+        """``value[...]`` for the indexable values of the dialect."""
         index = self.eval(node.slice)
         if isinstance(value, (tuple, list, dict, str)):
             try:
@@ -286,6 +306,7 @@ class ScriptParser:
         raise self.error(node, f"{type(value).__name__} cannot be indexed here")
 
     def eval_Slice(self, node):
+        """Evaluates an ast.Slice node."""
         raise self.error(node, "a slice is only allowed when indexing a buffer")
 
     # -- helpers -------------------------------------------------------------------------

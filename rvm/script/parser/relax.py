@@ -42,6 +42,7 @@ class MetadataRef:
         self.cache = {}
 
     def lookup(self, key, index):
+        """The value of ``name``: scopes, dialect aliases, then the defining module's names."""
         entries = self.table.get(key)
         if entries is None:
             raise KeyError(f"the metadata section has no {key!r} entries; it has "
@@ -71,6 +72,7 @@ class RelaxParser(TIRParser):
 
     # -- names ---------------------------------------------------------------------------
     def lookup(self, name, node):
+        """The value of ``name``: scopes, dialect aliases, then the defining module's names."""
         found, value = self.lookup_local(name)
         if found:
             return value
@@ -89,6 +91,7 @@ class RelaxParser(TIRParser):
         return super().lookup(name, node)
 
     def unknown_name_message(self, name):
+        """The error text for an unknown ``name``."""
         if name in self.expired:
             return (f"'{name}' is a DataflowVar of the dataflow block at line "
                     f"{self.expired[name]} and cannot be used after it; list it in R.output(...) "
@@ -96,6 +99,7 @@ class RelaxParser(TIRParser):
         return super().unknown_name_message(name)
 
     def dynamic_builtin(self, dialect, name):
+        """A Relax operator of the registry (``R.add``) or its sub-namespace (``R.nn``)."""
         if dialect != "relax":
             return None
         builtin = operator_builtin(name)
@@ -104,6 +108,7 @@ class RelaxParser(TIRParser):
         return builtin
 
     def attribute(self, value, attr, node):
+        """``value.attr``: ``cls.f`` gives the GlobalVar of the module's function ``f``."""
         if isinstance(value, ModuleRef):
             gv = value.ctx.global_vars.get(attr)
             if gv is None:
@@ -113,6 +118,7 @@ class RelaxParser(TIRParser):
         return super().attribute(value, attr, node)
 
     def subscript(self, value, node):
+        """``value[...]`` for the indexable values of the dialect."""
         if isinstance(value, MetadataRef):
             return _MetadataKey(value, self.eval(node.slice))
         if isinstance(value, _MetadataKey):
@@ -125,6 +131,7 @@ class RelaxParser(TIRParser):
         return super().subscript(value, node)
 
     def call(self, func, args, kwargs, node):
+        """Calls a builtin, a module function (``cls.f(x)``) or a function-valued variable."""
         if isinstance(func, (GlobalVar, _r.Var)):
             if kwargs:
                 raise self.error(node, "calls of Relax functions take positional arguments only")
@@ -138,6 +145,7 @@ class RelaxParser(TIRParser):
         return super().call(func, args, kwargs, node)
 
     def ir_binop(self, node, op, lhs, rhs):
+        """``lhs <op> rhs`` where an operand is IR (dialects define it)."""
         if isinstance(lhs, RelaxExpr) or isinstance(rhs, RelaxExpr):
             name = _RELAX_BINOPS.get(op)
             builtin = operator_builtin(name) if name else None
@@ -171,6 +179,7 @@ class RelaxParser(TIRParser):
         return value
 
     def sinfo(self, node):
+        """The struct info an annotation node denotes."""
         return as_sinfo(self, self.eval(node), node)
 
     # -- functions -----------------------------------------------------------------------
@@ -194,6 +203,7 @@ class RelaxParser(TIRParser):
         return params, ret
 
     def parse_function(self, fdef, name, private=False, pure=True):
+        """The function of ``fdef``; module functions get ``global_symbol`` unless private."""
         self.scopes.append({})
         params, ret = self.signature(fdef)
         for p in params:
@@ -246,6 +256,7 @@ class RelaxParser(TIRParser):
         return blocks
 
     def value(self, node):
+        """The normalized Relax expression of an ast expression."""
         value = to_relax(self, self.eval(node), node)
         try:
             return self.norm.normalize(value)
@@ -286,6 +297,7 @@ class RelaxParser(TIRParser):
                                "or return")
 
     def marker_statement(self, marker, node, dataflow):
+        """Handles R.func_attr (and rejects misplaced R.output / R.dataflow)."""
         if marker.kind == "func_attr":
             if len(marker.args) != 1 or not isinstance(marker.args[0], dict):
                 raise self.error(node, "R.func_attr expects a dict")
@@ -297,6 +309,7 @@ class RelaxParser(TIRParser):
         raise self.error(node, f"R.{marker.kind}(...) cannot be used as a statement here")
 
     def assign(self, node, target, value_node, ann_node, dataflow, outputs):
+        """The bindings of ``target = value`` (declarations of symbolic variables bind none)."""
         if isinstance(value_node, ast.Name) and isinstance(target, ast.Name) and \
                 value_node.id == self.ctx.class_name and ann_node is None:
             self.define(target.id, ModuleRef(self.ctx))  # cls = Module
@@ -313,6 +326,7 @@ class RelaxParser(TIRParser):
         return [self.bind(node, name, value, ann_node, dataflow, outputs)]
 
     def bind(self, node, name, value, ann_node, dataflow, outputs):
+        """One VarBinding or MatchCast of ``name`` to ``value``."""
         sinfo = self.sinfo(ann_node) if ann_node is not None else None
         is_output = name in outputs
         var_type = _r.DataflowVar if dataflow and not is_output else _r.Var
@@ -332,6 +346,7 @@ class RelaxParser(TIRParser):
         return binding
 
     def dataflow(self, node):
+        """The DataflowBlock of ``with R.dataflow():``; its R.output names stay visible."""
         if len(node.items) != 1 or node.items[0].optional_vars is not None or \
                 not self.is_builtin(node.items[0].context_expr, "relax.dataflow"):
             raise self.error(node, "unsupported 'with'; expected 'with R.dataflow():'")
@@ -360,6 +375,7 @@ class RelaxParser(TIRParser):
         return DataflowBlock(bindings)
 
     def if_binding(self, node, dataflow, outputs):
+        """The binding of an ``if``/``else`` whose branches assign the same variable."""
         cond = self.value(node.test)
         if not node.orelse:
             raise self.error(node, "an 'if' in a Relax function needs an 'else' branch")

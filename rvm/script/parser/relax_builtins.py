@@ -216,6 +216,7 @@ def operator_builtin(name):
     constructor = _constructor(name)
 
     def build(parser, node, *args, sinfo_args=None, **attrs):
+        """Builds the builtin's value from the evaluated arguments."""
         args = [to_relax(parser, a, node) if isinstance(a, (RelaxExpr, tuple)) else a
                 for a in args]
         if constructor is not None and sinfo_args is None:

@@ -22,6 +22,7 @@ def _contains_block(stmt):
     found = []
 
     def visit(node):
+        """Walks ``x`` recording what the caller looks for."""
         if isinstance(node, _s.BlockRealize):
             found.append(node)
         elif isinstance(node, _s.Stmt):
@@ -52,12 +53,15 @@ class TIRParser(ScriptParser):
 
     # -- values --------------------------------------------------------------------------
     def ir_binop(self, node, op, lhs, rhs):
+        """``lhs <op> rhs`` where an operand is IR (dialects define it)."""
         return build_binop(self, node, op, lhs, rhs)
 
     def logical_not(self, value, node):
+        """``not value`` for Python or IR values."""
         return _op.logical_not(value) if isinstance(value, PrimExpr) else not value
 
     def subscript(self, value, node):
+        """``value[...]`` for the indexable values of the dialect."""
         if isinstance(value, Buffer):
             return buffer_access(self, value, node)
         return super().subscript(value, node)
@@ -85,6 +89,7 @@ class TIRParser(ScriptParser):
                         span=self.span(fdef))
 
     def parse_param(self, arg):
+        """Adds one parameter: a handle, a T.Buffer annotation or a scalar."""
         if arg.annotation is None:
             raise self.error(arg, f"parameter '{arg.arg}' needs an annotation; expected "
                                   "T.handle, T.Buffer((...), dtype) or a dtype such as T.int32")
@@ -152,6 +157,7 @@ class TIRParser(ScriptParser):
         return _s.stmt_seq(*out)
 
     def parse_stmt(self, node, rest):
+        """The Stmt of one ast statement (None for declarations, _Rest for binders)."""
         method = getattr(self, "stmt_" + type(node).__name__, None)
         if method is None:
             raise self.error(node, f"unsupported statement ({type(node).__name__}) in a "
@@ -165,9 +171,11 @@ class TIRParser(ScriptParser):
             raise self.error(node, str(err)) from None
 
     def stmt_Pass(self, node, rest):
+        """Parses an ast.Pass statement."""
         return None
 
     def stmt_Expr(self, node, rest):
+        """Parses an ast.Expr statement."""
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             return None  # a docstring
         value = self.eval(node.value)
@@ -179,6 +187,7 @@ class TIRParser(ScriptParser):
                                "T.evaluate, T.reads or T.func_attr")
 
     def spec_statement(self, spec, node):
+        """A T. call used as a statement (T.evaluate, T.func_attr, T.reads...)."""
         frame = self.frames[-1]
         if spec.kind == "evaluate":
             return _s.Evaluate(_op.convert(spec.args[0]))
@@ -196,6 +205,7 @@ class TIRParser(ScriptParser):
         raise self.error(node, f"T.{spec.kind}(...) cannot be used as a statement here")
 
     def stmt_AnnAssign(self, node, rest):
+        """Parses an ast.AnnAssign statement."""
         if node.value is None or not isinstance(node.target, ast.Name):
             raise self.error(node, "expected 'name: T.dtype = value'")
         ann = self.eval(node.annotation)
@@ -209,6 +219,7 @@ class TIRParser(ScriptParser):
         return _Rest(_s.LetStmt(var, _op.convert(value, ann.name), body))
 
     def stmt_Assign(self, node, rest):
+        """Parses an ast.Assign statement."""
         if len(node.targets) != 1:
             raise self.error(node, "chained assignment is not supported")
         target = node.targets[0]
@@ -240,6 +251,7 @@ class TIRParser(ScriptParser):
                                      "a buffer declaration or T.axis.*")
 
     def spec_assign(self, target, spec, node, rest):
+        """``name = T.xxx(...)``: axes, buffer declarations, allocations."""
         frame = self.frames[-1]
         if spec.kind in AXIS_KINDS or spec.kind == "axis.remap":
             if frame.kind != "block":
@@ -270,6 +282,7 @@ class TIRParser(ScriptParser):
         raise self.error(node.value, f"T.{spec.kind}(...) cannot be assigned to a name")
 
     def match_buffer(self, frame, name, spec):
+        """``X = T.match_buffer(...)``: of a parameter, or of a region inside a block."""
         if not spec.args:
             raise self.error(spec.node, "T.match_buffer expects a parameter and a shape")
         source = spec.args[0]
@@ -294,6 +307,7 @@ class TIRParser(ScriptParser):
         return None
 
     def buffer_store(self, target, value_node):
+        """``A[i, j] = value``."""
         buf = self.eval(target.value)
         if not isinstance(buf, Buffer):
             raise self.error(target.value, f"cannot store into {type(buf).__name__}; expected "
@@ -310,6 +324,7 @@ class TIRParser(ScriptParser):
             raise self.error(value_node, str(err)) from None
 
     def stmt_If(self, node, rest):
+        """Parses an ast.If statement."""
         cond = self.eval(node.test)
         with self.scope():
             then_case = self.parse_body(node.body, node)
@@ -320,6 +335,7 @@ class TIRParser(ScriptParser):
         return _s.IfThenElse(_op.convert(cond), then_case, else_case)
 
     def stmt_While(self, node, rest):
+        """Parses an ast.While statement."""
         if node.orelse:
             raise self.error(node, "while/else is not supported")
         cond = self.eval(node.test)
@@ -328,15 +344,18 @@ class TIRParser(ScriptParser):
         return _s.While(cond, body)
 
     def stmt_Assert(self, node, rest):
+        """Parses an ast.Assert statement."""
         cond = self.eval(node.test)
         message = self.eval(node.msg) if node.msg is not None else "assertion failed"
         body = self.parse_body(rest, node)
         return _Rest(_s.AssertStmt(cond, message, body))
 
     def stmt_For(self, node, rest):
+        """Parses an ast.For statement."""
         return parse_for(self, node)
 
     def stmt_With(self, node, rest):
+        """Parses an ast.With statement."""
         return parse_with(self, node)
 
 

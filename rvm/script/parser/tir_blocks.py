@@ -142,6 +142,7 @@ def parse_with(parser, node):
 
 
 def parse_block(parser, node, name, no_realize=False):
+    """The BlockRealize of ``with T.block(name):``."""
     frame = Frame("block", name)
     parser.frames.append(frame)
     try:

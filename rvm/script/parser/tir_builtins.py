@@ -41,6 +41,7 @@ class VarDecl:
         self.size_var = size_var
 
     def make(self, name):
+        """The variable this declaration makes, named ``name``."""
         return (_e.SizeVar if self.size_var else _e.Var)(name, self.dtype)
 
 
@@ -53,6 +54,7 @@ class DTypeAnnotation:
 
 def _dtype_builtin(dtype):
     def build(parser, node, value=None, is_size_var=False):
+        """Builds the builtin's value from the evaluated arguments."""
         if value is None:
             return VarDecl(dtype, is_size_var)
         if isinstance(value, str):
@@ -80,6 +82,7 @@ def _intrinsic(name, arity):
     fn = INTRINSICS[name]
 
     def build(parser, node, *args):
+        """Builds the builtin's value from the evaluated arguments."""
         parser.check_arity(node, f"T.{name}", args, arity)
         return fn(*_expr_args(parser, node, args))
 
@@ -88,6 +91,7 @@ def _intrinsic(name, arity):
 
 def _binary(name, node_type, folded):
     def build(parser, node, a, b):
+        """Builds the builtin's value from the evaluated arguments."""
         if isinstance(a, PrimExpr) and isinstance(b, PrimExpr) and a.dtype == b.dtype:
             return node_type(a, b)
         return folded(a, b)

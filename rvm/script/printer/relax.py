@@ -25,6 +25,7 @@ class Metadata:
         self.index = {}
 
     def ref(self, const):
+        """The ``metadata[...]`` text referring to ``const``."""
         k = self.index.get(id(const))
         if k is None:
             k = self.index[id(const)] = len(self.entries)
@@ -48,6 +49,7 @@ def _tir_vars(func):
     seen = set()
 
     def visit(x):
+        """Walks ``x`` recording what the caller looks for."""
         if isinstance(x, Node):
             if id(x) in seen:
                 return
@@ -79,6 +81,7 @@ def _uses_global_vars(func):
     found = []
 
     def visit(x):
+        """Walks ``x`` recording what the caller looks for."""
         if found:
             return
         if isinstance(x, GlobalVar):
@@ -115,22 +118,26 @@ class RelaxPrinter:
         self.signature = False
 
     def emit(self, depth, text):
+        """Appends a line at indentation ``depth``."""
         self.lines.append(INDENT * depth + text)
 
     # -- struct info ---------------------------------------------------------------------
     def dim(self, d):
+        """A shape dimension: plain int, or the expression (a string in signatures)."""
         if isinstance(d, _e.IntImm) and d.dtype == "int64":
             return str(d.value)
         text = self.tir(d)
         return quote(text) if self.signature else text
 
     def dims(self, values, brackets="()"):
+        """A tuple or list of dimensions."""
         inner = ", ".join(self.dim(d) for d in values)
         if brackets == "()" and len(values) == 1:
             inner += ","
         return brackets[0] + inner + brackets[1]
 
     def sinfo(self, s):
+        """The struct info an annotation node denotes."""
         if isinstance(s, _si.ObjectStructInfo):
             return "R.Object"
         if isinstance(s, _si.TensorStructInfo):
@@ -165,6 +172,7 @@ class RelaxPrinter:
         raise TypeError(f"cannot print struct info {type(s).__name__}")
 
     def prim(self, value, as_string=False):
+        """A scalar value as text."""
         if isinstance(value, _e.IntImm) and value.dtype == "int64":
             return str(value.value)
         if isinstance(value, _e.FloatImm) and value.dtype == "float64" and np.isfinite(value.value):
@@ -178,10 +186,12 @@ class RelaxPrinter:
 
     # -- expressions ---------------------------------------------------------------------
     def var(self, v):
+        """The printed name of a Relax variable."""
         name = self.names.get(v)
         return name if name is not None else v.name_hint
 
     def expr(self, e):
+        """A Relax expression as text."""
         if isinstance(e, _r.Var):
             return self.var(e)
         if isinstance(e, GlobalVar):
@@ -222,6 +232,7 @@ class RelaxPrinter:
         return [f"{key}=[{', '.join(self.sinfo(s) for s in sinfos)}]"]
 
     def call(self, e):
+        """Calls a builtin, a module function (``cls.f(x)``) or a function-valued variable."""
         op = e.op
         args = [self.expr(a) for a in e.args]
         if isinstance(op, Op) and op.name in _DPS and len(e.args) >= 2:
@@ -252,6 +263,7 @@ class RelaxPrinter:
 
     # -- bindings ------------------------------------------------------------------------
     def binding(self, b, depth):
+        """Prints one binding."""
         if isinstance(b.value, _r.If):
             self.if_binding(b, depth)
             return
@@ -269,6 +281,7 @@ class RelaxPrinter:
             self.emit(depth, f"{name} = {value}")
 
     def if_binding(self, b, depth):
+        """Prints an ``if``/``else`` binding; each branch ends by assigning the variable."""
         node = b.value
         self.emit(depth, f"if {self.expr(node.cond)}:")
         branches = []

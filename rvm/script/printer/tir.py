@@ -60,6 +60,7 @@ def _uses_any(expr, var_ids):
 
     class _Find(StmtExprVisitor):
         def visit_var_(self, op):
+            """Records uses of the variables looked for."""
             if id(op) in var_ids:
                 found.append(op)
 
@@ -95,9 +96,11 @@ class TIRPrinter:
         return name
 
     def emit(self, depth, text):
+        """Appends a line at indentation ``depth``."""
         self.lines.append(INDENT * depth + text)
 
     def define(self, obj, hint):
+        """Binds ``name`` in the innermost scope."""
         return self.names.define(obj, hint)
 
     # -- buffers -------------------------------------------------------------------------
@@ -121,6 +124,7 @@ class TIRPrinter:
                 self.emit(depth, f"{self.define(dim, dim.name_hint)} = {var_decl(dim)}")
 
     def region(self, region):
+        """A buffer region: ``A[vi, 0:4]``."""
         parts = []
         for rng in region.region:
             if is_const(rng.extent, 1):
@@ -133,6 +137,7 @@ class TIRPrinter:
 
     # -- statements ----------------------------------------------------------------------
     def stmt(self, node, depth):
+        """Prints a statement at ``depth``."""
         method = getattr(self, "_" + type(node).__name__, None)
         if method is None:
             raise TypeError(f"the script printer cannot print {type(node).__name__} statements")
@@ -296,6 +301,7 @@ class TIRPrinter:
             self.names = self.expr.names = outer
 
     def alloc_buffers(self, buffers, depth):
+        """Prints ``X = T.alloc_buffer(...)`` lines."""
         for buf in buffers:
             self.declare_shape_vars(buf, depth)
             args = self.buffer_args(buf)

@@ -54,6 +54,7 @@ class ExprPrinter:
         return self.text(x)[0]
 
     def var_name(self, var):
+        """The printed name of a TIR variable (declaring it when free)."""
         name = self.names.get(var)
         if name is None:
             if self.on_free_var is not None:
@@ -63,6 +64,7 @@ class ExprPrinter:
         return name
 
     def buffer_name(self, buf):
+        """The printed name of a buffer."""
         name = self.names.get(buf)
         return name if name is not None else buf.name
 
