@@ -44,6 +44,24 @@ def used_vars(func):
     return used
 
 
+def alias_names(func):
+    """{var: name of the last variable bound to it as an alias} over ``func``'s bindings
+    (``lv0 = alloc`` names ``alloc`` "lv0")."""
+    names = {}
+    stack = [func.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, SeqExpr):
+            for block in node.blocks:
+                for binding in block.bindings:
+                    value = binding.value
+                    if isinstance(value, Var):
+                        names[value] = binding.var.name_hint
+                    elif isinstance(value, If):
+                        stack.extend((value.true_branch, value.false_branch))
+    return names
+
+
 class ArgConverter:
     """Turns Relax argument expressions into bytecode Args for one function.
 

@@ -27,7 +27,7 @@ into one merge register.
 """
 from rvm.bytecode.builder import ExecBuilder
 from rvm.bytecode.opcodes import ArgKind
-from rvm.codegen.vm_args import ArgConverter, used_vars
+from rvm.codegen.vm_args import ArgConverter, alias_names, used_vars
 from rvm.ir.expr import GlobalVar
 from rvm.relax.binding import BindingBlock, MatchCast, SeqExpr, VarBinding
 from rvm.relax.expr import (
@@ -115,6 +115,7 @@ class _FunctionCodegen:
         self.vm_funcs = {}  # function index of a referenced VM function -> its name
         self.trailing_kills = _trailing_kills(func.body)
         self.killed = set()  # registers already nulled by a kill on every path to here
+        self.alias_names = alias_names(func)
 
     # -- registers -------------------------------------------------------------------------
 
@@ -175,9 +176,20 @@ class _FunctionCodegen:
             if id(binding) in self.trailing_kills:
                 self.args.bind(binding.var, self.ib.void_arg())
                 continue
-            self.binding = binding.var.name_hint
+            self.binding = self._source_name(binding)
             self.ib.set_source(self.name, self.binding)
             self.args.bind(binding.var, self._value(binding.var, binding.value))
+
+    def _source_name(self, binding):
+        """The binding name for the source map. A destination-passing call whose result
+        nothing reads is named after the variable its output argument becomes (``lv0`` for
+        ``_ = linear0(x, w, b, alloc); lv0 = alloc``), which is the name the user wrote."""
+        value = binding.value
+        if (binding.var not in self.used and isinstance(value, Call) and value.args
+                and isinstance(value.args[-1], Var) and not isinstance(value.op, Op)):
+            out = value.args[-1]
+            return self.alias_names.get(out, out.name_hint)
+        return binding.var.name_hint
 
     # -- values ----------------------------------------------------------------------------
 

@@ -85,7 +85,22 @@ def test_source_map_names_bindings():
     ex = _build(dps_add_module(4))
     info = ex.function_info("main")
     sources = [ex.source_of(pc) for pc in range(info.start, info.end)]
-    assert sources == [("main", "storage"), ("main", "out"), ("main", "_"), ("main", "return")]
+    # the kernel call's result is unused: it is named after its output argument
+    assert sources == [("main", "storage"), ("main", "out"), ("main", "out"), ("main", "return")]
+
+
+def test_source_map_names_a_kernel_call_after_the_alias_of_its_output():
+    mod = dps_add_module(4)
+    main = mod["main"]
+    block = main.body.blocks[0]
+    lv0 = tensor("lv0", (4,))
+    from rvm.relax.binding import BindingBlock, SeqExpr, VarBinding
+
+    bindings = list(block.bindings[:3]) + [VarBinding(lv0, block.bindings[1].var)]
+    mod["main"] = main.with_fields(body=SeqExpr([BindingBlock(bindings)], lv0))
+    ex = _build(mod)
+    info = ex.function_info("main")
+    assert ex.source_of(info.start + 2) == ("main", "lv0")
 
 
 def test_kill_object_nulls_the_register_unless_the_function_ends():

@@ -99,12 +99,11 @@ class OneLineBranches:
         return r
 
 
-@pytest.mark.xfail(reason="a branch whose only statement is a call_tir keeps the call as the "
-                          "branch's result, which CallTIRRewrite does not lower", strict=False)
 def test_if_with_one_line_branches():
     vm = VirtualMachine(build(OneLineBranches), rvm.cpu())
     x = np.arange(3, dtype="float32")
     np.testing.assert_allclose(vm["main"](np.array(True), x).numpy(), 3 * x)
+    np.testing.assert_array_equal(vm["main"](np.array(False), x).numpy(), x)
 
 
 @pytest.fixture(scope="module", params=["c", "python"])
