@@ -42,6 +42,11 @@ C_KEYWORDS = frozenset(
     "inline int long register restrict return short signed sizeof static struct switch typedef "
     "union unsigned void volatile while bool true false args type_codes num_args ret ret_code "
     "resource kernel main NULL asm constructor destructor init_array fini_array".split())
+# Names the generated code or the C library uses, never given to kernel variables.
+RESERVED = C_KEYWORDS | frozenset(
+    [fn for pair in MATH.values() for fn in pair] + list(C_TYPES.values())
+    + "malloc free isnan snprintf strcmp size_t INFINITY NAN INT64_C UINT64_C INT64_MIN "
+      "INT32_MIN".split())
 STACK_LIMIT_BYTES = 32 * 1024
 # Loop annotation set by rvm.transform.tir.LocalizeReduction: (operator, accumulator data var).
 SIMD_REDUCTION = "rvm.simd_reduction"
@@ -76,7 +81,7 @@ class CEmitter:
         """A new C identifier based on ``hint``."""
         base = "".join(c if (c.isascii() and c.isalnum()) or c == "_" else "_"
                        for c in str(hint)) or "v"
-        if base[0].isdigit() or base in C_KEYWORDS or base.startswith("rvm_"):
+        if base[0].isdigit() or base in RESERVED or base.startswith(("rvm_", "RVM", "kRVM", "DL")):
             base = "v_" + base
         name, k = base, 1
         while name in self.used:

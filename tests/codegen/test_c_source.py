@@ -76,13 +76,16 @@ def test_unbound_variable_is_reported():
 
 
 def test_names_are_sanitized_and_unique():
-    A = tir.decl_buffer((4,), "float32", name="int")
-    B = tir.decl_buffer((4,), "float32", name="int")
+    A = tir.decl_buffer((4,), "float64", name="int")
+    B = tir.decl_buffer((4,), "float64", name="int")
+    E = tir.decl_buffer((4,), "float64", name="exp")
     i = tir.Var("i")
-    func = tir.PrimFunc([A, B], tir.For(i, 0, 4, "serial", tir.BufferStore(B, A[i], [i])))
+    func = tir.PrimFunc([A, B, E], tir.For(i, 0, 4, "serial", tir.BufferStore(
+        B, A[i] + tir.exp(E[i]), [i])))
     src = render_c_source([("weird-name", func)], use_openmp=False)
     assert "rvm_kernel_weird_name(" in src
-    assert "float* v_int = " in src and "float* v_int_1 = " in src
+    assert "double* v_int = " in src and "double* v_int_1 = " in src
+    assert "v_int_1[i] = (v_int[i] + exp(v_exp[i]));" in src
 
 
 def test_clashing_symbols_are_reported():
