@@ -6,6 +6,9 @@ from rvm.transform.attach_global_symbol import AttachGlobalSymbol
 from rvm.transform.bind_params import BindParams
 from rvm.transform.call_tir_rewrite import CallTIRRewrite
 from rvm.transform.dead_code_elimination import DeadCodeElimination
+from rvm.transform.fold_constant import (
+    FoldConstant, register_call_tir_evaluator, register_fold_evaluator,
+)
 from rvm.transform.function_pass import (
     DataflowBlockPass, FunctionPass, dataflowblock_pass, function_pass,
 )
@@ -23,9 +26,10 @@ from rvm.transform.vm_shape_lower import VMShapeLower
 
 __all__ = [
     "AttachGlobalSymbol", "BindParams", "CallTIRRewrite", "DataflowBlockPass",
-    "DeadCodeElimination", "FunctionPass", "KillAfterLastUse", "LEGALIZE_RULES", "LegalizeOps",
+    "DeadCodeElimination", "FoldConstant", "FunctionPass", "KillAfterLastUse", "LEGALIZE_RULES", "LegalizeOps",
     "ModulePass", "Pass", "PassContext", "PassInfo", "PassInstrument", "PrintIR", "Sequential",
     "StaticPlanBlockMemory", "ToNonDataflow", "VMBuiltinLower", "VMShapeLower",
     "dataflowblock_pass", "default_build_pipeline", "function_pass", "get_pass", "get_pipeline",
-    "module_pass", "register_legalize", "register_pass", "register_pipeline",
+    "module_pass", "register_call_tir_evaluator", "register_fold_evaluator",
+    "register_legalize", "register_pass", "register_pipeline",
 ]
