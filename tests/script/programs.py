@@ -414,6 +414,14 @@ def relu0_by_constructors():
     return PrimFunc([x, y], root, buffer_map={x: X, y: Y}, attrs={"global_symbol": "relu0"})
 
 
+def let_expression_func():
+    """A PrimFunc with a Let expression (``T.Let(x + x, where={x: i * 2})``)."""
+    A = decl_buffer((4,), "int32", "A")
+    i, x = _e.Var("i", "int32"), _e.Var("x", "int32")
+    body = _s.For(i, 0, 4, "serial", _s.BufferStore(A, _e.Let(x, i * 2, x + x), [i]))
+    return PrimFunc([A], body, attrs={"global_symbol": "let_expr"})
+
+
 def spec3_module_by_builders():
     """SPEC §3's MyModule from TIR constructors (relu0), the parser (linear0) and
     BlockBuilder (main)."""
@@ -476,6 +484,7 @@ BUILDERS = {
     "bind_params_pass": bind_params_pass_module,
     "spec3_by_builders": spec3_module_by_builders,
     "relu0_by_constructors": relu0_by_constructors,
+    "let_expression": let_expression_func,
     "constants": constant_module,
 }
 

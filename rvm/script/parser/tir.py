@@ -60,6 +60,21 @@ class TIRParser(ScriptParser):
         """``not value`` for Python or IR values."""
         return _op.logical_not(value) if isinstance(value, PrimExpr) else not value
 
+    def eval_Call(self, node):
+        """Evaluates an ast.Call node; ``T.Let(body, where={x: value})`` binds ``x`` first."""
+        if self.dotted(node.func) != "tir.Let":
+            return super().eval_Call(node)
+        where = next((kw.value for kw in node.keywords if kw.arg == "where"), None)
+        if len(node.args) != 1 or not isinstance(where, ast.Dict) or len(where.keys) != 1 or \
+                not isinstance(where.keys[0], ast.Name):
+            raise self.error(node, "expected T.Let(body, where={name: value})")
+        value = _op.convert(self.eval(where.values[0]))
+        var = _e.Var(where.keys[0].id, value.dtype)
+        with self.scope():
+            self.define(var.name_hint, var)
+            body = _op.convert(self.eval(node.args[0]))
+        return _e.Let(var, value, body)
+
     def subscript(self, value, node):
         """``value[...]`` for the indexable values of the dialect."""
         if isinstance(value, Buffer):

@@ -107,7 +107,9 @@ class ExprPrinter:
         if isinstance(x, _e.Broadcast):
             return f"T.Broadcast({self(x.value)}, {x.lanes})", ATOM
         if isinstance(x, _e.Let):
-            return f"T.Let({self(x.body)}, where={{{self(x.var)}: {self(x.value)}}})", ATOM
+            value = self(x.value)
+            name = self.names.get(x.var) or self.names.define(x.var, x.var.name_hint)
+            return f"T.Let({self(x.body)}, where={{{name}: {value}}})", ATOM
         if isinstance(x, _e.Reduce):
             axes = ", ".join(self(iv.var) for iv in x.axis)
             return f"T.reduce_{x.combiner}({self(x.source)}, axis=[{axes}])", ATOM
