@@ -5,6 +5,11 @@ aliases); leaves become immediates (small integers) or constant-pool entries
 (tensors, strings, dtypes, constant shapes, floats), each pooled once;
 function references become function arguments; a tuple argument is built
 into a register first.
+
+>>> from rvm.relax.struct_info import TensorStructInfo
+>>> x = Var("x", TensorStructInfo((2,), "float32"))
+>>> [v.name_hint for v in used_vars(Function([x], SeqExpr([], Tuple([x, x]))))]
+['x']
 """
 from rvm.bytecode.opcodes import IMM_MAX, IMM_MIN
 from rvm.ir.expr import GlobalVar

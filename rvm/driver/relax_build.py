@@ -13,8 +13,22 @@ The steps, in order:
    and searched first when the VM resolves a callee;
 4. every Relax function is emitted as a VM function.
 
->>> # ex = relax.build(MyModule, target="c")
->>> # vm = relax.VirtualMachine(ex, rvm.cpu()); vm["main"](x, w0, b0, w1, b1)
+>>> import numpy as np
+>>> from rvm.relax.binding import SeqExpr
+>>> from rvm.relax.expr import Var
+>>> from rvm.relax.function import Function
+>>> from rvm.relax.struct_info import TensorStructInfo
+>>> from rvm.vm.machine import VirtualMachine
+>>> x = Var("x", TensorStructInfo((2,), "float32"))
+>>> main = Function([x], SeqExpr([], x), attrs={"global_symbol": "main"})
+>>> ex = build(IRModule({"main": main}))
+>>> VirtualMachine(ex)["main"](np.ones(2, "float32")).numpy()
+array([1., 1.], dtype=float32)
+>>> try:
+...     VirtualMachine(ex)["main"](np.ones(3, "float32"))
+... except ValueError as err:
+...     print(err)
+main: parameter 'x' expects float32[2]: dimension 0 expected 2, got 3 (shape [3])
 """
 from rvm.bytecode.builder import ExecBuilder
 from rvm.codegen.vm_codegen import vm_codegen

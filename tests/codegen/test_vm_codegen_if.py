@@ -75,3 +75,25 @@ def test_kill_inside_one_branch_does_not_hide_a_kill_in_the_other():
                             (k3, extern("test.codegen.mul", x, PrimValue(1)))], r, "main")
     ex = vm_codegen(IRModule({"main": main})).get()
     assert ex.as_text().count("call  vm.builtin.null_value") == 2
+
+
+def test_recursive_function():
+    """fact(n) = 1 if n < 2 else n * fact(n - 1), with the recursion through a GlobalVar."""
+    rvm.register_func("test.codegen.lt", lambda a, b: a < b, override=True)
+    rvm.register_func("test.codegen.sub", lambda a, b: a - b, override=True)
+    n = Var("n", PrimStructInfo("int64"))
+    small, one, m, rec, prod = (Var(name, ObjectStructInfo())
+                                for name in ("small", "one", "m", "rec", "prod"))
+    r = Var("r", ObjectStructInfo())
+    mod = IRModule()
+    gv = rvm.ir.GlobalVar("fact")
+    false_branch = SeqExpr([BindingBlock([
+        VarBinding(m, extern("test.codegen.sub", n, PrimValue(1))),
+        VarBinding(rec, rvm.relax.Call(gv, [m])),
+        VarBinding(prod, extern("test.codegen.mul", n, rec))])], prod)
+    body = If(small, SeqExpr([BindingBlock([VarBinding(one, PrimValue(1))])], one), false_branch)
+    small.struct_info = PrimStructInfo("bool")
+    mod.add(gv, func([n], [(small, extern("test.codegen.lt", n, PrimValue(2))), (r, body)], r,
+                     "fact"))
+    ex = vm_codegen(mod).get()
+    assert VirtualMachine(ex)["fact"](10) == 3628800

@@ -1,0 +1,12 @@
+"""The docstring examples of the VM codegen and of relax.build run as written."""
+import doctest
+import importlib
+
+import pytest
+
+
+@pytest.mark.parametrize("name", ["rvm.codegen.vm_codegen", "rvm.codegen.vm_args",
+                                  "rvm.driver.relax_build"])
+def test_docstring_examples(name):
+    result = doctest.testmod(importlib.import_module(name))
+    assert result.failed == 0
