@@ -51,6 +51,25 @@ class Program:
         return r
 
     @R.function
+    def apply_twice(x: R.Tensor((4,), "float32")):
+        cls = Program
+        f = cls.double
+        y = f(x)
+        z = f(y)
+        return z
+
+    @R.function
+    def get_double():
+        cls = Program
+        return cls.double
+
+    @R.function
+    def apply(f: R.Callable((R.Tensor((4,), "float32"),), R.Tensor((4,), "float32")),
+              x: R.Tensor((4,), "float32")):
+        y = f(x)
+        return y
+
+    @R.function
     def swap(t: R.Tuple(R.Tensor((4,), "float32"), R.Tensor((4,), "float32"))):
         a = t[0]
         b = t[1]
@@ -118,6 +137,16 @@ def _vec(n, seed=0):
 def test_call_between_relax_functions(vm):
     x = _vec(5)
     np.testing.assert_allclose(vm["double"](x).numpy(), 2 * x, rtol=1e-6)
+
+
+def test_function_as_a_value(vm):
+    x = _vec(4, 5)
+    np.testing.assert_allclose(vm["apply_twice"](x).numpy(), 4 * x, rtol=1e-6)
+    double = vm["get_double"]()
+    np.testing.assert_allclose(double(x).numpy(), 2 * x, rtol=1e-6)
+    np.testing.assert_allclose(vm["apply"](double, x).numpy(), 2 * x, rtol=1e-6)
+    python_closure = rvm.runtime.convert(lambda a: rvm.nd.array(a.numpy() - 1))
+    np.testing.assert_allclose(vm["apply"](python_closure, x).numpy(), x - 1, rtol=1e-6)
 
 
 def test_if_takes_each_branch(vm):
