@@ -11,7 +11,8 @@ are removed first; the new ones supersede them.
   the last use of any of them, and none when one of them is the function's
   (or branch's) result.
 - A use inside an ``If`` counts as a use at the ``If`` binding; variables bound
-  inside a branch are handled within that branch.
+  inside a branch are handled within that branch, except aliases of variables
+  of the enclosing scope (killing one would clear the outer variable too).
 - Parameters and void values (the result of a kernel call) are never killed.
 """
 from rvm.relax.binding import BindingBlock, SeqExpr, VarBinding
@@ -52,17 +53,21 @@ class _AliasClasses:
             self.parent[rb] = ra
 
 
-def _kill_in_seq(seq):
+def _kill_in_seq(seq, nested=False):
     bindings = [b for block in seq.blocks for b in block.bindings if not _is_kill(b)]
     bindings = [_kill_in_branches(b) for b in bindings]
     classes = _AliasClasses()
     members = {}
     bound_here = {}
+    foreign = set()  # variables of an enclosing scope that a branch variable aliases
     for binding in bindings:
         var = binding.var
         bound_here[id(var)] = var
         if isinstance(binding.value, Var):
             classes.union(id(binding.value), id(var))
+            outer = id(binding.value) not in bound_here
+            if nested and outer:
+                foreign.add(id(binding.value))
     last = {}
     for i, binding in enumerate(bindings):
         for var in used_vars(binding.value):
@@ -73,6 +78,7 @@ def _kill_in_seq(seq):
     for key, var in bound_here.items():
         members.setdefault(classes.find(key), []).append(var)
     kept = {classes.find(id(v)) for v in used_vars(seq.body)}
+    kept |= {classes.find(key) for key in foreign}
     kills_after = {}
     for root, vars_ in members.items():
         if root in kept:
@@ -94,8 +100,8 @@ def _kill_in_branches(binding):
     value = binding.value
     if not (isinstance(binding, VarBinding) and isinstance(value, If)):
         return binding
-    true_branch = _kill_in_seq(_as_seq(value.true_branch))
-    false_branch = _kill_in_seq(_as_seq(value.false_branch))
+    true_branch = _kill_in_seq(_as_seq(value.true_branch), nested=True)
+    false_branch = _kill_in_seq(_as_seq(value.false_branch), nested=True)
     new_if = If(value.cond, true_branch, false_branch, value.span)
     object.__setattr__(new_if, "struct_info_", value.struct_info_)
     return VarBinding(binding.var, new_if, binding.span)

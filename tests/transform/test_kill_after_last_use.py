@@ -82,3 +82,27 @@ def test_kills_inside_if_branches():
     new_branch = bindings[1].value.true_branch.blocks[0].bindings
     assert [b.var.name_hint for b in new_branch] == ["inner", "t", "_"]
     assert new_branch[2].value.args[0] is inner
+
+
+def test_branch_alias_of_an_outer_variable_is_not_killed_in_the_branch():
+    c = Var("c", TensorStructInfo((), "bool"))
+    x = Var("x", F32)
+    y = Var("y", F32)
+    alias = Var("alias", F32)
+    t = Var("t", F32)
+    branch = SeqExpr([BindingBlock([
+        VarBinding(alias, y),  # shares y's register in the VM
+        VarBinding(t, normalized(op("relax.add", alias, alias)))])], t)
+    r = Var("r", F32)
+    out = Var("out", F32)
+    body = SeqExpr([BindingBlock([
+        VarBinding(y, normalized(op("relax.add", x, x))),
+        VarBinding(r, normalized(If(c, branch, x))),
+        VarBinding(out, normalized(op("relax.add", r, y)))])], out)
+    after = _run(Function([c, x], body))
+    branch_bindings = after.body.blocks[0].bindings[1].value.true_branch.blocks[0].bindings
+    assert [b.var.name_hint for b in branch_bindings] == ["alias", "t"]
+    top = [b.value.args[0].name_hint for b in after.body.blocks[0].bindings
+           if getattr(b.value, "op", None) is not None
+           and getattr(b.value.op, "name", "") == "relax.vm.kill_object"]
+    assert sorted(top) == ["r", "y"]  # both after their last use, the final add
