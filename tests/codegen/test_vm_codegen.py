@@ -15,8 +15,8 @@ from rvm.runtime.ndarray import array
 from rvm.tir.function import PrimFunc
 from rvm.vm.machine import VirtualMachine
 from tests.codegen.vm_lowered import (
-    add_kernel, alloc_storage, alloc_tensor, builtin_with_ctx, dps_add_module, extern, func, kill, rand,
-    tensor,
+    add_kernel, alloc_storage, alloc_tensor, builtin_with_ctx, dps_add_module, extern, func, kill,
+    rand, tensor,
 )
 
 

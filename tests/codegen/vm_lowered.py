@@ -2,7 +2,6 @@
 import numpy as np
 
 from rvm import te
-from rvm.ir.expr import GlobalVar
 from rvm.ir.module import IRModule
 from rvm.relax.binding import BindingBlock, SeqExpr, VarBinding
 from rvm.relax.expr import Call, DataTypeImm, ExternFunc, PrimValue, ShapeExpr, StringImm, Var
@@ -81,7 +80,3 @@ def dps_add_module(n=4):
 def rand(*shape, seed=0):
     """A float32 array of normal samples."""
     return np.random.default_rng(seed).standard_normal(shape).astype("float32")
-
-
-__all__ = ["GlobalVar", "add_kernel", "alloc_storage", "alloc_tensor", "builtin_with_ctx",
-           "dps_add_module", "extern", "func", "kill", "rand", "tensor"]

@@ -1,4 +1,4 @@
-"""Steady-state allocation of a built static-shape model; profiling and timing a built executable."""
+"""Steady-state allocation of a built static-shape model; profiling and timing it."""
 import numpy as np
 import pytest
 

@@ -4,7 +4,7 @@ import pytest
 
 import rvm
 from rvm import relax
-from rvm.script import ir as I, relax as R, tir as T
+from rvm.script import tir as T
 from tests.e2e.test_spec_4_build_and_run import mlp_inputs, numpy_mlp
 from tests.e2e.test_spec_5_environment_functions import (  # noqa: F401  (fixture)
     MyModuleMixture, env_functions,
