@@ -11,3 +11,4 @@ __all__ = [
     "BaseExpr", "BaseFunc", "GlobalVar", "IRModule", "Node", "PrimExpr", "RelaxExpr", "Span",
     "assert_structural_equal", "register_printer", "structural_equal", "structural_hash",
 ]
+import rvm.script.printer  # noqa: E402,F401  (installs the script printer behind script()/show()/repr)

@@ -8,6 +8,7 @@ from rvm.runtime.container import Array, Map, ShapeTuple
 from rvm.runtime.convert import convert
 from rvm.runtime.data_type import DataType
 from rvm.runtime.device import Device, cpu, device
+from rvm.runtime import kernel_library as _kernel_library  # registers the 'c_kernels' loader
 from rvm.runtime.library import load_library
 from rvm.runtime.loader import load_module
 from rvm.runtime.ndarray import NDArray
