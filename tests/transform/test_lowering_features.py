@@ -191,3 +191,27 @@ def test_static_intermediates_share_planned_storage():
                 and getattr(b.value.op, "name", "") == "relax.vm.alloc_storage"]
     # four intermediates, two storages (each reused once), plus the output's own storage
     assert len(storages) == 3
+
+
+def test_call_tir_with_symbolic_output_only_dimension():
+    from rvm import tir
+    from rvm.relax.block_builder import BlockBuilder
+    from rvm.relax.expr import ShapeExpr, Var
+    from rvm.relax.struct_info import ShapeStructInfo, TensorStructInfo
+    from rvm.runtime.container import ShapeTuple
+    from rvm.te.operation import compute
+
+    n, m = tir.Var("n", "int64"), tir.Var("m", "int64")
+    x = Var("x", TensorStructInfo((n,), "float32"))
+    s = Var("s", ShapeStructInfo([m]))
+
+    def fill(x, shape):
+        return compute((shape[0],), lambda i: x[0] + 1.0, name="fill")
+
+    bb = BlockBuilder()
+    with bb.function("main", [x, s]):
+        y = bb.emit_te(fill, x, ShapeExpr([m]))
+        bb.emit_func_output(y)
+    vm = _vm(bb.get())
+    out = vm["main"](np.array([3.0, 4.0], "float32"), ShapeTuple([5])).numpy()
+    np.testing.assert_array_equal(out, np.full(5, 4.0, "float32"))
