@@ -26,7 +26,8 @@ from rvm.transform.vm_shape_lower import VMShapeLower
 
 __all__ = [
     "AttachGlobalSymbol", "BindParams", "CallTIRRewrite", "DataflowBlockPass",
-    "DeadCodeElimination", "FoldConstant", "FunctionPass", "KillAfterLastUse", "LEGALIZE_RULES", "LegalizeOps",
+    "DeadCodeElimination", "FoldConstant", "FunctionPass", "KillAfterLastUse", "LEGALIZE_RULES",
+    "LegalizeOps",
     "ModulePass", "Pass", "PassContext", "PassInfo", "PassInstrument", "PrintIR", "Sequential",
     "StaticPlanBlockMemory", "ToNonDataflow", "VMBuiltinLower", "VMShapeLower",
     "dataflowblock_pass", "default_build_pipeline", "function_pass", "get_pass", "get_pipeline",

@@ -8,14 +8,15 @@ from rvm.relax.struct_info import (
 from rvm.tir.expr_text import expr_text
 
 
-def _dim_text(dim):
+def dim_text(dim):
+    """A dimension as users write it: ``n * 2``, ``4``."""
     return re.sub(r"T\.int64\((-?\d+)\)", r"\1", expr_text(dim))
 
 
 def _dims(values, ndim):
     if values is None:
         return "[" + ", ".join("?" * ndim) + "]" if ndim >= 0 else "[...]"
-    return "[" + ", ".join(_dim_text(v) for v in values) + "]"
+    return "[" + ", ".join(dim_text(v) for v in values) + "]"
 
 
 def sinfo_text(sinfo):

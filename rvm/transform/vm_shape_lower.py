@@ -37,6 +37,7 @@ from rvm.tir.expr import FloatImm, IntImm, Var as TirVar
 from rvm.transform.lowering_util import bind
 from rvm.transform.pass_infra import ModulePass, PassInfo
 from rvm.transform.shape_func import HeapLayout, make_shape_func, tir_vars_of
+from rvm.transform.sinfo_text import dim_text as sinfo_text_dim
 from rvm.transform.sinfo_text import sinfo_text
 
 MATCH_EQUAL_IMM, MATCH_STORE, MATCH_NO_OP, MATCH_EQUAL_HEAP = 0, 1, 2, 3
@@ -95,8 +96,8 @@ class _FunctionLowerer:
         self.name = name
         self.new_func_name = new_func_name
         self.layout = HeapLayout()
-        self.defined = set()
-        self.computed = set()
+        self.defined = set()  # ids of the TIR variables stored in the heap so far
+        self.computed = set()  # heap slots of derived dimensions computed so far
         self.shape_funcs = []
         collector = _PrimCollector()
         for param in func.params:
@@ -152,7 +153,7 @@ class _FunctionLowerer:
             if phase == 2:
                 slot = None if _is_const(dim) or isinstance(dim, TirVar) else \
                     self.layout.expr_slot(dim, allocate=False)
-                if slot is None:
+                if slot is None or slot not in self.computed:
                     codes += [MATCH_NO_OP, 0]
                 else:
                     codes += [MATCH_EQUAL_HEAP, slot]
@@ -173,12 +174,13 @@ class _FunctionLowerer:
 
     def compute_pending(self, out):
         """Emits a shape function for the derived dimensions that became computable."""
-        ready = [e for e in self.pending if id(e) not in self.computed
+        ready = [e for e in self.pending
+                 if self.layout.expr_slot(e, allocate=False) not in self.computed
                  and all(id(v) in self.defined for v in tir_vars_of(e))]
         if not ready:
             return
         for expr in ready:
-            self.computed.add(id(expr))
+            self.computed.add(self.layout.expr_slot(expr, allocate=False))
         name = self.new_func_name(f"shape_func_{self.name}")
         self.shape_funcs.append((name, make_shape_func(self.layout, ready, name)))
         call = Call(GlobalVar(name), [self.heap])
@@ -195,18 +197,13 @@ class _FunctionLowerer:
                                  f"'{dim.name_hint}' is used in {where} but never defined by a "
                                  "parameter's shape or a match_cast")
             return [MAKE_LOAD, self.layout.var_slot(dim)]
-        if id(self.pending_expr(dim)) not in self.computed:
-            missing = [v.name_hint for v in tir_vars_of(dim) if id(v) not in self.defined]
-            raise ValueError(f"VMShapeLower: {self.name}: dimension {dim} is used in {where} "
-                             f"but {', '.join(missing)} never defined")
-        return [MAKE_LOAD, self.layout.expr_slot(dim)]
-
-    def pending_expr(self, dim):
         slot = self.layout.expr_slot(dim, allocate=False)
-        for expr in self.pending:
-            if self.layout.expr_slot(expr, allocate=False) == slot:
-                return expr
-        return dim
+        if slot is None or slot not in self.computed:
+            missing = [v.name_hint for v in tir_vars_of(dim) if id(v) not in self.defined]
+            raise ValueError(f"VMShapeLower: {self.name}: dimension {sinfo_text_dim(dim)} is "
+                             f"used in {where} but {', '.join(missing)} is never defined by a "
+                             "parameter's shape or a match_cast")
+        return [MAKE_LOAD, slot]
 
     def make_shape(self, dims, out, where):
         codes = []

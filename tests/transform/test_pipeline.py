@@ -1,4 +1,4 @@
-"""The default pipeline: SPEC programs lower, build and run; the output meets the codegen contract."""
+"""The default pipeline: SPEC programs lower, build and run; the output meets the contract."""
 import numpy as np
 import pytest
 

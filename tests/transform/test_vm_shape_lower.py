@@ -136,3 +136,13 @@ def test_symbolic_prim_values_are_loaded_from_the_heap():
     f = VMShapeLower()(IRModule({"f": fb.finish(p)}))["f"]
     assert _calls(f)[-2:] == ["vm.builtin.make_shape", "vm.builtin.tuple_getitem"]
     assert isinstance(f.body.blocks[0].bindings[-1].value.fields[0], Var)
+
+
+def test_derived_dimension_of_an_undefined_variable_is_an_error():
+    n = tir.Var("n", "int64")
+    x = Var("x", TensorStructInfo((2,), "float32"))
+    fb = FunctionBuilder([x])
+    s = fb.let(ShapeExpr([n + 1]), "s")
+    with pytest.raises(ValueError, match=r"f: dimension n \+ 1 is used in the binding of 's' "
+                                         r"but n is never defined"):
+        VMShapeLower()(IRModule({"f": fb.finish(s)}))
