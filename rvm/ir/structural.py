@@ -132,7 +132,7 @@ class _EqualChecker:
             self._check_keyed(a, b, path, binding, dict(a), dict(b))
         elif all(isinstance(k, GlobalVar) for k in list(a) + list(b)):
             self._check_keyed(a, b, path, binding, {k.name_hint: v for k, v in a.items()},
-                              {k.name_hint: v for k, v in b.items()})
+                              {k.name_hint: v for k, v in b.items()}, fresh_scope=True)
         else:
             # Node keys (e.g. buffer_map's parameter vars): compare entries in order.
             if len(a) != len(b):
@@ -142,14 +142,23 @@ class _EqualChecker:
                 self.check(ka, kb, where + ".key", binding)
                 self.check(va, vb, where, binding)
 
-    def _check_keyed(self, a, b, path, binding, by_key_a, by_key_b):
+    def _check_keyed(self, a, b, path, binding, by_key_a, by_key_b, fresh_scope=False):
+        """Compares entries by key; with fresh_scope (a module's functions) each entry
+        gets its own variable bijection, as variables never cross functions in text."""
         missing = [k for k in by_key_a if k not in by_key_b]
         extra = [k for k in by_key_b if k not in by_key_a]
         if missing or extra:
             raise _Mismatch(path, sorted(by_key_a, key=repr), sorted(by_key_b, key=repr),
                             f"keys differ: only in lhs {missing}, only in rhs {extra}")
         for k, v in by_key_a.items():
-            self.check(v, by_key_b[k], f"{path}[{k!r}]", binding)
+            if fresh_scope:
+                saved = self.lhs_to_rhs, self.rhs_to_lhs, self.proven
+                self.lhs_to_rhs, self.rhs_to_lhs, self.proven = {}, {}, set()
+            try:
+                self.check(v, by_key_b[k], f"{path}[{k!r}]", binding)
+            finally:
+                if fresh_scope:
+                    self.lhs_to_rhs, self.rhs_to_lhs, self.proven = saved
 
     def _check_leaf(self, a, b, path):
         arr_a, arr_b = _as_array(a), _as_array(b)
@@ -247,13 +256,19 @@ class _Hasher:
         elif isinstance(x, dict):
             self.token("dict", str(len(x)))
             items = list(x.items())
-            if all(isinstance(k, GlobalVar) for k in x):
+            functions = bool(x) and all(isinstance(k, GlobalVar) for k in x)
+            if functions:
                 items.sort(key=lambda kv: kv[0].name_hint)
             elif all(not isinstance(k, Node) for k in x):
                 items.sort(key=lambda kv: repr(kv[0]))
             for k, v in items:
                 self.visit(k)
-                self.visit(v)
+                if functions:  # each function numbers its variables afresh
+                    saved, self.var_index = self.var_index, {}
+                    self.visit(v)
+                    self.var_index = saved
+                else:
+                    self.visit(v)
         else:
             self.leaf(x)
 

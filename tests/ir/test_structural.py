@@ -111,3 +111,21 @@ def test_hash_agrees_with_equality_on_float_corner_cases():
         assert structural_equal([a], [b])
         assert structural_hash([a]) == structural_hash([b])
     assert not structural_equal([1], [True]) and structural_hash([1]) != structural_hash([True])
+
+
+def test_module_functions_scope_their_variables_separately():
+    """A variable object shared by two functions equals two separate variables."""
+    from rvm.ir.module import IRModule
+    from rvm.tir.expr import Var
+    from rvm.tir.function import PrimFunc
+    from rvm.tir.stmt import Evaluate
+
+    def func(n, m):
+        return PrimFunc([n, m], Evaluate(n + m))
+
+    shared = Var("n", "int64")
+    lhs = IRModule({"f": func(shared, Var("a", "int64")), "g": func(Var("b", "int64"), shared)})
+    rhs = IRModule({"f": func(Var("n", "int64"), Var("a", "int64")),
+                    "g": func(Var("b", "int64"), Var("n", "int64"))})
+    assert structural_equal(lhs, rhs)
+    assert structural_hash(lhs) == structural_hash(rhs)
