@@ -125,8 +125,6 @@ def test_time_evaluator_and_profile(ex):
     assert "linear0" in str(report)
 
 
-@pytest.mark.xfail(reason="a fresh process knows the 'c_kernels' module loader only once "
-                          "rvm.runtime.kernel_library is imported", strict=False)
 def test_export_and_load_in_a_fresh_process(ex, tmp_path):
     x, p = mlp_inputs(4)
     path = tmp_path / "mlp.rvm"
