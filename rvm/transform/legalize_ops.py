@@ -17,6 +17,7 @@ from rvm.topi import broadcast, elemwise, reduction, transform
 from rvm.topi.matmul import matmul as te_matmul
 from rvm.topi.nn.elemwise import relu
 from rvm.topi.nn.softmax import softmax
+from rvm.transform import legalize_te
 from rvm.transform.pass_infra import ModulePass, PassInfo
 
 LEGALIZE_RULES = {}
@@ -46,6 +47,11 @@ for _name in ("add", "subtract", "multiply", "divide", "floor_divide", "maximum"
 for _name in ("exp", "log", "sqrt", "tanh", "sigmoid", "negative", "abs"):
     _te_rule(f"relax.{_name}", getattr(elemwise, _name))
 _te_rule("relax.nn.relu", relu)
+for _name in ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal"):
+    _te_rule(f"relax.{_name}", legalize_te.comparison(_name))
+_te_rule("relax.rsqrt", legalize_te.rsqrt)
+_te_rule("relax.nn.gelu", legalize_te.gelu)
+_te_rule("relax.nn.silu", legalize_te.silu)
 
 
 def _attr(call, key, default=None):
@@ -62,6 +68,18 @@ def _matmul(bb, call):
 def _softmax(bb, call):
     return bb.call_te(softmax, call.args[0], axis=_attr(call, "axis", -1),
                       primfunc_name_hint="softmax")
+
+
+@register_legalize("relax.nn.log_softmax")
+def _log_softmax(bb, call):
+    return bb.call_te(legalize_te.log_softmax, call.args[0], axis=_attr(call, "axis", -1),
+                      primfunc_name_hint="log_softmax")
+
+
+@register_legalize("relax.concat")
+def _concat(bb, call):
+    return bb.call_te(legalize_te.concat, call.args[0], axis=_attr(call, "axis", 0),
+                      primfunc_name_hint="concat")
 
 
 @register_legalize("relax.permute_dims")

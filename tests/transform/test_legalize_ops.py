@@ -1,4 +1,6 @@
 """LegalizeOps: high-level operators become call_tir of topi kernels."""
+import math
+
 import numpy as np
 import pytest
 
@@ -67,6 +69,16 @@ _CASES = {
     "relax.permute_dims": (lambda x: O.permute_dims(x, [1, 0]), lambda a: a.T),
     "relax.reshape": (lambda x: O.reshape(x, (3, 2)), lambda a: a.reshape(3, 2)),
     "relax.sum": (lambda x: O.sum(x, axis=[1]), lambda a: a.sum(axis=1)),
+    "relax.less": (lambda x: O.less(x, O.multiply(x, x)), lambda a: a < a * a),
+    "relax.rsqrt": (lambda x: O.rsqrt(x), lambda a: 1 / np.sqrt(a)),
+    "relax.nn.gelu": (lambda x: O.nn.gelu(x),
+                      lambda a: 0.5 * a * (1 + np.vectorize(math.erf)(a / math.sqrt(2)))),
+    "relax.nn.silu": (lambda x: O.nn.silu(x), lambda a: a / (1 + np.exp(-a))),
+    "relax.nn.log_softmax": (lambda x: O.nn.log_softmax(x, axis=1),
+                             lambda a: a - np.log(np.exp(a).sum(axis=1, keepdims=True))),
+    "relax.concat": (lambda x: O.concat([x, O.negative(x)], axis=0),
+                     lambda a: np.concatenate([a, -a], axis=0)),
+    "relax.astype": (lambda x: O.astype(x, "int32"), lambda a: a.astype("int32")),
     "relax.mean": (lambda x: O.mean(x, axis=[0], keepdims=True),
                    lambda a: a.mean(axis=0, keepdims=True)),
 }
