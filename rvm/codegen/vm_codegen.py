@@ -242,6 +242,7 @@ class _FunctionCodegen:
             ib.emit_call(op.global_symbol, self.args.args(call.args), dst=dst)
         elif isinstance(op, GlobalVar):
             self._callee_arg(op)  # checks that the callee exists
+            self._check_arity(op, call, var)
             ib.emit_call(self.symbols[op.name_hint], self.args.args(call.args), dst=dst)
         elif isinstance(op, Var):
             closure = self.args.arg(op)
@@ -255,6 +256,14 @@ class _FunctionCodegen:
             raise CodegenError(f"{self.name}: cannot call a {type(op).__name__}"
                                f"{self._where(var)}")
         return dst if dst is not None else ib.void_arg()
+
+    def _check_arity(self, gv, call, var):
+        callee = self.mod[gv]
+        expected = len(callee.params)
+        if len(call.args) != expected:
+            kind = "kernel" if isinstance(callee, PrimFunc) else "function"
+            raise CodegenError(f"{self.name}: call of {kind} '{gv.name_hint}'{self._where(var)} "
+                               f"passes {len(call.args)} argument(s); it takes {expected}")
 
     def _call_op(self, var, call, dst):
         ib, args, name = self.ib, call.args, call.op.name

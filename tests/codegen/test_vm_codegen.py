@@ -315,3 +315,18 @@ def test_kill_of_an_alias_is_emitted_once():
                       (r, extern("test.codegen.sum", x, x))], r, "main")
     ex = _build(IRModule({"main": main}))
     assert _calls(ex, "main").count("vm.builtin.null_value") == 2
+
+
+@pytest.mark.parametrize("callee", ["kernel", "function"])
+def test_argument_count_of_a_module_function_is_checked(callee):
+    mod = IRModule()
+    if callee == "kernel":
+        gv = mod.add("add", add_kernel(4))
+    else:
+        y = tensor("y", (4,))
+        gv = mod.add("ident", func([y], [], y, "ident"))
+    x, r = tensor("x", (4,)), Var("r", ObjectStructInfo())
+    mod.add("main", func([x], [(r, Call(gv, [x, x, x, x, x]))], x, "main"))
+    with pytest.raises(CodegenError, match=rf"main: call of {callee} '{gv.name_hint}' \(binding "
+                                           rf"'r'\) passes 5 argument\(s\); it takes"):
+        vm_codegen(mod)
