@@ -13,15 +13,20 @@ are removed first; the new ones supersede them.
 - A use inside an ``If`` counts as a use at the ``If`` binding; variables bound
   inside a branch are handled within that branch, except aliases of variables
   of the enclosing scope (killing one would clear the outer variable too).
-- Parameters and void values (the result of a kernel call) are never killed.
+- Parameters, void values (the result of a kernel call) and variables bound to
+  constants or immediates (which hold nothing worth freeing) are never killed.
 """
+from rvm.ir.expr import GlobalVar
 from rvm.relax.binding import BindingBlock, SeqExpr, VarBinding
-from rvm.relax.expr import Call, If, Var
+from rvm.relax.expr import (
+    Call, Constant, DataTypeImm, ExternFunc, If, PrimValue, ShapeExpr, StringImm, Var,
+)
 from rvm.relax.op.registry import Op
 from rvm.relax.struct_info import TupleStructInfo
 from rvm.transform.function_pass import function_pass
 from rvm.transform.lowering_util import bind, used_vars
 
+_LEAVES = (Constant, PrimValue, ShapeExpr, StringImm, DataTypeImm, ExternFunc, GlobalVar)
 _KILL_OPS = ("relax.memory.kill_tensor", "relax.memory.kill_storage", "relax.vm.kill_object")
 
 
@@ -60,9 +65,12 @@ def _kill_in_seq(seq, nested=False):
     members = {}
     bound_here = {}
     foreign = set()  # variables of an enclosing scope that a branch variable aliases
+    leaves = set()  # variables bound to constants, immediates and names: no object to free
     for binding in bindings:
         var = binding.var
         bound_here[id(var)] = var
+        if isinstance(binding.value, _LEAVES):
+            leaves.add(id(var))
         if isinstance(binding.value, Var):
             classes.union(id(binding.value), id(var))
             outer = id(binding.value) not in bound_here
@@ -84,7 +92,7 @@ def _kill_in_seq(seq, nested=False):
         if root in kept:
             continue
         var = vars_[0]  # the VM shares one register between a variable and its aliases
-        if not _is_void(var):
+        if not _is_void(var) and id(var) not in leaves:
             kills_after.setdefault(last[root], []).append(var)
     out = []
     for i, binding in enumerate(bindings):

@@ -106,3 +106,22 @@ def test_branch_alias_of_an_outer_variable_is_not_killed_in_the_branch():
            if getattr(b.value, "op", None) is not None
            and getattr(b.value.op, "name", "") == "relax.vm.kill_object"]
     assert sorted(top) == ["r", "y"]  # both after their last use, the final add
+
+
+def test_variables_bound_to_constants_and_immediates_are_not_killed():
+    import numpy as np
+
+    from rvm.relax.expr import PrimValue, const
+
+    x = Var("x", F32)
+    fb = FunctionBuilder([x])
+    c = fb.let(const(np.ones((2, 4), "float32")), "c")
+    p = fb.let(PrimValue(3), "p")
+    y = fb.let(op("relax.add", x, c), "y")
+    out = fb.let(Tuple([y, p]), "out")
+    z = fb.let(Tuple([x]), "z")
+    fb.let(Tuple([z]), "keep")  # z is an object (a tuple): killed after its last use
+    func = fb.finish(out)
+    killed = [b.value.args[0].name_hint for b in _run(func).body.blocks[0].bindings
+              if getattr(getattr(b.value, "op", None), "name", "") == "relax.vm.kill_object"]
+    assert killed == ["y", "z", "keep"]  # neither c nor p
