@@ -85,7 +85,16 @@ def BindParams(func_name, params):  # noqa: N802  (passes are CamelCase factorie
     """A pass binding ``params`` (parameter name -> NDArray or numpy array) of the Relax
     function ``func_name`` as constants; see the module docstring.
 
-    >>> # mod2 = relax.transform.BindParams("main", {"w0": w0, "b0": b0})(mod)
+    >>> from rvm.relax.block_builder import BlockBuilder
+    >>> from rvm.relax.op.binary import add
+    >>> x = Var("x", TensorStructInfo((2,), "float32"))
+    >>> w = Var("w", TensorStructInfo((2,), "float32"))
+    >>> bb = BlockBuilder()
+    >>> with bb.function("main", [x, w]):
+    ...     gv = bb.emit_func_output(bb.emit(add(x, w)))
+    >>> mod = BindParams("main", {"w": np.ones(2, "float32")})(bb.get())
+    >>> [p.name_hint for p in mod["main"].params]
+    ['x']
     """
     if not isinstance(params, dict):
         raise TypeError(f"BindParams: params must be a dict, got {type(params).__name__}")

@@ -56,6 +56,9 @@ def default_build_pipeline():
     dataflow blocks, no MatchCast, no call_tir/call_dps_packed or high-level
     operators, and no symbolic dimension in any binding value (struct info
     annotations on variables may still mention them).
+
+    >>> [p.info.name for p in default_build_pipeline().passes][:3]
+    ['LegalizeOps', 'DeadCodeElimination', 'AttachGlobalSymbol']
     """
     return Sequential([
         LegalizeOps(),
