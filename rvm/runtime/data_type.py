@@ -28,7 +28,8 @@ ACCEPTED_FORMS = (
     "one of " + ", ".join(k for k in _BASE_TYPES if k != "handle")
     + ", 'handle', optionally with lanes ('float32x4'), or a numpy dtype"
 )
-_PARSED = {}
+_INTERNED = {}  # name -> DataType
+_BY_TRIPLE = {}  # (code, bits, lanes) -> DataType
 
 
 def _parse(name):
@@ -46,15 +47,19 @@ def _parse(name):
 class DataType(str):
     """An element type, equal to its name: ``DataType("float32") == "float32"``.
 
+    Instances are interned (one object per name) and carry their DLPack
+    triple as plain attributes, so hot paths pay no parsing.
+
     >>> DataType("float32").bits
     32
     >>> DataType(np.dtype("int8")).numpy_dtype
     dtype('int8')
     """
 
-    __slots__ = ()
-
     def __new__(cls, value):
+        interned = _INTERNED.get(value) if isinstance(value, str) else None
+        if interned is not None:
+            return interned
         if isinstance(value, DataType):
             return value
         if not isinstance(value, str):
@@ -64,29 +69,29 @@ class DataType(str):
                 raise ValueError(
                     f"unknown dtype {value!r} of type {type(value).__name__}; "
                     f"expected {ACCEPTED_FORMS}") from None
-        if value not in _PARSED:
-            _PARSED[value] = _parse(value)
-        return str.__new__(cls, value)
+            if value in _INTERNED:
+                return _INTERNED[value]
+        code, bits, lanes = _parse(value)
+        self = str.__new__(cls, value)
+        self.type_code = code
+        self.bits = bits
+        self.lanes = lanes
+        base = _BY_CODE[(code, bits)]
+        self._numpy_dtype = None if code == DL_HANDLE else np.dtype(base)
+        _INTERNED[value] = self
+        _BY_TRIPLE[(code, bits, lanes)] = self
+        return self
 
     @classmethod
     def from_dlpack(cls, code, bits, lanes=1):
         """The DataType of a DLPack (code, bits, lanes) triple."""
+        known = _BY_TRIPLE.get((code, bits, lanes))
+        if known is not None:
+            return known
         base = _BY_CODE.get((code, bits))
         if base is None:
             raise ValueError(f"unsupported DLPack dtype code={code} bits={bits}; expected {ACCEPTED_FORMS}")
         return cls(base if lanes == 1 else f"{base}x{lanes}")
-
-    @property
-    def type_code(self):
-        return _PARSED[str(self)][0]
-
-    @property
-    def bits(self):
-        return _PARSED[str(self)][1]
-
-    @property
-    def lanes(self):
-        return _PARSED[str(self)][2]
 
     @property
     def itemsize(self):
@@ -124,9 +129,9 @@ class DataType(str):
     @property
     def numpy_dtype(self):
         """The numpy dtype of one lane."""
-        if self.is_handle:
+        if self._numpy_dtype is None:
             raise ValueError("dtype 'handle' has no numpy equivalent")
-        return np.dtype(str(self.element_of))
+        return self._numpy_dtype
 
     def __repr__(self):
         return f"DataType({str(self)!r})"

@@ -1,6 +1,4 @@
 """NDArray: rvm's tensor, a 64-byte aligned buffer with a DLPack view."""
-import operator
-
 import numpy as np
 
 from rvm.runtime._ffi import _bridge
@@ -21,7 +19,7 @@ class NDArray(_bridge.NDArrayBase):
 
     @property
     def shape(self):
-        return ShapeTuple(self._shape)
+        return tuple.__new__(ShapeTuple, self._shape)  # ints from C: no need to check them
 
     @property
     def dtype(self):
@@ -85,13 +83,10 @@ class NDArray(_bridge.NDArrayBase):
         """
         dtype = self.dtype if dtype is None else DataType(dtype)
         try:
-            dims = tuple(operator.index(d) for d in shape)
+            return _bridge.ndarray_view(self, byte_offset, shape, dtype.type_code, dtype.bits,
+                                        dtype.lanes)
         except TypeError:
             raise TypeError(f"view: shape must be a sequence of ints, got {shape!r}") from None
-        if any(d < 0 for d in dims):
-            raise ValueError(f"view: shape must not have negative dimensions, got {dims}")
-        return _bridge.ndarray_view(self, int(byte_offset), dims, dtype.type_code, dtype.bits,
-                                    dtype.lanes)
 
     def __dlpack_device__(self):
         return self._device_tuple
@@ -107,6 +102,9 @@ class NDArray(_bridge.NDArrayBase):
         raise TypeError("NDArray is not picklable; save executables with export_library")
 
 
+_CPU0 = cpu(0)
+
+
 def _check_device(device):
     device = cpu(0) if device is None else device
     if not isinstance(device, Device):
@@ -118,16 +116,16 @@ def _check_device(device):
 
 def empty(shape, dtype="float32", device=None):
     """A new uninitialised tensor."""
-    device = _check_device(device)
+    if device is None:
+        device = _CPU0
+    elif device.device_type != Device.CPU:
+        _check_device(device)
+    dtype = DataType(dtype)
     try:
-        dims = tuple(operator.index(d) for d in shape)
+        return _bridge.ndarray_empty(shape, dtype.type_code, dtype.bits, dtype.lanes,
+                                     device.device_type, device.device_id)
     except TypeError:
         raise TypeError(f"empty: shape must be a sequence of ints, got {shape!r}") from None
-    if any(d < 0 for d in dims):
-        raise ValueError(f"empty: shape must not have negative dimensions, got {dims}")
-    dtype = DataType(dtype)
-    return _bridge.ndarray_empty(dims, dtype.type_code, dtype.bits, dtype.lanes,
-                                 device.device_type, device.device_id)
 
 
 def array(data, device=None, dtype=None):
