@@ -6,11 +6,14 @@
   are kept (they check values at run time).
 - Functions not reachable from the entry functions are removed. The entry
   functions are ``entry_functions`` when given, else every function with a
-  ``global_symbol`` (the externally visible ones).
+  ``global_symbol`` (the externally visible ones). A function is reached
+  through its GlobalVar or through its name in an ExternFunc
+  (``call_dps_packed("linear0", ...)`` runs the module's kernel ``linear0``).
 """
 from rvm.ir.expr import GlobalVar
 from rvm.relax.analysis.var_analysis import all_global_vars
 from rvm.relax.binding import VarBinding
+from rvm.relax.expr import ExternFunc
 from rvm.relax.expr_functor import ExprMutator, ExprVisitor
 from rvm.relax.function import Function
 from rvm.transform.function_pass import replace_functions
@@ -56,6 +59,22 @@ def remove_unused_bindings(func, mod=None):
         func = new
 
 
+class _ExternNames(ExprVisitor):
+    def __init__(self):
+        self.names = []
+
+    def visit_relax_expr_(self, expr):
+        if isinstance(expr, ExternFunc):
+            self.names.append(expr.global_symbol)
+
+
+def _extern_names(func):
+    """Names called by name (call_dps_packed("linear0", ...) may name a kernel of the module)."""
+    collector = _ExternNames()
+    collector.visit_expr(func)
+    return collector.names
+
+
 def _reachable(mod, entries):
     seen = set()
     stack = list(entries)
@@ -67,6 +86,7 @@ def _reachable(mod, entries):
         func = mod[name]
         if isinstance(func, Function):
             stack.extend(gv.name_hint for gv in all_global_vars(func))
+            stack.extend(_extern_names(func))
     return seen
 
 

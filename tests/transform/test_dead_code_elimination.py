@@ -81,3 +81,24 @@ def test_nothing_dead_returns_the_module():
             return y
 
     assert DeadCodeElimination()(Before) is Before
+
+
+def test_kernels_called_by_name_are_reachable():
+    from rvm.ir.module import IRModule
+    from rvm.te.create_prim_func import create_prim_func
+    from rvm.te.operation import compute, placeholder
+
+    a = placeholder((2,), name="A")
+    b = compute((2,), lambda i: a[i] + 1.0, name="B")
+    kernel = create_prim_func([a, b]).without_attr("global_symbol")
+
+    @I.ir_module
+    class Calls:
+        @R.function
+        def main(x: R.Tensor((2,), "float32")):
+            y = R.call_dps_packed("add_one", (x,), R.Tensor((2,), "float32"))
+            return y
+
+    mod = IRModule({"main": Calls["main"], "add_one": kernel, "unused": kernel})
+    after = DeadCodeElimination()(mod)
+    assert sorted(gv.name_hint for gv in after.get_global_vars()) == ["add_one", "main"]
