@@ -199,16 +199,17 @@ class _FunctionCodegen:
             return self.args.arg(value)
         if isinstance(value, Call):
             return self._call(var, value)
-        if isinstance(value, Tuple):
-            dst = self._new_reg() if var is None else self._dst(var)
-            self.ib.emit_call("vm.builtin.make_tuple", self.args.args(value.fields), dst=dst)
-            return dst if dst is not None else self.ib.void_arg()
-        if isinstance(value, TupleGetItem):
-            dst = self._new_reg() if var is None else self._dst(var)
-            tup = self.args.arg(value.tuple_value)
-            self.ib.emit_call("vm.builtin.tuple_getitem", [tup, self.ib.imm(value.index)],
-                              dst=dst)
-            return dst if dst is not None else self.ib.void_arg()
+        if isinstance(value, (Tuple, TupleGetItem)):
+            if var is not None and var not in self.used:
+                return self.ib.void_arg()  # pure and unread: nothing to emit
+            dst = self._new_reg()
+            if isinstance(value, Tuple):
+                self.ib.emit_call("vm.builtin.make_tuple", self.args.args(value.fields), dst=dst)
+            else:
+                tup = self.args.arg(value.tuple_value)
+                self.ib.emit_call("vm.builtin.tuple_getitem", [tup, self.ib.imm(value.index)],
+                                  dst=dst)
+            return dst
         if isinstance(value, If):
             return self._if(value)
         if isinstance(value, SeqExpr):

@@ -330,3 +330,13 @@ def test_argument_count_of_a_module_function_is_checked(callee):
     with pytest.raises(CodegenError, match=rf"main: call of {callee} '{gv.name_hint}' \(binding "
                                            rf"'r'\) passes 5 argument\(s\); it takes"):
         vm_codegen(mod)
+
+
+def test_unread_tuple_and_tuple_item_emit_nothing():
+    x = tensor("x", (2,))
+    t, item = Var("t", ObjectStructInfo()), tensor("item", (2,))
+    pair = Var("pair", rvm.relax.TupleStructInfo([TensorStructInfo((2,), "float32")] * 2))
+    main = func([x], [(pair, Tuple([x, x])), (t, Tuple([x])), (item, TupleGetItem(pair, 1))],
+                x, "main")
+    ex = _build(IRModule({"main": main}))
+    assert _calls(ex, "main") == ["vm.builtin.make_tuple"]  # pair only: item reads it
