@@ -141,8 +141,11 @@ class _FunctionLowerer:
                     continue
                 item, binding = bind(f"{getattr(value, 'name_hint', 'tuple')}_{i}",
                                      TupleGetItem(value, i))
-                out.append(binding)
-                self.match(item, field, f"{ctx} field {i}", out, phase)
+                checks = []
+                self.match(item, field, f"{ctx} field {i}", checks, phase)
+                if checks:  # phase 2 often has nothing left to check in a field
+                    out.append(binding)
+                    out.extend(checks)
 
     def match_dims(self, value, dims, out, phase, err):
         if dims is None:

@@ -146,3 +146,11 @@ def test_derived_dimension_of_an_undefined_variable_is_an_error():
     with pytest.raises(ValueError, match=r"f: dimension n \+ 1 is used in the binding of 's' "
                                          r"but n is never defined"):
         VMShapeLower()(IRModule({"f": fb.finish(s)}))
+
+
+def test_tuple_fields_are_read_once_when_nothing_is_derived():
+    x = Var("x", TupleStructInfo([TensorStructInfo((2,), "float32"),
+                                  TensorStructInfo((3,), "float32")]))
+    f = VMShapeLower()(IRModule({"f": FunctionBuilder([x]).finish(x)}))["f"]
+    items = [b for b in f.body.blocks[0].bindings if not hasattr(b.value, "op")]
+    assert len(items) == 2  # x[0] and x[1], in phase 1 only
