@@ -50,8 +50,8 @@ def used_vars(func):
 
 
 def alias_names(func):
-    """{var: name of the last variable bound to it as an alias} over ``func``'s bindings
-    (``lv0 = alloc`` names ``alloc`` "lv0")."""
+    """{var: name of the variable it becomes} over ``func``'s bindings: ``lv0 = alloc``
+    names ``alloc`` "lv0"; ``t = (alloc, alloc1)`` names both "t" unless aliased."""
     names = {}
     stack = [func.body]
     while stack:
@@ -62,6 +62,10 @@ def alias_names(func):
                     value = binding.value
                     if isinstance(value, Var):
                         names[value] = binding.var.name_hint
+                    elif isinstance(value, Tuple):  # several outputs gathered: (alloc, alloc1)
+                        for field in value.fields:
+                            if isinstance(field, Var):
+                                names.setdefault(field, binding.var.name_hint)
                     elif isinstance(value, If):
                         stack.extend((value.true_branch, value.false_branch))
     return names

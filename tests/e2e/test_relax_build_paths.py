@@ -8,7 +8,7 @@ from rvm.driver.relax_build import build
 from rvm.relax.block_builder import BlockBuilder
 from rvm.relax.expr import Var
 from rvm.relax.struct_info import TensorStructInfo
-from rvm.script import ir as I, relax as R
+from rvm.script import ir as I, relax as R, tir as T
 from rvm.vm.machine import VirtualMachine
 
 
@@ -61,3 +61,42 @@ def test_high_level_operators_are_legalized_and_run():
         e = np.exp(np.maximum(x + y, 0))
         np.testing.assert_allclose(vm["main"](x, y).numpy(), e / e.sum(-1, keepdims=True),
                                    rtol=1e-5, atol=1e-6)
+
+
+@I.ir_module
+class TwoOutputs:
+    @T.prim_func
+    def split2(x: T.handle, a: T.handle, b: T.handle):
+        n = T.int64()
+        X = T.match_buffer(x, (n,), "float32")
+        A = T.match_buffer(a, (n,), "float32")
+        B = T.match_buffer(b, (n,), "float32")
+        for i in T.serial(n):
+            with T.block("AB"):
+                vi = T.axis.remap("S", [i])
+                A[vi] = X[vi] + T.float32(1)
+                B[vi] = X[vi] * T.float32(2)
+
+    @R.function
+    def main(x: R.Tensor(("n",), "float32")):
+        n = T.int64()
+        cls = TwoOutputs
+        with R.dataflow():
+            t = R.call_tir(cls.split2, (x,),
+                           out_sinfo=[R.Tensor((n,), "float32"), R.Tensor((n,), "float32")])
+            a = t[0]
+            b = t[1]
+            R.output(a, b)
+        return (b, a)
+
+
+def test_kernel_with_two_outputs():
+    ex = build(TwoOutputs)
+    x = np.arange(5, dtype="float32")
+    b, a = VirtualMachine(ex, rvm.cpu())["main"](x)
+    np.testing.assert_array_equal(a.numpy(), x + 1)
+    np.testing.assert_array_equal(b.numpy(), 2 * x)
+    info = ex.function_info("main")
+    kernel_pc = next(pc for pc in range(info.start, info.end)
+                     if ex.func_table[ex.instructions[pc].fields[1]].name == "split2")
+    assert ex.source_of(kernel_pc) == ("main", "t")
