@@ -157,3 +157,16 @@ def test_missing_environment_function_is_named():
     ex = relax.build(Missing)
     with pytest.raises(ValueError, match="env.nowhere_to_be_found"):
         relax.VirtualMachine(ex, rvm.cpu())
+
+
+def test_error_in_an_environment_function_names_the_binding():
+    @rvm.register_func("env.relu", override=True)
+    def relu(x, out):
+        raise RuntimeError("relu exploded")
+
+    x, p = mlp_inputs()
+    vm = relax.VirtualMachine(relax.build(MyModuleMixture), rvm.cpu())
+    with pytest.raises(RuntimeError, match="relu exploded") as info:
+        vm["main"](x, p["w0"], p["b0"], p["w1"], p["b1"])
+    notes = "\n".join(getattr(info.value, "__notes__", []))
+    assert "main" in notes and "env.relu" in notes and "lv1" in notes
