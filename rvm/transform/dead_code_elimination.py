@@ -6,7 +6,9 @@
   are kept (they check values at run time).
 - Functions not reachable from the entry functions are removed. The entry
   functions are ``entry_functions`` when given, else every function with a
-  ``global_symbol`` (the externally visible ones). A function is reached
+  ``global_symbol`` (the externally visible ones); a module with none of those
+  (built by hand, say ``IRModule({"main": f})``) keeps every Relax function as
+  an entry rather than losing everything. A function is reached
   through its GlobalVar or through its name in an ExternFunc
   (``call_dps_packed("linear0", ...)`` runs the module's kernel ``linear0``).
 """
@@ -95,6 +97,9 @@ def dead_code_elimination(mod, entry_functions=None):
     if entry_functions is None:
         entry_functions = [gv.name_hint for gv, f in mod.functions.items()
                            if f.get_attr("global_symbol") is not None]
+        if not entry_functions:
+            entry_functions = [gv.name_hint for gv, f in mod.functions.items()
+                               if isinstance(f, Function)]
     entries = [e.name_hint if isinstance(e, GlobalVar) else e for e in entry_functions]
     keep = _reachable(mod, entries)
     changed = {}

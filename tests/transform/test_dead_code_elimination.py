@@ -102,3 +102,25 @@ def test_kernels_called_by_name_are_reachable():
     mod = IRModule({"main": Calls["main"], "add_one": kernel, "unused": kernel})
     after = DeadCodeElimination()(mod)
     assert sorted(gv.name_hint for gv in after.get_global_vars()) == ["add_one", "main"]
+
+
+def test_module_without_external_functions_keeps_its_relax_functions():
+    """A hand-built IRModule({"main": f}) has no global_symbol anywhere; main must survive."""
+    import numpy as np
+
+    import rvm
+    from rvm.driver.relax_build import build
+    from rvm.ir.module import IRModule
+    from rvm.relax.binding import SeqExpr
+    from rvm.relax.expr import Var
+    from rvm.relax.function import Function
+    from rvm.relax.struct_info import TensorStructInfo
+    from rvm.vm.machine import VirtualMachine
+
+    x = Var("x", TensorStructInfo((3,), "float32"))
+    main = Function([x], SeqExpr([], x), TensorStructInfo((3,), "float32"))
+    assert main.get_attr("global_symbol") is None
+    mod = IRModule({"main": main})
+    assert [gv.name_hint for gv in DeadCodeElimination()(mod).get_global_vars()] == ["main"]
+    vm = VirtualMachine(build(mod), rvm.cpu())
+    np.testing.assert_array_equal(vm["main"](np.ones(3, "float32")).numpy(), np.ones(3))
