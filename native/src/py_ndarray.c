@@ -194,6 +194,11 @@ static PyObject* ndarray_get_owns_memory(NDArrayObject* self, void* closure) {
   return PyBool_FromLong(self->arr->owner == NULL);
 }
 
+static PyObject* ndarray_get_use_count(NDArrayObject* self, void* closure) {
+  if (check_arr(self) != 0) return NULL;
+  return PyLong_FromLong(__atomic_load_n(&self->arr->header.ref_count, __ATOMIC_RELAXED));
+}
+
 static PyGetSetDef ndarray_getset[] = {
     {"_shape", (getter)ndarray_get_shape, NULL, "shape as a tuple of ints", NULL},
     {"ndim", (getter)ndarray_get_ndim, NULL, "number of dimensions", NULL},
@@ -202,6 +207,8 @@ static PyGetSetDef ndarray_getset[] = {
     {"data_ptr", (getter)ndarray_get_data_ptr, NULL, "address of the first element", NULL},
     {"handle", (getter)ndarray_get_handle, NULL, "address of the RVMNDArray (a DLTensor view)", NULL},
     {"_owns_memory", (getter)ndarray_get_owns_memory, NULL, "memory allocated by rvm itself", NULL},
+    {"_use_count", (getter)ndarray_get_use_count, NULL,
+     "references to the tensor: this object, views of it, exported DLPack tensors", NULL},
     {NULL},
 };
 

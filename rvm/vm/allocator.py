@@ -1,18 +1,18 @@
 """Storage and the VM's allocators (pooled and naive), with allocation counters.
 
 A Storage is a byte buffer that tensors are carved out of. Tensors made by
-``Storage.alloc_tensor`` hold a Python reference to the storage's bytes, so
-the pooled allocator can tell, from reference counts, when neither the
-Storage nor any tensor inside it is alive any more and hand it out again.
+``Storage.alloc_tensor`` are views that hold a reference to the storage's
+buffer in the runtime (as do views of them, numpy arrays over them and
+exported DLPack tensors), so the pooled allocator can tell, from the buffer's
+use count and the Storage's own reference count, when nothing inside a
+storage is alive any more and hand it out again.
 """
 import math
 import sys
 
-import numpy as np
-
 from rvm.runtime.data_type import DataType
 from rvm.runtime.device import cpu
-from rvm.runtime.ndarray import empty, from_dlpack
+from rvm.runtime.ndarray import empty
 
 ALIGNMENT = 64
 
@@ -20,40 +20,36 @@ ALIGNMENT = 64
 class Storage:
     """``nbytes`` bytes on ``device`` from which tensors are allocated."""
 
-    __slots__ = ("buffer", "_bytes", "nbytes", "device", "pinned")
+    __slots__ = ("buffer", "nbytes", "device")
 
     def __init__(self, nbytes, device):
         self.buffer = empty((nbytes,), "uint8", device)
-        self._bytes = np.asarray(memoryview(self.buffer))  # every tensor refers to this
         self.nbytes = nbytes
         self.device = device
-        self.pinned = False  # True once a tensor escaped the reference tracking
 
     def alloc_tensor(self, offset, shape, dtype):
         """A tensor of ``shape``/``dtype`` at byte ``offset``; ValueError if it does not fit."""
-        dtype = DataType(dtype)
-        shape = tuple(int(d) for d in shape)
-        if any(d < 0 for d in shape):
-            raise ValueError(f"alloc_tensor: negative dimension in shape {shape}")
-        nbytes = math.prod(shape) * dtype.itemsize
-        if offset < 0 or offset + nbytes > self.nbytes:
+        try:
+            return self.buffer.view(shape, dtype, offset)
+        except ValueError:
+            dtype = DataType(dtype)
+            nbytes = math.prod(shape) * dtype.itemsize
+            if min(shape, default=0) < 0:
+                raise ValueError(f"alloc_tensor: negative dimension in shape {tuple(shape)}"
+                                 ) from None
             raise ValueError(f"alloc_tensor: {dtype}{list(shape)} ({nbytes} bytes) at offset "
-                             f"{offset} does not fit in a storage of {self.nbytes} bytes")
-        if dtype.lanes == 1 and not dtype.is_handle:
-            view = self._bytes[offset:offset + nbytes].view(dtype.numpy_dtype).reshape(shape)
-            return from_dlpack(view)
-        self.pinned = True
-        return self.buffer.view(shape, dtype, offset)
+                             f"{offset} does not fit in a storage of {self.nbytes} bytes"
+                             ) from None
 
     def __repr__(self):
         return f"<Storage {self.nbytes} bytes on {self.device}>"
 
 
 def _reference_baseline():
-    """Reference counts of a free pooled storage, as seen from the loop in ``alloc``."""
+    """Reference count of a free pooled storage, as seen from the loop in ``alloc``."""
     pool = [Storage(ALIGNMENT, cpu(0))]
     for storage in pool:
-        return sys.getrefcount(storage), sys.getrefcount(storage._bytes)
+        return sys.getrefcount(storage)
 
 
 class Allocator:
@@ -91,14 +87,21 @@ class NaiveAllocator(Allocator):
 
 
 class PooledAllocator(Allocator):
-    """Keeps every buffer and hands a free one of the same rounded size out again."""
+    """Keeps every buffer and hands a free one of the same rounded size out again.
+
+    Each request inspects at most ``SCAN`` buffers of its size, starting where
+    the last search stopped, so a caller keeping many outputs alive does not
+    make every request walk all of them.
+    """
 
     kind = "pooled"
+    SCAN = 8
     _baseline = None
 
     def __init__(self, device):
         super().__init__(device)
-        self._pools = {}
+        self._pools = {}    # rounded size -> [Storage]
+        self._cursors = {}  # rounded size -> where the next search starts
         if PooledAllocator._baseline is None:
             PooledAllocator._baseline = _reference_baseline()
 
@@ -108,11 +111,17 @@ class PooledAllocator(Allocator):
         pool = self._pools.get(size)
         if pool is None:
             pool = self._pools[size] = []
-        free_storage, free_bytes = self._baseline
-        for storage in pool:
-            if (sys.getrefcount(storage) <= free_storage and not storage.pinned
-                    and sys.getrefcount(storage._bytes) <= free_bytes):
-                return storage
+        count = len(pool)
+        if count:
+            free_storage = self._baseline
+            start = self._cursors.get(size, 0)
+            for step in range(min(count, self.SCAN)):
+                index = (start + step) % count
+                storage = pool[index]
+                if sys.getrefcount(storage) <= free_storage and storage.buffer._use_count == 1:
+                    self._cursors[size] = index
+                    return storage
+            self._cursors[size] = (start + self.SCAN) % count
         storage = self._new(size)
         pool.append(storage)
         return storage
@@ -120,12 +129,11 @@ class PooledAllocator(Allocator):
     def release_free(self):
         """Drops pooled buffers nothing refers to; returns how many were dropped."""
         dropped = 0
-        free_storage, free_bytes = self._baseline
+        free_storage = self._baseline
         for size, pool in self._pools.items():
             keep = []
             for storage in pool:
-                if (sys.getrefcount(storage) <= free_storage and not storage.pinned
-                        and sys.getrefcount(storage._bytes) <= free_bytes):
+                if sys.getrefcount(storage) <= free_storage and storage.buffer._use_count == 1:
                     dropped += 1
                 else:
                     keep.append(storage)

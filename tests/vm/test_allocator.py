@@ -79,3 +79,34 @@ def test_storage_bounds_and_release():
     assert pool.alloc(10) is not first      # still referenced here
     del first
     assert pool.release_free() == 2
+
+
+def test_pool_reuses_freed_storage_among_many_live_ones():
+    from rvm.vm.allocator import PooledAllocator
+
+    alloc = PooledAllocator(cpu())
+    live = [alloc.alloc(256) for _ in range(50)]       # kept alive, like collected outputs
+    assert alloc.num_allocations == 50
+    freed = live[10:40]
+    del live[10:40]
+    del freed
+    for _ in range(30):                                 # 30 requests, 30 free storages
+        live.append(alloc.alloc(256))
+    assert alloc.num_allocations <= 50 + 30 // PooledAllocator.SCAN + 1
+    views = [s.alloc_tensor(0, (4,), "float32") for s in live]
+    assert all(v.shape == (4,) for v in views)
+
+
+def test_tensor_views_keep_their_storage_busy():
+    from rvm.vm.allocator import PooledAllocator
+
+    alloc = PooledAllocator(cpu())
+    storage = alloc.alloc(64)
+    tensor = storage.alloc_tensor(0, (16,), "float32")
+    del storage
+    second = alloc.alloc(64)  # the tensor still uses the first storage: a new one
+    assert alloc.num_allocations == 2
+    del second
+    del tensor
+    alloc.alloc(64)
+    assert alloc.num_allocations == 2
