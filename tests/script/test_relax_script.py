@@ -132,7 +132,10 @@ def test_name_clashes_are_made_unique_deterministically():
 def test_node_script_and_repr():
     mod = from_source(programs.RELAX_FEATURES)
     main = mod["main"]
-    assert main.script().startswith("# from rvm.script import tir as T")
+    # Printed alone, main refers to the module's functions as I.GlobalVar("f") and parses back.
+    assert main.script().startswith("# from rvm.script import ir as I")
+    assert 'I.GlobalVar("' in main.script() and "cls." not in main.script()
+    assert_structural_equal(from_source(main.script()), main)
     assert "@R.function(pure=False)" in main.script()
     assert repr(mod).startswith("# from rvm.script import ir as I")
     sinfo = main.params[0].struct_info

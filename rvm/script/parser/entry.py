@@ -60,6 +60,7 @@ class ModuleContext:
         self.metadata = metadata
         self.class_name = class_name
         self.global_vars = {}
+        self.free_global_vars = {}  # I.GlobalVar("f") of functions outside the module
         self.module = IRModule()
 
 

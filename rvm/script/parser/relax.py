@@ -11,11 +11,11 @@ from rvm.relax.normalizer import Normalizer
 from rvm.relax.op.registry import list_op_names
 from rvm.tir import expr as _e
 from rvm.tir.function import PrimFunc
-from rvm.script.parser.core import CONVERTED_ERRORS, Namespace
+from rvm.script.parser.core import CONVERTED_ERRORS, Builtin, Namespace
 from rvm.script.parser.diagnostics import ParseError
 from rvm.script.parser.metadata import decode_array
 from rvm.script.parser.relax_builtins import (
-    RELAX_TABLE, Marker, MatchCastSpec, as_sinfo, operator_builtin, to_relax,
+    RELAX_TABLE, Marker, MatchCastSpec, as_sinfo, call_packed, operator_builtin, to_relax,
 )
 from rvm.script.parser.tir import TIRParser
 from rvm.script.parser.tir_builtins import TIR_TABLE, VarDecl
@@ -55,10 +55,14 @@ class MetadataRef:
         return self.cache[(key, index)]
 
 
+IR_TABLE = {"GlobalVar": Builtin("GlobalVar", lambda parser, node, name: parser.global_var(
+    name, node))}
+
+
 class RelaxParser(TIRParser):
     """Parses one Relax function from its ``ast.FunctionDef``."""
 
-    tables = {"tir": TIR_TABLE, "relax": RELAX_TABLE}
+    tables = {"tir": TIR_TABLE, "relax": RELAX_TABLE, "ir": IR_TABLE}
 
     def __init__(self, source, env, aliases, ctx):
         super().__init__(source, env, aliases)
@@ -142,6 +146,12 @@ class RelaxParser(TIRParser):
                 # A kernel called directly (after CallTIRRewrite): it returns nothing.
                 object.__setattr__(call, "struct_info_", _si.TupleStructInfo([]))
             return call
+        if isinstance(func, _r.ExternFunc):  # R.ExternFunc("name")(...): R.call_packed's form
+            unknown = set(kwargs) - {"sinfo_args"}
+            if unknown:
+                raise self.error(node, f"an ExternFunc call takes sinfo_args= only, got "
+                                       f"{sorted(unknown)}")
+            return call_packed(self, node, func, *args, **kwargs)
         return super().call(func, args, kwargs, node)
 
     def ir_binop(self, node, op, lhs, rhs):
@@ -153,6 +163,16 @@ class RelaxParser(TIRParser):
                 raise self.error(node, f"unsupported operator {op.__name__} on Relax values")
             return builtin.fn(self, node, to_relax(self, lhs, node), to_relax(self, rhs, node))
         return super().ir_binop(node, op, lhs, rhs)
+
+    def global_var(self, name, node):
+        """``I.GlobalVar("f")``: the module's function ``f``, else a GlobalVar of that name (a
+        function printed alone refers to module functions this way)."""
+        if not isinstance(name, str):
+            raise self.error(node, f"I.GlobalVar expects a function name string, got {name!r}")
+        gv = self.ctx.global_vars.get(name)
+        if gv is None:
+            gv = self.ctx.free_global_vars.setdefault(name, GlobalVar(name))
+        return gv
 
     # -- symbolic dimensions -------------------------------------------------------------
     def dim(self, value, node):

@@ -140,7 +140,8 @@ def _sinfo_args(parser, node, sinfo_args):
     return as_sinfo(parser, sinfo_args, node)
 
 
-def _call_packed(parser, node, func, *args, sinfo_args=None):
+def call_packed(parser, node, func, *args, sinfo_args=None):
+    """``R.call_packed(func, *args, sinfo_args=...)``: a call of the packed function ``func``."""
     args = [to_relax(parser, a, node) for a in args]
     return _base.call_packed(func, *args, sinfo_args=_sinfo_args(parser, node, sinfo_args))
 
@@ -173,7 +174,7 @@ def build_table():
         "Callable": Builtin("Callable", _callable),
         "call_tir": Builtin("call_tir", _call_tir),
         "call_dps_packed": Builtin("call_dps_packed", _call_dps_packed),
-        "call_packed": Builtin("call_packed", _call_packed),
+        "call_packed": Builtin("call_packed", call_packed),
         "call_pure_packed": Builtin("call_pure_packed", _call_pure_packed),
         "const": Builtin("const", _const),
         "shape": Builtin("shape", _shape),

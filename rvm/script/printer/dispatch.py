@@ -31,6 +31,8 @@ def _finish(lines, meta, show_meta, used):
     used = set(used)
     if _uses_tir(lines):
         used.add("T")
+    if any("I.GlobalVar(" in line for line in lines):
+        used.add("I")
     out = _headers(used) + lines
     if meta.entries:
         if show_meta:

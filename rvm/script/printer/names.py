@@ -44,8 +44,9 @@ class NameTable:
         if keyword.iskeyword(name) or name in RESERVED:
             base = name = base + "_"
         k = 1
+        sep = "" if base.endswith("_") else "_"  # "_" -> "_1", not "__1"
         while name in self.used:
-            name = f"{base}_{k}"
+            name = f"{base}{sep}{k}"
             k += 1
         self.used.add(name)
         self.names[id(obj)] = name

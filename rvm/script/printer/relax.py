@@ -195,6 +195,8 @@ class RelaxPrinter:
         if isinstance(e, _r.Var):
             return self.var(e)
         if isinstance(e, GlobalVar):
+            if self.module_name is None:  # printed alone: no ``cls`` to refer to
+                return f"I.GlobalVar({quote(e.name_hint)})"
             return f"cls.{e.name_hint}"
         if isinstance(e, _r.Constant):
             arr = e.data.numpy()

@@ -133,7 +133,7 @@ class TIRPrinter:
                 parts.append(f"0:{self.expr(rng.extent)}")
             else:
                 parts.append(f"{self.expr(rng.min)}:{self.expr.range_end(rng.min, rng.extent)}")
-        return f"{self.expr.buffer_name(region.buffer)}[{', '.join(parts)}]"
+        return f"{self.expr.buffer_name(region.buffer)}[{', '.join(parts) or '()'}]"
 
     # -- statements ----------------------------------------------------------------------
     def stmt(self, node, depth):

@@ -138,7 +138,7 @@ class ExprPrinter:
                 parts.append(str(index.value))
             else:
                 parts.append(self(index))
-        return ", ".join(parts)
+        return ", ".join(parts) if parts else "()"  # a scalar buffer: A[()]
 
     def _call(self, x):
         args = [self(a) for a in x.args]
