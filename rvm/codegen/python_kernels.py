@@ -114,6 +114,12 @@ class PythonKernelLibrary(Module):
             raise ValueError(f"get_source: format '{fmt}' is not available; expected 'tir'")
         return "\n\n".join(f"# {name}\n{kernel.func!r}" for name, kernel in self.kernels.items())
 
+    def save_to_bytes(self):
+        """Always refused: the reference evaluator is part of the compiler, not the runtime."""
+        raise NotImplementedError(
+            "kernels built for target 'python' run on the compiler's reference evaluator and "
+            "cannot be saved into an executable file; build with target='c' to export")
+
     def __repr__(self):
         return f"<rvm.codegen.PythonKernelLibrary: {', '.join(self.kernels)}>"
 
