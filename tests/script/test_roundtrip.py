@@ -1,17 +1,82 @@
-"""Round trip: every module of the suite prints as valid Python that parses back equal."""
+"""Round trip: every module of the suite prints as valid Python that parses back equal.
+
+The modules: the script tests' programs (tests/script/programs.py), the pass
+tests' modules (tests/script/pass_programs.py), each of those after every
+pass of the default build pipeline, the pass tests' Before modules after
+their pass, and ``relax.build``'s lowering of the SPEC §3-§6 programs.
+"""
 import ast
+import functools
 
 import pytest
 
+from rvm.driver.relax_build import lower
 from rvm.ir import assert_structural_equal
+from rvm.ir.module import IRModule
+from rvm.runtime.ndarray import array
 from rvm.script import from_source
+from rvm.transform.pipeline import default_build_pipeline
 
-from tests.script.programs import all_modules
+from tests.script import pass_programs, programs
+from tests.transform import spec_modules
 
-MODULES = all_modules()
+PASS_NAMES = [ps.info.name for ps in default_build_pipeline().passes]
 
 
-@pytest.mark.parametrize("make", [m for _, m in MODULES], ids=[n for n, _ in MODULES])
+@functools.lru_cache(maxsize=None)
+def _stages(name):
+    """The module ``name`` after each pass of the default build pipeline."""
+    mod = dict(SOURCES)[name]()
+    stages = []
+    for ps in default_build_pipeline().passes:
+        mod = ps(mod)
+        stages.append(mod)
+    return stages
+
+
+def _spec_lowered():
+    """(name, maker) of relax.build's lowering (``lower``) of the SPEC §3-§6 programs."""
+    params = {k: array(v) for k, v in spec_modules.mlp_params().items()}
+    makers = {
+        "spec3_my_module": lambda: spec_modules.MyModule,
+        "spec3_my_module_script": lambda: from_source(programs.MY_MODULE),
+        "spec3_by_builders": programs.spec3_module_by_builders,
+        "spec5_with_env": lambda: spec_modules.MyModuleWithEnv,
+        "spec5_mixture": lambda: spec_modules.MyModuleMixture,
+        "spec6_mixture_params": lambda: (spec_modules.MyModuleMixture, params),
+        "spec6_bind_params": programs.bind_params_pass_module,
+        "spec6_bound_constants": programs.bound_params_module,
+    }
+
+    def lowered(make):
+        made = make()
+        mod, bound = made if isinstance(made, tuple) else (made, None)
+        return lower(mod, params=bound)
+
+    return [(f"{name} lowered", functools.partial(lowered, make))
+            for name, make in makers.items()]
+
+
+def _cases():
+    cases = []
+    for name, make in SOURCES:
+        cases.append((name, make))
+        if isinstance(make(), IRModule):
+            cases += [(f"{name} after {ps}", functools.partial(lambda n, k: _stages(n)[k], name, k))
+                      for k, ps in enumerate(PASS_NAMES)]
+    for name, make, ps in pass_programs.pass_cases():
+        cases.append((name, make))
+        if ps is not None:
+            cases.append((f"{name} after {ps.__name__}",
+                          functools.partial(lambda m, p: p()(m()), make, ps)))
+    return cases + _spec_lowered()
+
+
+SOURCES = programs.all_modules() + pass_programs.valid_modules()
+CASES = _cases()
+
+
+@pytest.mark.parametrize("make", [m for _, m in CASES], ids=[n for n, _ in CASES])
 def test_print_then_parse_is_structurally_equal(make):
     mod = make()
     text = mod.script(show_meta=True)
@@ -23,25 +88,8 @@ def test_print_then_parse_is_structurally_equal(make):
     assert again.script(show_meta=True) == text, "printing is not deterministic"
 
 
-def _pipeline_stages():
-    """(name, module) after each pass of the default build pipeline, for a few modules."""
-    from rvm.transform.pipeline import default_build_pipeline
-
-    stages = []
-    for name in ("spec3_my_module", "block_builder_emit_te", "bound_params", "relax_calls"):
-        mod = dict(MODULES)[name]()
-        for ps in default_build_pipeline().passes:
-            mod = ps(mod)
-            stages.append((f"{name} after {ps.info.name}", mod))
-    return stages
-
-
-def test_every_stage_of_the_build_pipeline_round_trips():
-    """Lowered IR (allocations, direct kernel calls, shape heaps) prints and parses back."""
-    for name, mod in _pipeline_stages():
-        text = mod.script(show_meta=True)
-        again = from_source(text)
-        try:
-            assert_structural_equal(again, mod)
-        except ValueError as err:
-            raise AssertionError(f"{name}: {err}") from None
+def test_the_round_trip_covers_the_pipeline_and_the_lowering():
+    names = [n for n, _ in CASES]
+    assert len(names) == len(set(names)) > 300
+    assert sum(" after " in n for n in names) >= 9 * 40
+    assert sum(n.endswith(" lowered") for n in names) == 8

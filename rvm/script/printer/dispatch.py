@@ -57,6 +57,7 @@ def print_module(mod, show_meta=False):
 
         lines.append(f"    I.module_attrs({value_text(dict(mod.attrs), ExprPrinter(NameTable()))})")
     used = {"I"}
+    module_functions = {gv.name_hint for gv, _ in items}
     first = True
     for name, func in prims + relax:
         if not first:
@@ -66,7 +67,8 @@ def print_module(mod, show_meta=False):
             lines += print_prim_func(func, name, depth=1)
         else:
             used.add("R")
-            lines += print_relax_function(func, name, depth=1, meta=meta, module_name="Module")
+            lines += print_relax_function(func, name, depth=1, meta=meta,
+                                          module_functions=module_functions)
     for name, func in other:
         lines.append(f"    # {name}: {type(func).__name__} (not printable as script)")
     if not items:

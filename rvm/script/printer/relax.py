@@ -77,7 +77,8 @@ def _tir_vars(func):
     return found
 
 
-def _uses_global_vars(func):
+def _uses_global_vars(func, module_functions):
+    """Whether ``func`` refers to a function of its module (so it prints ``cls = ...``)."""
     found = []
 
     def visit(x):
@@ -85,7 +86,8 @@ def _uses_global_vars(func):
         if found:
             return
         if isinstance(x, GlobalVar):
-            found.append(x)
+            if x.name_hint in module_functions:
+                found.append(x)
         elif isinstance(x, Node) and not isinstance(x, (_e.PrimExprWithOp, _si.StructInfo)):
             for name in x._fields:
                 visit(getattr(x, name))
@@ -109,10 +111,10 @@ def _implied_by_call(value, sinfo):
 class RelaxPrinter:
     """Prints one Relax function's bindings and expressions into ``lines``."""
 
-    def __init__(self, names, meta, module_name=None):
+    def __init__(self, names, meta, module_functions=None):
         self.names = names
         self.meta = meta if meta is not None else Metadata()
-        self.module_name = module_name
+        self.module_functions = module_functions
         self.tir = ExprPrinter(names)
         self.lines = []
         self.signature = False
@@ -195,7 +197,8 @@ class RelaxPrinter:
         if isinstance(e, _r.Var):
             return self.var(e)
         if isinstance(e, GlobalVar):
-            if self.module_name is None:  # printed alone: no ``cls`` to refer to
+            if self.module_functions is None or e.name_hint not in self.module_functions:
+                # printed alone, or not a function of the module: no ``cls.f`` to refer to
                 return f"I.GlobalVar({quote(e.name_hint)})"
             return f"cls.{e.name_hint}"
         if isinstance(e, _r.Constant):
@@ -342,10 +345,12 @@ class RelaxPrinter:
         return None
 
 
-def print_relax_function(func, name, depth=0, meta=None, module_name=None):
-    """The lines of ``@R.function def name(...) -> ...:``."""
+def print_relax_function(func, name, depth=0, meta=None, module_functions=None,
+                         module_name="Module"):
+    """The lines of ``@R.function def name(...) -> ...:``; inside a module (the names of its
+    functions given) it refers to them as ``cls.f``, after ``cls = <module_name>``."""
     names = NameTable()
-    printer = RelaxPrinter(names, meta, module_name)
+    printer = RelaxPrinter(names, meta, module_functions)
     head, attrs = decorator("R.function", func, name)
     tir_vars = _tir_vars(func)
     for v in tir_vars:
@@ -361,7 +366,7 @@ def print_relax_function(func, name, depth=0, meta=None, module_name=None):
         printer.emit(inner, f"R.func_attr({value_text(attrs, printer.tir)})")
     for v in tir_vars:
         printer.emit(inner, f"{names.get(v)} = {var_decl(v)}")
-    if module_name is not None and _uses_global_vars(func):
+    if module_functions is not None and _uses_global_vars(func, module_functions):
         printer.emit(inner, f"cls = {module_name}")
     result = printer.seq_body(func.body, inner)
     printer.emit(inner, f"return {result}")
