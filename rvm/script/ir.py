@@ -2,7 +2,10 @@
 
 ``@I.ir_module`` on a class parses the class (its ``@T.prim_func`` and
 ``@R.function`` methods) from its source into an IRModule.
+``I.GlobalVar("f")`` names a function where no ``cls.f`` can: in a Relax
+function printed alone, or for a callee outside the module.
 """
+from rvm.ir.expr import GlobalVar
 from rvm.script._decorators import Annotation, frame_depth_env
 from rvm.script.parser.entry import parse_object
 
@@ -13,3 +16,5 @@ def ir_module(cls):
 
 
 module_attrs = Annotation("module_attrs")
+
+__all__ = ["GlobalVar", "ir_module", "module_attrs"]

@@ -135,7 +135,8 @@ class RelaxParser(TIRParser):
         return super().subscript(value, node)
 
     def call(self, func, args, kwargs, node):
-        """Calls a builtin, a module function (``cls.f(x)``) or a function-valued variable."""
+        """Calls a builtin, a function (``cls.f(x)``, ``I.GlobalVar("f")(x)``), a function-valued
+        variable or an ``R.ExternFunc("name")`` (a packed call, as ``R.call_packed`` makes)."""
         if isinstance(func, (GlobalVar, _r.Var)):
             if kwargs:
                 raise self.error(node, "calls of Relax functions take positional arguments only")
