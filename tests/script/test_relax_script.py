@@ -173,3 +173,17 @@ def test_parsed_nodes_carry_source_spans():
     lv0 = main.body.blocks[0].bindings[0]
     assert lv0.span.line == 44 and lv0.var.name_hint == "lv0"
     assert mod["relu0"].span.line == 4
+
+
+def test_scalar_constants_that_go_to_metadata_stay_scalars():
+    x = relax.Var("x", TensorStructInfo((2,), "float32"))
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x]):
+        out = bb.emit(_r.Tuple([x, _r.const(np.float32("nan")), _r.const(np.float16("inf"))]))
+        bb.emit_func_output(out)
+    mod = bb.get()
+    text = mod.script(show_meta=True)
+    assert '"shape": []' in text
+    again = from_source(text)
+    assert again["main"].body.blocks[0].bindings[0].value.fields[1].data.shape == ()
+    assert_structural_equal(again, mod)

@@ -20,7 +20,7 @@ CONSTANT_KEY = "relax.expr.Constant"
 
 def encode_array(arr):
     """The metadata entry of a numpy array (little-endian bytes in base64)."""
-    arr = np.ascontiguousarray(arr)
+    arr = np.asarray(arr, order="C")  # ascontiguousarray would make a 0-d array 1-d
     little = arr.astype(arr.dtype.newbyteorder("<"), copy=False)
     return {"dtype": str(DataType(arr.dtype)), "shape": list(arr.shape),
             "data": base64.b64encode(little.tobytes()).decode("ascii")}
