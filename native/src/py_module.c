@@ -3,6 +3,8 @@
 
 #include "py_bridge.h"
 
+int rvm_vm_install(PyObject* module); /* py_vm.c */
+
 static PyObject* set_hooks(PyObject* self, PyObject* args, PyObject* kwargs) {
   static char* kwlist[] = {"ndarray_type", "shape_tuple_type", "datatype_type", "device_type",
                            "make_array", "make_dtype", "make_device", "fallback", "error_type",
@@ -257,6 +259,7 @@ int rvm_bridge_install(const char* module_name) {
       PyModule_AddObject(mod, "NDArrayBase", (PyObject*)&NDArrayBaseType) < 0 ||
       PyModule_AddObject(mod, "Object", (PyObject*)&ObjectBaseType) < 0)
     goto out;
+  if (rvm_vm_install(mod) < 0) goto out; /* the native VM engine (py_vm.c) */
   PyObject* modules = PyImport_GetModuleDict();
   if (PyDict_SetItemString(modules, module_name, mod) < 0) goto out;
   rc = 0;

@@ -1,10 +1,16 @@
-"""VirtualMachine: the python engine, a register interpreter over a verified Executable.
+"""VirtualMachine: runs a verified Executable on one of two engines.
 
 At construction every function-table entry is resolved once into a function
 pool (VM functions become closures; others are looked up in the executable's
-kernel libraries, then its imported modules, then the global registry) and
-each VM function is pre-decoded into tuples the loop reads directly. VM-to-VM
-calls push a frame on a flat stack: deep recursion costs no Python recursion.
+kernel libraries, then its imported modules, then the global registry).
+
+- the **python** engine pre-decodes each VM function into tuples its loop
+  reads directly; VM-to-VM calls push a frame on a flat stack, so deep
+  recursion costs no Python recursion;
+- the **native** engine (rvm.vm.native) runs the same bytecode in C. It is
+  used when ``engine="native"``, or by default (``DEFAULT_ENGINE``) when the
+  executable does not need what only the python engine has (closures).
+  Profiling and instruments always run on the python engine.
 """
 import numpy as np
 
@@ -25,9 +31,12 @@ from rvm.vm.decode import (
     OP_CALL1, OP_CALL2, OP_CALL3, OP_CALLN, OP_GOTO, OP_IF, OP_INVOKE, OP_RET,
     OP_VMCALL, decode_function, describe_position,
 )
+from rvm.vm.native import build_native_engine, native_unsupported
 from rvm.vm.profiler import ProfileReport, instrument_wrapper, timing_wrapper
 
 MAX_CALL_DEPTH = 100_000
+ENGINES = ("native", "python")
+DEFAULT_ENGINE = "python"  # engine=None: this one when it can run the executable
 _CONVERTED = (np.ndarray, np.generic)  # argument types converted at entry
 
 
@@ -61,7 +70,7 @@ class VirtualMachine:
     7
     """
 
-    def __init__(self, rt_mod, device=None, memory_cfg="pooled"):
+    def __init__(self, rt_mod, device=None, memory_cfg="pooled", engine=None):
         if not isinstance(rt_mod, Executable):
             raise TypeError(f"VirtualMachine expects an Executable, got {type(rt_mod).__name__}")
         devices = [cpu(0)] if device is None else (
@@ -81,9 +90,35 @@ class VirtualMachine:
         self._saved = {}
         self._entries = {}
         self._instrument = None
+        self._native = None
+        self.engine = self._choose_engine(engine, memory_cfg)
         self.module = VMModule(self)
 
     # -- construction ----------------------------------------------------------------------
+
+    def _choose_engine(self, engine, memory_cfg):
+        """Builds the native engine when asked for (or by default when it can run the
+        executable); returns the name of the engine in use."""
+        explicit = engine is not None
+        engine = DEFAULT_ENGINE if engine is None else engine
+        if engine not in ENGINES:
+            raise ValueError(f"VirtualMachine: engine must be one of {ENGINES}, got {engine!r}")
+        if engine == "python":
+            return "python"
+        reason = native_unsupported(self.executable, self._pool)
+        if reason is not None:
+            if explicit:
+                raise ValueError(f"VirtualMachine: engine='native' cannot run this "
+                                 f"executable: {reason}; use engine='python'")
+            return "python"
+        ex = self.executable
+        helpers = (lambda fidx, pc, depth: describe_position(ex, fidx, pc, depth),
+                   _truth, _to_runtime, self._check_args,
+                   lambda index, args: self._interpret(index, self._check_args(index, args)),
+                   _CONVERTED)
+        self._native = build_native_engine(ex, self._pool, self, memory_cfg == "naive",
+                                           len(self.devices), helpers)
+        return "native"
 
     def _resolve_one(self, info):
         ex = self.executable
@@ -173,6 +208,9 @@ class VirtualMachine:
         if entry is not None:
             return entry
         index = self._func_index(name)
+        if self._native is not None:
+            entry = self._entries[name] = self._native.entry(index)
+            return entry
         run, check = self._run, self._check_args
         num_args = self.executable.func_table[index].num_args
 
@@ -203,7 +241,13 @@ class VirtualMachine:
         return closure(*args)
 
     def _run(self, fidx, args):
-        """The interpreter loop."""
+        """Runs VM function ``fidx`` on checked ``args`` with the engine in use."""
+        if self._native is not None and self._instrument is None:
+            return self._native.run(fidx, *args)
+        return self._interpret(fidx, args)
+
+    def _interpret(self, fidx, args):
+        """The python engine's interpreter loop."""
         funcs = self._funcs
         code, pad, _, _ = funcs[fidx]
         regs = [*args, *pad]
@@ -319,6 +363,8 @@ class VirtualMachine:
         """Calls ``instrument(func, name, before_run, ret_value, *args)`` around every
         packed call; returning ``SKIP_RUN`` before the call skips it. None removes it."""
         self._instrument = instrument
+        if self._native is not None:
+            self._native.use_python = instrument is not None
         if instrument is None:
             self._funcs = self._plain
         else:
@@ -332,14 +378,21 @@ class VirtualMachine:
         saved = self._funcs
         self._funcs = self._decode_all(timing_wrapper(report, self.executable))
         try:
-            report.run(lambda: self._run(index, checked))
+            report.run(lambda: self._interpret(index, checked))
         finally:
             self._funcs = saved
         return report
 
     def memory_stats(self):
-        """Allocation counters of each device's allocator."""
-        return [alloc.stats() for alloc in self.allocators]
+        """Allocation counters of each device's allocator (both engines' allocations)."""
+        stats = [alloc.stats() for alloc in self.allocators]
+        if self._native is not None:
+            for row, (requests, allocations, nbytes) in zip(stats, self._native.memory_stats()):
+                row["requests"] += requests
+                row["allocations"] += allocations
+                row["bytes_allocated"] += nbytes
+                row["reuses"] = row["requests"] - row["allocations"]
+        return stats
 
 
 class VMModule(Module):
