@@ -292,7 +292,7 @@ static int push_frame(RVMVirtualMachine* vm, RVMVMFunc* f, RVMVMInstr* ins, size
                  (int)ins->nargs);
     return -1;
   }
-  if (vm->frame_top - frame0 >= RVM_VM_MAX_CALL_DEPTH) {
+  if (vm->frame_top - 1 - frame0 >= RVM_VM_MAX_CALL_DEPTH) { /* frames below the current one */
     PyErr_Format(PyExc_RecursionError, "VM call depth exceeded %d", RVM_VM_MAX_CALL_DEPTH);
     return -1;
   }

@@ -83,8 +83,7 @@ class VirtualMachine:
         self.devices = devices
         self.allocators = [make_allocator(memory_cfg, dev) for dev in devices]
         self._pool = self._resolve_functions()
-        self._plain = self._decode_all(None)
-        self._funcs = self._plain
+        self._plain = self._funcs = None   # the python engine's code, decoded when needed
         self._inputs = {}
         self._outputs = {}
         self._saved = {}
@@ -92,6 +91,8 @@ class VirtualMachine:
         self._instrument = None
         self._native = None
         self.engine = self._choose_engine(engine, memory_cfg)
+        if self._native is None:
+            self._python_code()
         self.module = VMModule(self)
 
     # -- construction ----------------------------------------------------------------------
@@ -169,6 +170,14 @@ class VirtualMachine:
                 f"the executable's kernel libraries, its imported modules, then the global "
                 f"registry):\n" + "\n".join(lines))
         return pool
+
+    def _python_code(self):
+        """The python engine's plain decoded code (decoded on first use)."""
+        if self._plain is None:
+            self._plain = self._decode_all(None)
+            if self._instrument is None:
+                self._funcs = self._plain
+        return self._plain
 
     def _decode_all(self, wrap):
         ex = self.executable
@@ -249,6 +258,9 @@ class VirtualMachine:
     def _interpret(self, fidx, args):
         """The python engine's interpreter loop."""
         funcs = self._funcs
+        if funcs is None:
+            self._python_code()
+            funcs = self._funcs
         code, pad, _, _ = funcs[fidx]
         regs = [*args, *pad]
         stack = []
@@ -366,7 +378,7 @@ class VirtualMachine:
         if self._native is not None:
             self._native.use_python = instrument is not None
         if instrument is None:
-            self._funcs = self._plain
+            self._funcs = self._python_code()
         else:
             self._funcs = self._decode_all(instrument_wrapper(instrument))
 

@@ -47,7 +47,8 @@ def native_unsupported(ex, pool):
             if instr.op.name != "call":
                 continue
             for arg in instr.field("args"):
-                if arg.kind == ArgKind.FUNC and ex.func_table[arg.value].kind == FuncKind.VM:
+                if (arg.kind == ArgKind.FUNC and arg.value < len(ex.func_table)
+                        and ex.func_table[arg.value].kind == FuncKind.VM):
                     return (f"'{info.name}' uses VM function "
                             f"'{ex.func_table[arg.value].name}' as a value (a closure)")
     return None

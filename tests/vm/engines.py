@@ -25,11 +25,14 @@ def vm_engine(request):
         machine.DEFAULT_ENGINE = previous
 
 
-def parametrize_engines(metafunc, module_patterns=None):
-    """Runs the test once per engine (if its module matches one of ``module_patterns``)."""
+def parametrize_engines(metafunc, module_patterns=None, skip=()):
+    """Runs the test once per engine if its module matches one of ``module_patterns`` (None:
+    any) and is not in ``skip``."""
     if "vm_engine" not in metafunc.fixturenames:
         return
     name = metafunc.module.__name__.rsplit(".", 1)[-1]
     if module_patterns is not None and not any(name.startswith(p) for p in module_patterns):
+        return
+    if name in skip:
         return
     metafunc.parametrize("vm_engine", ENGINES, indirect=True, scope="module")
