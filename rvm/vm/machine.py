@@ -36,7 +36,7 @@ from rvm.vm.profiler import ProfileReport, instrument_wrapper, timing_wrapper
 
 MAX_CALL_DEPTH = 100_000
 ENGINES = ("native", "python")
-DEFAULT_ENGINE = "python"  # engine=None: this one when it can run the executable
+DEFAULT_ENGINE = "native"  # engine=None: this one when it can run the executable
 _CONVERTED = (np.ndarray, np.generic)  # argument types converted at entry
 
 
