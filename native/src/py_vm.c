@@ -81,9 +81,15 @@ static int init_pool(RVMVirtualMachine* vm, PyObject* pool) {
       c->handle = rvm_packed_func_handle((PackedFuncObject*)packed);
       if (c->handle == NULL) return -1;
     }
-    if (kind == kVMCalleeNative) {
+    if (kind == kVMCalleeNative && strcmp(name, "vm.builtin.invoke_closure") == 0) {
+      c->kind = kVMCalleeInvoke;
+    } else if (kind == kVMCalleeNative) {
       c->native = rvm_vm_find_builtin(name);
       if (c->native == NULL) c->kind = kVMCalleePy;
+    }
+    if (kind == kVMCalleeVM && c->py != NULL) {
+      c->box = rvm_vm_box(c->py);
+      if (c->box == NULL) return -1;
     }
     if (c->kind == kVMCalleeC) {
       if (c->handle == NULL) {
@@ -93,11 +99,11 @@ static int init_pool(RVMVirtualMachine* vm, PyObject* pool) {
       c->cfunc = ((RVMFunctionObj*)c->handle)->func;
       c->resource = ((RVMFunctionObj*)c->handle)->resource;
     }
-    if ((c->kind == kVMCalleePy || c->kind == kVMCalleeNative) && c->py == NULL) {
+    if (c->kind != kVMCalleeVM && c->kind != kVMCalleeC && c->py == NULL) {
       PyErr_Format(PyExc_TypeError, "NativeVM: callee '%s' needs a Python callable", name);
       return -1;
     }
-    if (c->kind < kVMCalleeVM || c->kind > kVMCalleePy) {
+    if (c->kind < kVMCalleeVM || c->kind > kVMCalleeInvoke) {
       PyErr_Format(PyExc_ValueError, "NativeVM: unknown callee kind %d", kind);
       return -1;
     }
@@ -147,18 +153,18 @@ static PyObject* native_vm_new(PyTypeObject* type, PyObject* args, PyObject* kwa
                         &PyTuple_Type, &helpers))
     return NULL;
   if (PyList_GET_SIZE(functions) != PyList_GET_SIZE(pool) || num_devices < 1 ||
-      PyTuple_GET_SIZE(helpers) != 6) {
+      PyTuple_GET_SIZE(helpers) != 7) {
     return PyErr_Format(PyExc_ValueError,
                         "NativeVM: functions and pool must have one entry per function, "
-                        "num_devices >= 1 and helpers 6 entries");
+                        "num_devices >= 1 and helpers 7 entries");
   }
   NativeVMObject* self = (NativeVMObject*)type->tp_alloc(type, 0);
   if (self == NULL) return NULL;
   RVMVirtualMachine* vm = &self->vm;
   memset(vm, 0, sizeof(*vm));
   PyObject** slots[] = {&vm->describe, &vm->truth, &vm->to_runtime, &vm->check_args,
-                        &vm->fallback, &vm->numpy_types};
-  for (int k = 0; k < 6; ++k) {
+                        &vm->fallback, &vm->numpy_types, &vm->closure_type};
+  for (int k = 0; k < 7; ++k) {
     *slots[k] = PyTuple_GET_ITEM(helpers, k);
     Py_INCREF(*slots[k]);
   }
@@ -196,10 +202,12 @@ static int native_vm_traverse(NativeVMObject* self, visitproc visit, void* arg) 
   Py_VISIT(vm->check_args);
   Py_VISIT(vm->fallback);
   Py_VISIT(vm->numpy_types);
+  Py_VISIT(vm->closure_type);
   if (vm->pool != NULL) {
     for (int32_t i = 0; i < vm->num_funcs; ++i) {
       Py_VISIT(vm->pool[i].py);
       Py_VISIT(vm->pool[i].packed);
+      if (vm->pool[i].box != NULL) Py_VISIT(rvm_vm_box_object(vm->pool[i].box));
     }
   }
   if (vm->funcs != NULL) {

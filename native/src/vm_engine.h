@@ -37,6 +37,7 @@ typedef enum {
   kVMOpRet,
   kVMOpGoto,
   kVMOpIf,
+  kVMOpInvoke, /* vm.builtin.invoke_closure: a frame for this VM's closures */
 } RVMVMOp;
 
 typedef enum {
@@ -44,6 +45,7 @@ typedef enum {
   kVMCalleeNative = 1,
   kVMCalleeC = 2,
   kVMCalleePy = 3,
+  kVMCalleeInvoke = 4,
 } RVMVMCalleeKind;
 
 /* Argument kinds of the bytecode (rvm.bytecode.opcodes.ArgKind). */
@@ -91,6 +93,7 @@ typedef struct {
   RVMPackedCFunc cfunc;  /* C callees: the entry point and its resource */
   void* resource;
   RVMVMNativeFn native;
+  RVMObject* box;        /* VM functions: their closure (py) as a value, boxed */
 } RVMVMCallee;
 
 typedef struct {
@@ -138,6 +141,7 @@ typedef struct RVMVirtualMachine {
   PyObject* check_args;  /* (func index, args) -> raises the argument-count error */
   PyObject* fallback;    /* (func index, args) -> the Python engine's result */
   PyObject* numpy_types; /* tuple of types converted at entry by to_runtime */
+  PyObject* closure_type; /* VMClosure */
   RVMValue* reg_values;  /* register stack shared by the frames of all runs */
   int* reg_codes;
   size_t reg_cap, reg_top;
@@ -155,9 +159,19 @@ void rvm_vm_free(RVMVirtualMachine* vm);
 /* ---- vm_interp.c ---- */
 /* Runs VM function fidx on n Python arguments; a new reference or NULL with an error. */
 PyObject* rvm_vm_run(RVMVirtualMachine* vm, int32_t fidx, PyObject* const* args, Py_ssize_t n);
+
+/* ---- vm_convert.c ---- */
 /* Python -> register value (new reference); boxes anything without a native form. */
 int rvm_vm_from_py(PyObject* obj, RVMValue* v, int* code);
+/* The same for arguments from Python: numpy arrays and scalars are converted first. */
+int rvm_vm_arg_from_py(RVMVirtualMachine* vm, PyObject* obj, RVMValue* v, int* code);
+/* Register value -> Python (new reference); steal: the value's reference passes to it. */
+PyObject* rvm_vm_to_py(RVMVirtualMachine* vm, RVMValue v, int code, int steal);
+/* Replaces a returned string or borrowed tensor (valid during the call only) by a value
+ * the register owns. */
+int rvm_vm_own_result(RVMValue* v, int* code);
 RVMObject* rvm_vm_box(PyObject* obj);
+PyObject* rvm_vm_box_object(RVMObject* box); /* borrowed */
 int rvm_vm_is_box(RVMValue v, int code);
 
 /* ---- vm_builtins.c ---- */

@@ -5,123 +5,6 @@
 
 #include "vm_engine.h"
 
-/* Same layout as the bridge's box of a Python object (py_convert.c), so that
- * rvm_value_to_py hands the object itself back to Python. */
-typedef struct {
-  RVMObject header;
-  PyObject* obj;
-} VMPyBox;
-
-static void delete_box(RVMObject* obj) {
-  PyGILState_STATE st = PyGILState_Ensure();
-  Py_DECREF(((VMPyBox*)obj)->obj);
-  PyGILState_Release(st);
-  free(obj);
-}
-
-RVMObject* rvm_vm_box(PyObject* obj) {
-  VMPyBox* box = (VMPyBox*)malloc(sizeof(VMPyBox));
-  if (box == NULL) {
-    PyErr_NoMemory();
-    return NULL;
-  }
-  rvm_object_init(&box->header, kRVMObjectPython, delete_box);
-  Py_INCREF(obj);
-  box->obj = obj;
-  return &box->header;
-}
-
-int rvm_vm_is_box(RVMValue v, int code) {
-  return code == kRVMObjectHandle && v.v_handle != NULL &&
-         ((RVMObject*)v.v_handle)->type_index == kRVMObjectPython;
-}
-
-/* Converts through the bridge: shapes, dtypes, devices. */
-static int bridge_convert(PyObject* obj, RVMValue* v, int* code) {
-  RVMByteArray bytes;
-  PyObject* keep = NULL;
-  ArgSlots slots = {v, code, &bytes, &keep};
-  if (rvm_py_to_value(obj, &slots, 0, NULL, 0) != 0) return -1;
-  if (keep != NULL || *code == kRVMStr || *code == kRVMBytes) {
-    /* The value points into a Python object: keep that object instead. */
-    RVMValueRelease(*v, *code);
-    Py_XDECREF(keep);
-    RVMObject* box = rvm_vm_box(obj);
-    if (box == NULL) return -1;
-    v->v_handle = box;
-    *code = kRVMObjectHandle;
-  }
-  return 0;
-}
-
-int rvm_vm_from_py(PyObject* obj, RVMValue* v, int* code) {
-  PyTypeObject* tp = Py_TYPE(obj);
-  if (PyObject_TypeCheck(obj, &NDArrayBaseType) && ((NDArrayObject*)obj)->arr != NULL) {
-    RVMNDArray* arr = ((NDArrayObject*)obj)->arr;
-    RVMObjectRetain(&arr->header);
-    v->v_handle = arr;
-    *code = kRVMNDArrayHandle;
-    return 0;
-  }
-  if (tp == &PyLong_Type) {
-    int overflow = 0;
-    long long x = PyLong_AsLongLongAndOverflow(obj, &overflow);
-    if (overflow == 0) {
-      if (x == -1 && PyErr_Occurred()) return -1;
-      v->v_int64 = x;
-      *code = kRVMInt;
-      return 0;
-    }
-  } else if (tp == &PyFloat_Type) {
-    v->v_float64 = PyFloat_AS_DOUBLE(obj);
-    *code = kRVMFloat;
-    return 0;
-  } else if (obj == Py_None) {
-    v->v_int64 = 0;
-    *code = kRVMNull;
-    return 0;
-  } else if (tp == &PyBool_Type) {
-    v->v_int64 = obj == Py_True;
-    *code = kRVMBool;
-    return 0;
-  } else if (tp == &PackedFuncType) {
-    RVMObject* h = rvm_packed_func_handle((PackedFuncObject*)obj);
-    if (h == NULL) return -1;
-    RVMObjectRetain(h);
-    v->v_handle = h;
-    *code = kRVMPackedFuncHandle;
-    return 0;
-  } else if (tp == rvm_hooks.shape_tuple_type || tp == rvm_hooks.datatype_type ||
-             tp == rvm_hooks.device_type) {
-    return bridge_convert(obj, v, code);
-  }
-  RVMObject* box = rvm_vm_box(obj);
-  if (box == NULL) return -1;
-  v->v_handle = box;
-  *code = kRVMObjectHandle;
-  return 0;
-}
-
-/* Register value -> Python (new reference); the VM state is the Python VM. */
-static PyObject* reg_to_py(RVMVirtualMachine* vm, RVMValue v, int code, int steal) {
-  if (code == kRVMOpaqueHandle && v.v_handle == vm) {
-    Py_INCREF(vm->vm);
-    return vm->vm;
-  }
-  return rvm_value_to_py(v, code, steal);
-}
-
-/* Strings and borrowed tensors returned by callees do not outlive the call:
- * registers keep them as Python objects. */
-static int own_result(RVMValue* v, int* code) {
-  if (*code != kRVMStr && *code != kRVMBytes && *code != kRVMDLTensorHandle) return 0;
-  PyObject* obj = rvm_value_to_py(*v, *code, 0);
-  if (obj == NULL) return -1;
-  int rc = rvm_vm_from_py(obj, v, code);
-  Py_DECREF(obj);
-  return rc;
-}
-
 static void set_reg(RVMVirtualMachine* vm, size_t base, int32_t dst, RVMValue v, int code) {
   if (dst < 0) {
     RVMValueRelease(v, code);
@@ -175,7 +58,7 @@ static int call_python(RVMVirtualMachine* vm, PyObject* fn, RVMVMFunc* f, RVMVMI
   int built = 0, rc = -1;
   for (; built < ins->nregs; ++built) {
     size_t r = base + (size_t)slots[built].reg;
-    PyObject* obj = reg_to_py(vm, vm->reg_values[r], vm->reg_codes[r], 0);
+    PyObject* obj = rvm_vm_to_py(vm, vm->reg_values[r], vm->reg_codes[r], 0);
     if (obj == NULL) goto out;
     argv[slots[built].pos] = obj;
   }
@@ -239,7 +122,7 @@ static int call_c(RVMVirtualMachine* vm, RVMVMCallee* c, RVMVMFunc* f, RVMVMInst
     for (int k = 0; rc == 0 && k < ins->nregs; ++k) {
       int32_t pos = slots[k].pos;
       if (!rvm_vm_is_box(av[pos], ac[pos])) continue;
-      PyObject* obj = ((VMPyBox*)av[pos].v_handle)->obj;
+      PyObject* obj = rvm_vm_box_object((RVMObject*)av[pos].v_handle);
       if (rvm_py_to_value(obj, &tmp, pos, NULL, 0) != 0) {
         rc = -1;
         break;
@@ -253,7 +136,7 @@ static int call_c(RVMVirtualMachine* vm, RVMVMCallee* c, RVMVMFunc* f, RVMVMInst
       if (rc == RVM_VM_DEFER) {
         rc = call_python(vm, c->py, f, ins, base, ret, ret_code);
       } else if (rc == 0) {
-        rc = own_result(ret, ret_code);
+        rc = rvm_vm_own_result(ret, ret_code);
       }
     } else {
       ret->v_int64 = 0;
@@ -262,7 +145,7 @@ static int call_c(RVMVirtualMachine* vm, RVMVMCallee* c, RVMVMFunc* f, RVMVMInst
         rvm_raise_last_error();
         rc = -1;
       } else {
-        rc = own_result(ret, ret_code);
+        rc = rvm_vm_own_result(ret, ret_code);
       }
     }
   }
@@ -337,9 +220,139 @@ static void pop_frame(RVMVirtualMachine* vm) {
   vm->frame_top--;
 }
 
+/* The value of argument pos of a call (borrowed). */
+static void arg_at(RVMVirtualMachine* vm, RVMVMFunc* f, RVMVMInstr* ins, size_t base, int pos,
+                   RVMValue* v, int* code) {
+  *v = f->arg_values[ins->first_arg + pos];
+  *code = f->arg_codes[ins->first_arg + pos];
+  RVMVMRegSlot* slots = f->reg_slots + ins->first_reg;
+  for (int k = 0; k < ins->nregs; ++k) {
+    if (slots[k].pos == pos) {
+      *v = vm->reg_values[base + slots[k].reg];
+      *code = vm->reg_codes[base + slots[k].reg];
+    }
+  }
+}
+
+/* Raises the Python engine's error for a closure called with the wrong argument count. */
+static void closure_arity_error(RVMVirtualMachine* vm, int32_t callee, PyObject* saved,
+                                RVMVMFunc* f, RVMVMInstr* ins, size_t base) {
+  Py_ssize_t nsaved = PyTuple_GET_SIZE(saved);
+  PyObject* all = PyList_New(nsaved);
+  for (Py_ssize_t k = 0; all != NULL && k < nsaved; ++k) {
+    Py_INCREF(PyTuple_GET_ITEM(saved, k));
+    PyList_SET_ITEM(all, k, PyTuple_GET_ITEM(saved, k));
+  }
+  for (int pos = 2; all != NULL && pos < ins->nargs; ++pos) {
+    RVMValue v;
+    int code;
+    arg_at(vm, f, ins, base, pos, &v, &code);
+    PyObject* obj = rvm_vm_to_py(vm, v, code, 0);
+    if (obj == NULL || PyList_Append(all, obj) != 0) Py_CLEAR(all);
+    Py_XDECREF(obj);
+  }
+  if (all == NULL) return;
+  PyObject* res = PyObject_CallFunction(vm->check_args, "iO", (int)callee, all);
+  Py_DECREF(all);
+  if (res != NULL) {
+    Py_DECREF(res);
+    PyErr_Format(PyExc_TypeError, "%s() takes %d argument(s), got %zd", vm->funcs[callee].name,
+                 (int)vm->funcs[callee].num_args, nsaved + ins->nargs - 2);
+  }
+}
+
+/* invoke_closure(vm, closure, args...) on a closure of this VM: pushes its frame, with the
+ * saved arguments first (returns 1). Other callables go to the Python builtin (returns 0,
+ * the result stored). -1: an error. */
+static int invoke_closure(RVMVirtualMachine* vm, RVMVMFunc* f, RVMVMInstr* ins, size_t base,
+                          size_t frame0) {
+  RVMValue v;
+  int code;
+  PyObject* closure = NULL;
+  if (ins->nargs >= 2) {
+    arg_at(vm, f, ins, base, 1, &v, &code);
+    if (rvm_vm_is_box(v, code)) closure = rvm_vm_box_object((RVMObject*)v.v_handle);
+  }
+  PyObject *owner = NULL, *index = NULL, *saved = NULL;
+  long callee = -1;
+  if (closure != NULL && Py_TYPE(closure) == (PyTypeObject*)vm->closure_type) {
+    owner = PyObject_GetAttrString(closure, "vm");
+    index = PyObject_GetAttrString(closure, "func_index");
+    saved = PyObject_GetAttrString(closure, "saved_args");
+    if (owner == NULL || index == NULL || saved == NULL) goto fail;
+    callee = PyLong_AsLong(index);
+    if (callee == -1 && PyErr_Occurred()) goto fail;
+  }
+  if (owner != vm->vm || callee < 0 || callee >= vm->num_funcs || !vm->funcs[callee].is_vm ||
+      !PyTuple_Check(saved)) {
+    Py_XDECREF(owner);
+    Py_XDECREF(index);
+    Py_XDECREF(saved);
+    RVMValue ret;
+    int ret_code;
+    if (call_python(vm, vm->pool[ins->callee].py, f, ins, base, &ret, &ret_code) != 0) return -1;
+    set_reg(vm, base, ins->dst, ret, ret_code);
+    return 0;
+  }
+  RVMVMFunc* g = &vm->funcs[callee];
+  Py_ssize_t nsaved = PyTuple_GET_SIZE(saved);
+  if (nsaved + ins->nargs - 2 != g->num_args) {
+    closure_arity_error(vm, (int32_t)callee, saved, f, ins, base);
+    goto fail;
+  }
+  if (vm->frame_top - 1 - frame0 >= RVM_VM_MAX_CALL_DEPTH) {
+    PyErr_Format(PyExc_RecursionError, "VM call depth exceeded %d", RVM_VM_MAX_CALL_DEPTH);
+    goto fail;
+  }
+  if (reserve(vm, (size_t)g->num_regs) != 0) goto fail;
+  size_t nb = vm->reg_top;
+  for (int32_t k = 0; k < g->num_regs; ++k) vm->reg_codes[nb + k] = kRVMNull;
+  vm->reg_top = nb + (size_t)g->num_regs; /* claimed before conversions run Python code */
+  for (Py_ssize_t k = 0; k < nsaved; ++k) {
+    if (rvm_vm_arg_from_py(vm, PyTuple_GET_ITEM(saved, k), &v, &code) != 0) {
+      for (size_t i = nb; i < nb + (size_t)k; ++i) {
+        RVMValueRelease(vm->reg_values[i], vm->reg_codes[i]);
+        vm->reg_codes[i] = kRVMNull;
+      }
+      vm->reg_top = nb;
+      goto fail;
+    }
+    vm->reg_values[nb + k] = v;
+    vm->reg_codes[nb + k] = code;
+  }
+  for (int pos = 2; pos < ins->nargs; ++pos) {
+    arg_at(vm, f, ins, base, pos, &v, &code);
+    if (rvm_is_object_code(code)) RVMObjectRetain((RVMObject*)v.v_handle);
+    vm->reg_values[nb + nsaved + pos - 2] = v;
+    vm->reg_codes[nb + nsaved + pos - 2] = code;
+  }
+  Py_DECREF(owner);
+  Py_DECREF(index);
+  Py_DECREF(saved);
+  if (reserve(vm, 0) != 0) {
+    for (size_t i = nb; i < vm->reg_top; ++i) {
+      RVMValueRelease(vm->reg_values[i], vm->reg_codes[i]);
+      vm->reg_codes[i] = kRVMNull;
+    }
+    vm->reg_top = nb;
+    return -1;
+  }
+  RVMVMFrame* fr = &vm->frames[vm->frame_top++];
+  fr->fidx = (int32_t)callee;
+  fr->pc = 0;
+  fr->ret_dst = ins->dst;
+  fr->base = nb;
+  return 1;
+fail:
+  Py_XDECREF(owner);
+  Py_XDECREF(index);
+  Py_XDECREF(saved);
+  return -1;
+}
+
 static int branch_taken(RVMVirtualMachine* vm, RVMValue v, int code) {
   if (code == kRVMBool || code == kRVMInt) return v.v_int64 != 0;
-  PyObject* obj = reg_to_py(vm, v, code, 0);
+  PyObject* obj = rvm_vm_to_py(vm, v, code, 0);
   if (obj == NULL) return -1;
   PyObject* res = PyObject_CallOneArg(vm->truth, obj);
   Py_DECREF(obj);
@@ -402,13 +415,27 @@ static PyObject* run_loop(RVMVirtualMachine* vm, size_t frame0) {
         vm->reg_codes[r] = kRVMNull;
         int32_t dst = vm->frames[vm->frame_top - 1].ret_dst;
         pop_frame(vm);
-        if (vm->frame_top == frame0) return reg_to_py(vm, v, code, 1);
+        if (vm->frame_top == frame0) return rvm_vm_to_py(vm, v, code, 1);
         RVMVMFrame* caller = &vm->frames[vm->frame_top - 1];
         fidx = caller->fidx;
         f = &vm->funcs[fidx];
         pc = caller->pc + 1;
         base = caller->base;
         set_reg(vm, base, dst, v, code);
+        break;
+      }
+      case kVMOpInvoke: {
+        vm->frames[vm->frame_top - 1].pc = pc;
+        int pushed = invoke_closure(vm, f, ins, base, frame0);
+        if (pushed < 0) goto error;
+        if (pushed == 0) {
+          ++pc;
+          break;
+        }
+        fidx = vm->frames[vm->frame_top - 1].fidx;
+        f = &vm->funcs[fidx];
+        pc = 0;
+        base = vm->frames[vm->frame_top - 1].base;
         break;
       }
       case kVMOpGoto:
@@ -431,21 +458,6 @@ error : {
 }
 }
 
-static int arg_from_py(RVMVirtualMachine* vm, PyObject* obj, RVMValue* v, int* code) {
-  if (vm->numpy_types != NULL && !PyObject_TypeCheck(obj, &NDArrayBaseType)) {
-    int is_numpy = PyObject_IsInstance(obj, vm->numpy_types);
-    if (is_numpy < 0) return -1;
-    if (is_numpy) {
-      PyObject* converted = PyObject_CallOneArg(vm->to_runtime, obj);
-      if (converted == NULL) return -1;
-      int rc = rvm_vm_from_py(converted, v, code);
-      Py_DECREF(converted);
-      return rc;
-    }
-  }
-  return rvm_vm_from_py(obj, v, code);
-}
-
 PyObject* rvm_vm_run(RVMVirtualMachine* vm, int32_t fidx, PyObject* const* args, Py_ssize_t n) {
   if (fidx < 0 || fidx >= vm->num_funcs || !vm->funcs[fidx].is_vm) {
     return PyErr_Format(PyExc_ValueError, "native VM: %d is not a VM function", (int)fidx);
@@ -466,7 +478,7 @@ PyObject* rvm_vm_run(RVMVirtualMachine* vm, int32_t fidx, PyObject* const* args,
   for (Py_ssize_t k = 0; k < n; ++k) {
     RVMValue v;
     int code;
-    if (arg_from_py(vm, args[k], &v, &code) != 0) {
+    if (rvm_vm_arg_from_py(vm, args[k], &v, &code) != 0) {
       for (Py_ssize_t j = 0; j < k; ++j) {
         RVMValueRelease(vm->reg_values[base + j], vm->reg_codes[base + j]);
         vm->reg_codes[base + j] = kRVMNull;

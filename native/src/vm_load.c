@@ -130,9 +130,15 @@ static int decode_arg(RVMVirtualMachine* vm, RVMVMFunc* f, Reader* r, int64_t wo
     case kVMArgFunc: {
       if (value >= vm->num_funcs) return bad(r, "function index out of range");
       RVMVMCallee* c = &vm->pool[value];
-      if (c->handle == NULL || c->py == NULL) return bad(r, "a VM function as a value needs the python engine");
-      v->v_handle = c->handle;
-      *code = kRVMPackedFuncHandle;
+      if (c->kind == kVMCalleeVM && c->box != NULL) {
+        v->v_handle = c->box; /* the function's closure */
+        *code = kRVMObjectHandle;
+      } else if (c->handle != NULL && c->py != NULL) {
+        v->v_handle = c->handle;
+        *code = kRVMPackedFuncHandle;
+      } else {
+        return bad(r, "function value without an implementation");
+      }
       *py = c->py;
       Py_INCREF(*py);
       return 0;
@@ -160,6 +166,8 @@ static int32_t call_op(int kind) {
       return kVMOpCallNative;
     case kVMCalleeC:
       return kVMOpCallC;
+    case kVMCalleeInvoke:
+      return kVMOpInvoke;
     default:
       return kVMOpCallPy;
   }
@@ -285,6 +293,7 @@ void rvm_vm_free(RVMVirtualMachine* vm) {
   }
   if (vm->pool != NULL) {
     for (int32_t i = 0; i < vm->num_funcs; ++i) {
+      if (vm->pool[i].box != NULL) RVMObjectFree(vm->pool[i].box);
       Py_XDECREF(vm->pool[i].py);
       Py_XDECREF(vm->pool[i].packed);
     }
@@ -312,4 +321,5 @@ void rvm_vm_free(RVMVirtualMachine* vm) {
   Py_CLEAR(vm->check_args);
   Py_CLEAR(vm->fallback);
   Py_CLEAR(vm->numpy_types);
+  Py_CLEAR(vm->closure_type);
 }

@@ -8,9 +8,8 @@ kernel libraries, then its imported modules, then the global registry).
   reads directly; VM-to-VM calls push a frame on a flat stack, so deep
   recursion costs no Python recursion;
 - the **native** engine (rvm.vm.native) runs the same bytecode in C. It is
-  used when ``engine="native"``, or by default (``DEFAULT_ENGINE``) when the
-  executable does not need what only the python engine has (closures).
-  Profiling and instruments always run on the python engine.
+  used when ``engine="native"``, or by default (``DEFAULT_ENGINE``) when it
+  is available. Profiling and instruments always run on the python engine.
 """
 import numpy as np
 
@@ -116,7 +115,7 @@ class VirtualMachine:
         helpers = (lambda fidx, pc, depth: describe_position(ex, fidx, pc, depth),
                    _truth, _to_runtime, self._check_args,
                    lambda index, args: self._interpret(index, self._check_args(index, args)),
-                   _CONVERTED)
+                   _CONVERTED, VMClosure)
         self._native = build_native_engine(ex, self._pool, self, memory_cfg == "naive",
                                            len(self.devices), helpers)
         return "native"

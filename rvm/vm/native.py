@@ -9,12 +9,12 @@ Python callable. The C builtins defer to their Python versions on arguments
 they do not handle and on every failed check, so both engines raise the same
 errors.
 
-Closures (``vm.builtin.make_closure``/``invoke_closure``, a VM function used as
-a value) are not supported natively: executables using them run on the
-Python engine (``native_unsupported`` says why).
+A VM function used as a value is its VMClosure (boxed); ``make_closure`` is
+the Python builtin, and ``invoke_closure`` on a closure of the same VM pushes
+a frame like a direct call.
 """
 from rvm.bytecode.function import FuncKind
-from rvm.bytecode.opcodes import ArgKind, encode_instruction
+from rvm.bytecode.opcodes import encode_instruction
 from rvm.runtime._ffi import _bridge
 from rvm.runtime.packed_func import PackedFunc
 from rvm.vm.builtin_registry import BUILTINS
@@ -24,8 +24,8 @@ NATIVE_BUILTINS = frozenset(
     f"vm.builtin.{name}" for name in (
         "alloc_storage", "alloc_tensor", "null_value", "copy", "check_tensor_info",
         "check_shape_info", "check_tuple_info", "match_shape", "make_shape", "alloc_shape_heap",
-        "make_tuple", "tuple_getitem", "read_if_cond", "shape_of", "reshape"))
-_CLOSURE_BUILTINS = ("vm.builtin.make_closure", "vm.builtin.invoke_closure")
+        "make_tuple", "tuple_getitem", "read_if_cond", "shape_of", "reshape",
+        "invoke_closure"))
 
 
 def native_available():
@@ -37,26 +37,12 @@ def native_unsupported(ex, pool):
     """Why the native engine cannot run ``ex`` (with resolved ``pool``), or None if it can."""
     if not native_available():
         return "the native runtime was built without the VM engine"
-    for index, info in enumerate(ex.func_table):
-        if info.name in _CLOSURE_BUILTINS and pool[index] is BUILTINS.get(info.name):
-            return f"it uses closures ({info.name})"
-    for info in ex.func_table:
-        if info.kind != FuncKind.VM:
-            continue
-        for instr in ex.instructions[info.start:info.end]:
-            if instr.op.name != "call":
-                continue
-            for arg in instr.field("args"):
-                if (arg.kind == ArgKind.FUNC and arg.value < len(ex.func_table)
-                        and ex.func_table[arg.value].kind == FuncKind.VM):
-                    return (f"'{info.name}' uses VM function "
-                            f"'{ex.func_table[arg.value].name}' as a value (a closure)")
     return None
 
 
 def _pool_entry(info, callee):
     if info.kind == FuncKind.VM:
-        return (KIND_VM, info.name, None, None)
+        return (KIND_VM, info.name, callee, None)   # callee: its VMClosure
     if info.name in NATIVE_BUILTINS and callee is BUILTINS.get(info.name):
         return (KIND_BUILTIN, info.name, callee, PackedFunc(callee))
     if isinstance(callee, PackedFunc) and not callee.is_python:
@@ -67,7 +53,7 @@ def _pool_entry(info, callee):
 
 def build_native_engine(ex, pool, vm, naive, num_devices, helpers):
     """The NativeVM of ``ex``; ``helpers`` are the Python callbacks it needs:
-    (describe, truth, to_runtime, check_args, fallback, numpy_types)."""
+    (describe, truth, to_runtime, check_args, fallback, numpy_types, closure type)."""
     functions, entries = [], []
     for index, info in enumerate(ex.func_table):
         entries.append(_pool_entry(info, pool[index]))

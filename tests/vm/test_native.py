@@ -55,9 +55,10 @@ def test_engine_choice():
     assert VirtualMachine(ex, cpu(), engine="python").engine == "python"
     with pytest.raises(ValueError, match="engine must be one of"):
         VirtualMachine(ex, cpu(), engine="jit")
-    with pytest.raises(ValueError, match=r"engine='native' cannot run .*closures"):
-        VirtualMachine(_closures(), cpu(), engine="native")
-    assert VirtualMachine(_closures(), cpu()).engine == "python"   # the default falls back
+    vm = VirtualMachine(_closures(), cpu())
+    assert vm.engine == "native"
+    add = vm["make"](3)
+    assert vm.invoke_closure(add, 4) == 3 and add(5) == 3
 
 
 def test_c_functions_python_values_and_error_positions():
