@@ -1,12 +1,15 @@
-"""End-to-end latency of seed 004's MLP (784-128-10, relu) through relax.build and the VM.
+"""End-to-end latency of seed 004's MLP (784-128-10, relu) through relax.build and the VM
+(both engines).
 
 linear0, relu0 and linear1 are TensorIR kernels called with call_tir from
 ``main``, the weights bound as constants (BindParams), built for the "c"
 target. For batch 1 and batch 64 the table gives the median latency of
-``vm["main"](x)`` next to numpy's ``relu(x @ w0.T + b0) @ w1.T + b1`` in the
-same run, with the three kernels called directly from Python on preallocated
-tensors ("kernels us", the floor under the VM's time), then where the VM's time goes (the fastest of ``repeat`` profiled calls;
-the profiler's timers add to every call site).
+``vm["main"](x)`` on the python and the native engine next to numpy's
+``relu(x @ w0.T + b0) @ w1.T + b1`` in the same run, with the three kernels called
+directly from Python on preallocated tensors ("kernels us", the floor under the
+VM's time), then where the VM's time goes (the fastest of ``repeat`` profiled
+calls, which run on the python engine; the profiler's timers add to every call
+site).
 
     python benchmarks/bench_e2e.py [--repeat 15] [--number 2000]
 """
@@ -20,7 +23,7 @@ import numpy as np
 import rvm
 from rvm.driver.relax_build import build
 from rvm.script.parser.entry import from_source
-from rvm.vm.machine import VirtualMachine
+from rvm.vm.machine import ENGINES, VirtualMachine
 
 MLP_TEMPLATE = '''
 @I.ir_module
@@ -129,7 +132,7 @@ def run(batch, params, number, repeat):
     ex = build(mlp_module(batch), target="c", params={k: rvm.nd.array(v)
                                                       for k, v in params.items()})
     build_s = time.perf_counter() - start
-    vm = VirtualMachine(ex, rvm.cpu())
+    vms = {engine: VirtualMachine(ex, rvm.cpu(), engine=engine) for engine in ENGINES}
     x = np.random.default_rng(batch).random((batch, 784), dtype=np.float32)
     w0, b0, w1, b1 = (params[k] for k in ("w0", "b0", "w1", "b1"))
 
@@ -137,15 +140,18 @@ def run(batch, params, number, repeat):
         return np.maximum(x @ w0.T + b0, 0) @ w1.T + b1
 
     x_nd = rvm.nd.array(x)
-    main = vm["main"]
-    np.testing.assert_allclose(main(x_nd).numpy(), numpy_mlp(), rtol=1e-5, atol=1e-5)
     number = max(10, number // batch)
-    vm_s = median_seconds(lambda: main(x_nd), number, repeat)
+    vm_s = {}
+    for engine, vm in vms.items():
+        main = vm["main"]
+        np.testing.assert_allclose(main(x_nd).numpy(), numpy_mlp(), rtol=1e-5, atol=1e-5)
+        vm_s[engine] = median_seconds(lambda: main(x_nd), number, repeat)
     np_s = median_seconds(numpy_mlp, number, repeat)
     kernels_s = median_seconds(_kernels_only(ex, x_nd, params), number, repeat)
     info = ex.function_info("main")
-    row = (batch, vm_s, kernels_s, np_s, TVM_FIGURES[batch], info.end - info.start, build_s)
-    reports = [vm.profile("main", x_nd) for _ in range(repeat)]
+    row = (batch, vm_s["python"], vm_s["native"], kernels_s, np_s, TVM_FIGURES[batch],
+           info.end - info.start, build_s)
+    reports = [vms["python"].profile("main", x_nd) for _ in range(repeat)]
     return row, min(reports, key=lambda r: r.total)
 
 
@@ -162,14 +168,15 @@ def main():
         reports.append(report)
     print(f"python {platform.python_version()}, numpy {np.__version__}; median of "
           f"{args.repeat} repeats")
-    print(f"{'batch':>5} {'rvm us':>9} {'kernels us':>11} {'numpy us':>9} {'x numpy':>8} "
-          f"{'TVM us':>9} {'x TVM':>7} {'instrs':>7} {'build ms':>9}")
-    for batch, vm_s, kernels_s, np_s, tvm_s, instrs, build_s in rows:
-        print(f"{batch:>5} {vm_s * 1e6:>9.1f} {kernels_s * 1e6:>11.1f} {np_s * 1e6:>9.1f} "
-              f"{vm_s / np_s:>8.2f} {tvm_s * 1e6:>9.1f} {vm_s / tvm_s:>7.3f} {instrs:>7} "
-              f"{build_s * 1e3:>9.1f}")
+    print(f"{'batch':>5} {'python us':>10} {'native us':>10} {'kernels us':>11} {'numpy us':>9} "
+          f"{'native x numpy':>15} {'TVM us':>9} {'native x TVM':>13} {'instrs':>7} "
+          f"{'build ms':>9}")
+    for batch, py_s, native_s, kernels_s, np_s, tvm_s, instrs, build_s in rows:
+        print(f"{batch:>5} {py_s * 1e6:>10.1f} {native_s * 1e6:>10.1f} {kernels_s * 1e6:>11.1f} "
+              f"{np_s * 1e6:>9.1f} {native_s / np_s:>15.2f} {tvm_s * 1e6:>9.1f} "
+              f"{native_s / tvm_s:>13.3f} {instrs:>7} {build_s * 1e3:>9.1f}")
     for batch, report in zip((1, 64), reports):
-        print(f"\nbatch {batch}, one call: " + report.table())
+        print(f"\nbatch {batch}, one call (python engine, profiled): " + report.table())
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
-"""VM call overhead (python engine): µs per call of an identity function and ns per
-instruction of a chain of 10 calls to a no-op kernel.
+"""VM call overhead of both engines (python, native): µs per call of an identity function
+and ns per instruction of a chain of 10 calls to a no-op kernel.
 
     python benchmarks/bench_vm.py
 
@@ -23,7 +23,7 @@ from rvm.runtime.device import cpu
 from rvm.runtime.library import load_library
 from rvm.runtime.ndarray import array
 from rvm.runtime.packed_func import register_func
-from rvm.vm.machine import VirtualMachine
+from rvm.vm.machine import ENGINES, VirtualMachine
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 TVM_IDENTITY_US = 0.72
@@ -74,7 +74,7 @@ def main():
     register_func("bench.py_noop", py_noop, override=True)
     with tempfile.TemporaryDirectory() as tmp:
         build_c_noop(tmp)
-    vm = VirtualMachine(build_executable(), cpu())
+    ex = build_executable()
     x, out = array(np.zeros(4, "float32")), array(np.zeros(4, "float32"))
 
     def plain_identity(a):
@@ -85,29 +85,29 @@ def main():
             py_noop(a, b)
         return b
 
-    identity = vm["identity"]
     plain_us = median_us(plain_identity, x)
-    vm_us = median_us(identity, x)
-    plain_chain_us = median_us(plain_chain, x, out)
-    chain_py_us = median_us(vm["chain_py_noop"], x, out)
-    chain_c_us = median_us(vm["chain_c_noop"], x, out)
-    per_py = (chain_py_us - vm_us) / CHAIN
-    per_c = (chain_c_us - vm_us) / CHAIN
-    per_plain = (plain_chain_us - plain_us) / CHAIN
+    per_plain = (median_us(plain_chain, x, out) - plain_us) / CHAIN
+    figures = {}
+    for engine in ENGINES:
+        vm = VirtualMachine(ex, cpu(), engine=engine)
+        vm_us = median_us(vm["identity"], x)
+        per_py = (median_us(vm["chain_py_noop"], x, out) - vm_us) / CHAIN
+        per_c = (median_us(vm["chain_c_noop"], x, out) - vm_us) / CHAIN
+        figures[engine] = (vm_us, per_py * 1e3, per_c * 1e3)
 
     print(f"python {sys.version.split()[0]}; median of {REPEAT} repeats x {NUMBER} calls")
-    print(f"{'measure':50s} {'rvm':>9s} {'TVM':>9s} {'x TVM':>7s} {'x plain':>8s}")
-    rows = [
-        ("identity, us per call from Python", vm_us, TVM_IDENTITY_US, plain_us),
-        ("no-op kernel (Python), ns per instruction", per_py * 1e3, TVM_PER_CALL_US * 1e3,
-         per_plain * 1e3),
-        ("no-op kernel (C), ns per instruction", per_c * 1e3, TVM_PER_CALL_US * 1e3,
-         per_plain * 1e3),
-    ]
-    for name, ours, tvm, plain in rows:
-        print(f"{name:50s} {ours:9.2f} {tvm:9.2f} {ours / tvm:7.2f} {ours / plain:8.2f}")
-    print(f"{'plain Python: identity call, us':50s} {plain_us:9.3f}")
-    print(f"{'plain Python: no-op call in a loop, ns per call':50s} {per_plain * 1e3:9.1f}")
+    print(f"{'measure':44s} {'python':>8s} {'native':>8s} {'TVM':>8s} {'native x TVM':>13s} "
+          f"{'native x plain':>15s}")
+    rows = [("identity, us per call from Python", TVM_IDENTITY_US, plain_us),
+            ("no-op kernel (Python), ns per instruction", TVM_PER_CALL_US * 1e3,
+             per_plain * 1e3),
+            ("no-op kernel (C), ns per instruction", TVM_PER_CALL_US * 1e3, per_plain * 1e3)]
+    for k, (name, tvm, plain) in enumerate(rows):
+        py, native = figures["python"][k], figures["native"][k]
+        print(f"{name:44s} {py:8.2f} {native:8.2f} {tvm:8.2f} {native / tvm:13.2f} "
+              f"{native / plain:15.2f}")
+    print(f"{'plain Python: identity call, us':44s} {plain_us:8.3f}")
+    print(f"{'plain Python: no-op call in a loop, ns per call':44s} {per_plain * 1e3:8.1f}")
 
 
 if __name__ == "__main__":
