@@ -220,7 +220,7 @@ static int native_vm_traverse(NativeVMObject* self, visitproc visit, void* arg) 
 }
 
 static int native_vm_clear(NativeVMObject* self) {
-  if (self->vm.frame_top == 0) rvm_vm_free(&self->vm);
+  if (self->vm.active_runs == 0) rvm_vm_free(&self->vm);
   return 0;
 }
 

@@ -150,6 +150,8 @@ typedef struct RVMVirtualMachine {
   int32_t num_devices;
   RVMVMStoragePool* pools;
   int use_python;        /* run on the Python engine (instrumentation is on) */
+  int32_t active_runs;   /* runs in progress (nested ones through Python callees) ... */
+  unsigned long thread;  /* ... all on this thread */
 } RVMVirtualMachine;
 
 /* ---- vm_load.c ---- */

@@ -458,10 +458,27 @@ error : {
 }
 }
 
+static PyObject* run(RVMVirtualMachine* vm, int32_t fidx, PyObject* const* args, Py_ssize_t n);
+
 PyObject* rvm_vm_run(RVMVirtualMachine* vm, int32_t fidx, PyObject* const* args, Py_ssize_t n) {
   if (fidx < 0 || fidx >= vm->num_funcs || !vm->funcs[fidx].is_vm) {
     return PyErr_Format(PyExc_ValueError, "native VM: %d is not a VM function", (int)fidx);
   }
+  /* The frames of all runs share one stack: runs of another thread would interleave. */
+  unsigned long me = PyThread_get_thread_ident();
+  if (vm->active_runs > 0 && vm->thread != me) {
+    return PyErr_Format(PyExc_RuntimeError,
+                        "VirtualMachine: called from two threads at once; a VirtualMachine is "
+                        "used by one thread at a time (make one per thread)");
+  }
+  vm->thread = me;
+  vm->active_runs++;
+  PyObject* res = run(vm, fidx, args, n);
+  vm->active_runs--;
+  return res;
+}
+
+static PyObject* run(RVMVirtualMachine* vm, int32_t fidx, PyObject* const* args, Py_ssize_t n) {
   RVMVMFunc* f = &vm->funcs[fidx];
   if (n != f->num_args) {
     return PyErr_Format(PyExc_TypeError, "%s() takes %d argument(s), got %zd", f->name,

@@ -2,6 +2,7 @@
 executables that must raise, never crash the process."""
 import struct
 import sys
+import threading
 import zlib
 
 import msgpack
@@ -308,3 +309,30 @@ def test_unverified_executables_never_crash(code_edits, num_regs, num_args):
         return
     assert main.name == "main"
     _run_hostile(hostile)
+
+
+def test_a_vm_used_from_two_threads_at_once_raises():
+    entered, release = threading.Event(), threading.Event()
+
+    def wait(x):
+        entered.set()
+        release.wait(5)
+        return x
+
+    register_func("test.vm.native.wait", wait, override=True)
+    ib = ExecBuilder()
+    with ib.function("slow", num_inputs=1):
+        ib.emit_call("test.vm.native.wait", args=[ib.r(0)], dst=ib.r(1))
+        ib.emit_ret(ib.r(1))
+    vm = VirtualMachine(ib.get(), cpu(), engine="native")
+    results = []
+    worker = threading.Thread(target=lambda: results.append(vm["slow"](1)))
+    worker.start()
+    entered.wait(5)
+    try:
+        with pytest.raises(RuntimeError, match="one thread at a time"):
+            vm["slow"](2)
+    finally:
+        release.set()
+        worker.join()
+    assert results == [1] and vm["slow"](3) == 3
