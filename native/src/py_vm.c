@@ -319,6 +319,17 @@ static int native_vm_set_use_python(NativeVMObject* self, PyObject* value, void*
   return 0;
 }
 
+static PyObject* native_vm_get_release_gil(NativeVMObject* self, void* closure) {
+  return PyBool_FromLong(self->vm.release_gil);
+}
+
+static int native_vm_set_release_gil(NativeVMObject* self, PyObject* value, void* closure) {
+  int flag = value != NULL ? PyObject_IsTrue(value) : 0;
+  if (flag < 0) return -1;
+  self->vm.release_gil = flag;
+  return 0;
+}
+
 static PyMethodDef native_vm_methods[] = {
     {"run", (PyCFunction)(void (*)(void))native_vm_run, METH_FASTCALL,
      "run(index, *args): runs VM function index."},
@@ -331,6 +342,8 @@ static PyMethodDef native_vm_methods[] = {
 static PyGetSetDef native_vm_getset[] = {
     {"use_python", (getter)native_vm_get_use_python, (setter)native_vm_set_use_python,
      "Whether entries run on the Python engine (instrumentation).", NULL},
+    {"release_gil", (getter)native_vm_get_release_gil, (setter)native_vm_set_release_gil,
+     "Whether C callees (kernels) run without the GIL.", NULL},
     {NULL},
 };
 

@@ -141,7 +141,16 @@ static int call_c(RVMVirtualMachine* vm, RVMVMCallee* c, RVMVMFunc* f, RVMVMInst
     } else {
       ret->v_int64 = 0;
       *ret_code = kRVMNull;
-      if (c->cfunc(av, ac, n, ret, ret_code, c->resource) != 0) {
+      int failed;
+      if (vm->release_gil) {
+        /* C code takes the GIL itself where it needs it (Python callbacks, boxes). */
+        PyThreadState* state = PyEval_SaveThread();
+        failed = c->cfunc(av, ac, n, ret, ret_code, c->resource);
+        PyEval_RestoreThread(state);
+      } else {
+        failed = c->cfunc(av, ac, n, ret, ret_code, c->resource);
+      }
+      if (failed != 0) {
         rvm_raise_last_error();
         rc = -1;
       } else {

@@ -61,6 +61,10 @@ def _to_runtime(value):
 class VirtualMachine:
     """Runs the VM functions of an Executable.
 
+    ``engine`` is "native" or "python" (None: ``DEFAULT_ENGINE``); ``memory_cfg`` is
+    "pooled" or "naive"; ``release_gil`` lets the native engine run C callees (kernels)
+    without the GIL, so other Python threads run meanwhile.
+
     >>> from rvm.bytecode.builder import ExecBuilder
     >>> ib = ExecBuilder()
     >>> with ib.function("ident", num_inputs=1):
@@ -69,7 +73,8 @@ class VirtualMachine:
     7
     """
 
-    def __init__(self, rt_mod, device=None, memory_cfg="pooled", engine=None):
+    def __init__(self, rt_mod, device=None, memory_cfg="pooled", engine=None,
+                 release_gil=False):
         if not isinstance(rt_mod, Executable):
             raise TypeError(f"VirtualMachine expects an Executable, got {type(rt_mod).__name__}")
         devices = [cpu(0)] if device is None else (
@@ -90,6 +95,8 @@ class VirtualMachine:
         self._instrument = None
         self._native = None
         self.engine = self._choose_engine(engine, memory_cfg)
+        if self._native is not None:
+            self._native.release_gil = bool(release_gil)
         if self._native is None:
             self._python_code()
         self.module = VMModule(self)

@@ -336,3 +336,23 @@ def test_a_vm_used_from_two_threads_at_once_raises():
         release.set()
         worker.join()
     assert results == [1] and vm["slow"](3) == 3
+
+
+def test_c_callees_without_the_gil():
+    ib = ExecBuilder()
+    with ib.function("main", num_inputs=2):
+        ib.emit_call("ext.sum_f32", args=[ib.r(0)], dst=ib.r(2))
+        ib.emit_call("ext.call_n", args=[ib.r(1), 3], dst=ib.r(3))   # calls back into Python
+        ib.emit_call("myadd", args=[ib.r(0), 1], dst=ib.r(4))        # fails in C
+        ib.emit_ret(ib.r(2))
+    vm = VirtualMachine(ib.get(), cpu(), engine="native", release_gil=True)
+    seen = []
+    with pytest.raises(TypeError, match="myadd expects two ints"):
+        vm["main"](np.ones(4, "float32"), seen.append)
+    assert seen == [0, 1, 2]
+    ib = ExecBuilder()
+    with ib.function("main", num_inputs=1):
+        ib.emit_call("ext.sum_f32", args=[ib.r(0)], dst=ib.r(1))
+        ib.emit_ret(ib.r(1))
+    vm = VirtualMachine(ib.get(), cpu(), engine="native", release_gil=True)
+    assert vm["main"](np.ones(4, "float32")) == 4.0
