@@ -30,7 +30,7 @@ from rvm.vm.decode import (
     OP_CALL1, OP_CALL2, OP_CALL3, OP_CALLN, OP_GOTO, OP_IF, OP_INVOKE, OP_RET,
     OP_VMCALL, decode_function, describe_position,
 )
-from rvm.vm.native import build_native_engine, native_unsupported
+from rvm.vm.native import build_native_engine, native_available
 from rvm.vm.profiler import ProfileReport, instrument_wrapper, timing_wrapper
 
 MAX_CALL_DEPTH = 100_000
@@ -104,19 +104,18 @@ class VirtualMachine:
     # -- construction ----------------------------------------------------------------------
 
     def _choose_engine(self, engine, memory_cfg):
-        """Builds the native engine when asked for (or by default when it can run the
-        executable); returns the name of the engine in use."""
+        """Builds the native engine when asked for (or by default) if the runtime has it;
+        returns the name of the engine in use."""
         explicit = engine is not None
         engine = DEFAULT_ENGINE if engine is None else engine
         if engine not in ENGINES:
             raise ValueError(f"VirtualMachine: engine must be one of {ENGINES}, got {engine!r}")
         if engine == "python":
             return "python"
-        reason = native_unsupported(self.executable, self._pool)
-        if reason is not None:
+        if not native_available():
             if explicit:
-                raise ValueError(f"VirtualMachine: engine='native' cannot run this "
-                                 f"executable: {reason}; use engine='python'")
+                raise ValueError("VirtualMachine: engine='native' is not available (the native "
+                                 "runtime was built without it); use engine='python'")
             return "python"
         ex = self.executable
         helpers = (lambda fidx, pc, depth: describe_position(ex, fidx, pc, depth),

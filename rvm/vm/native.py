@@ -29,15 +29,12 @@ NATIVE_BUILTINS = frozenset(
 
 
 def native_available():
-    """Whether the native runtime was built with the engine."""
+    """Whether the native runtime was built with the engine.
+
+    >>> native_available()
+    True
+    """
     return hasattr(_bridge, "NativeVM")
-
-
-def native_unsupported(ex, pool):
-    """Why the native engine cannot run ``ex`` (with resolved ``pool``), or None if it can."""
-    if not native_available():
-        return "the native runtime was built without the VM engine"
-    return None
 
 
 def _pool_entry(info, callee):
