@@ -171,8 +171,9 @@ static PyObject* native_vm_new(PyTypeObject* type, PyObject* args, PyObject* kwa
   Py_INCREF(pyvm);
   vm->vm = pyvm;
   vm->num_funcs = (int32_t)PyList_GET_SIZE(functions);
-  vm->funcs = (RVMVMFunc*)calloc((size_t)(vm->num_funcs > 0 ? vm->num_funcs : 1), sizeof(RVMVMFunc));
-  vm->pool = (RVMVMCallee*)calloc((size_t)(vm->num_funcs > 0 ? vm->num_funcs : 1), sizeof(RVMVMCallee));
+  size_t nfuncs = (size_t)(vm->num_funcs > 0 ? vm->num_funcs : 1);
+  vm->funcs = (RVMVMFunc*)calloc(nfuncs, sizeof(RVMVMFunc));
+  vm->pool = (RVMVMCallee*)calloc(nfuncs, sizeof(RVMVMCallee));
   vm->pools = (RVMVMStoragePool*)calloc((size_t)num_devices, sizeof(RVMVMStoragePool));
   if (vm->funcs == NULL || vm->pool == NULL || vm->pools == NULL) {
     PyErr_NoMemory();
@@ -378,7 +379,8 @@ static void entry_dealloc(NativeEntryObject* e) {
 }
 
 static PyObject* entry_repr(NativeEntryObject* e) {
-  if (e->engine == NULL || e->engine->vm.funcs == NULL) return PyUnicode_FromString("<NativeEntry>");
+  if (e->engine == NULL || e->engine->vm.funcs == NULL)
+    return PyUnicode_FromString("<NativeEntry>");
   return PyUnicode_FromFormat("<VirtualMachine function '%s' (native)>",
                               e->engine->vm.funcs[e->index].name);
 }

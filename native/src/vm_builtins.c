@@ -212,7 +212,8 @@ static int match_shape(ARGS) {
   int64_t ndim = args[2].v_int64;
   int64_t* slots;
   int64_t heap_size;
-  if (ndim < 0 || ndim != rank || n - 3 < 2 * ndim || !heap_slots(args[1], codes[1], &slots, &heap_size))
+  if (ndim < 0 || ndim != rank || n - 3 < 2 * ndim ||
+      !heap_slots(args[1], codes[1], &slots, &heap_size))
     return RVM_VM_DEFER;
   for (int64_t i = 0; i < ndim; ++i) {
     int k = 3 + 2 * (int)i;
@@ -223,7 +224,8 @@ static int match_shape(ARGS) {
       if (dims[i] != v) return RVM_VM_DEFER;
       continue;
     }
-    if ((kind != kMatchStore && kind != kMatchEqualHeap) || slots == NULL || v < 0 || v >= heap_size)
+    if ((kind != kMatchStore && kind != kMatchEqualHeap) || slots == NULL || v < 0 ||
+        v >= heap_size)
       return RVM_VM_DEFER;
     if (kind == kMatchStore) {
       slots[v] = dims[i];
@@ -240,7 +242,8 @@ static int make_shape(ARGS) {
   int64_t ndim = args[1].v_int64;
   int64_t* slots;
   int64_t heap_size;
-  if (ndim < 0 || ndim > 64 || n != 2 + 2 * ndim || !heap_slots(args[0], codes[0], &slots, &heap_size))
+  if (ndim < 0 || ndim > 64 || n != 2 + 2 * ndim ||
+      !heap_slots(args[0], codes[0], &slots, &heap_size))
     return RVM_VM_DEFER;
   int64_t dims[64];
   for (int64_t i = 0; i < ndim; ++i) {

@@ -163,6 +163,19 @@ void rvm_vm_free(RVMVirtualMachine* vm);
 /* Runs VM function fidx on n Python arguments; a new reference or NULL with an error. */
 PyObject* rvm_vm_run(RVMVirtualMachine* vm, int32_t fidx, PyObject* const* args, Py_ssize_t n);
 
+/* Internal steps of the loop, shared with vm_closure.c. */
+int rvm_vm_call_python(RVMVirtualMachine* vm, PyObject* fn, RVMVMFunc* f, RVMVMInstr* ins,
+                       size_t base, RVMValue* ret, int* ret_code);
+void rvm_vm_set_reg(RVMVirtualMachine* vm, size_t base, int32_t dst, RVMValue v, int code);
+/* Room for regs more registers and one more frame. */
+int rvm_vm_reserve(RVMVirtualMachine* vm, size_t regs);
+
+/* ---- vm_closure.c ---- */
+/* Pushes the frame of a closure of this VM (1), or calls the Python builtin and stores its
+ * result (0); -1 on error. */
+int rvm_vm_invoke_closure(RVMVirtualMachine* vm, RVMVMFunc* f, RVMVMInstr* ins, size_t base,
+                          size_t frame0);
+
 /* ---- vm_convert.c ---- */
 /* Python -> register value (new reference); boxes anything without a native form. */
 int rvm_vm_from_py(PyObject* obj, RVMValue* v, int* code);

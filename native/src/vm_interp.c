@@ -5,7 +5,7 @@
 
 #include "vm_engine.h"
 
-static void set_reg(RVMVirtualMachine* vm, size_t base, int32_t dst, RVMValue v, int code) {
+void rvm_vm_set_reg(RVMVirtualMachine* vm, size_t base, int32_t dst, RVMValue v, int code) {
   if (dst < 0) {
     RVMValueRelease(v, code);
     return;
@@ -17,7 +17,7 @@ static void set_reg(RVMVirtualMachine* vm, size_t base, int32_t dst, RVMValue v,
   RVMValueRelease(old, old_code);
 }
 
-static int reserve(RVMVirtualMachine* vm, size_t regs) {
+int rvm_vm_reserve(RVMVirtualMachine* vm, size_t regs) {
   size_t need = vm->reg_top + regs;
   if (need > vm->reg_cap) {
     size_t cap = vm->reg_cap ? vm->reg_cap : 256;
@@ -44,11 +44,12 @@ oom:
 }
 
 /* Calls a Python callable with the instruction's arguments. */
-static int call_python(RVMVirtualMachine* vm, PyObject* fn, RVMVMFunc* f, RVMVMInstr* ins,
+int rvm_vm_call_python(RVMVirtualMachine* vm, PyObject* fn, RVMVMFunc* f, RVMVMInstr* ins,
                        size_t base, RVMValue* ret, int* ret_code) {
   PyObject* stack[RVM_VM_STACK_ARGS];
   int n = ins->nargs;
-  PyObject** argv = n <= RVM_VM_STACK_ARGS ? stack : (PyObject**)PyMem_Malloc(sizeof(PyObject*) * (size_t)n);
+  PyObject** argv =
+      n <= RVM_VM_STACK_ARGS ? stack : (PyObject**)PyMem_Malloc(sizeof(PyObject*) * (size_t)n);
   if (argv == NULL) {
     PyErr_NoMemory();
     return -1;
@@ -134,7 +135,7 @@ static int call_c(RVMVirtualMachine* vm, RVMVMCallee* c, RVMVMFunc* f, RVMVMInst
     if (ins->op == kVMOpCallNative) {
       rc = c->native(vm, av, ac, n, ret, ret_code);
       if (rc == RVM_VM_DEFER) {
-        rc = call_python(vm, c->py, f, ins, base, ret, ret_code);
+        rc = rvm_vm_call_python(vm, c->py, f, ins, base, ret, ret_code);
       } else if (rc == 0) {
         rc = rvm_vm_own_result(ret, ret_code);
       }
@@ -188,7 +189,7 @@ static int push_frame(RVMVirtualMachine* vm, RVMVMFunc* f, RVMVMInstr* ins, size
     PyErr_Format(PyExc_RecursionError, "VM call depth exceeded %d", RVM_VM_MAX_CALL_DEPTH);
     return -1;
   }
-  if (reserve(vm, (size_t)g->num_regs) != 0) return -1;
+  if (rvm_vm_reserve(vm, (size_t)g->num_regs) != 0) return -1;
   size_t nb = vm->reg_top;
   RVMValue* nv = vm->reg_values + nb;
   int* nc = vm->reg_codes + nb;
@@ -229,136 +230,6 @@ static void pop_frame(RVMVirtualMachine* vm) {
   vm->frame_top--;
 }
 
-/* The value of argument pos of a call (borrowed). */
-static void arg_at(RVMVirtualMachine* vm, RVMVMFunc* f, RVMVMInstr* ins, size_t base, int pos,
-                   RVMValue* v, int* code) {
-  *v = f->arg_values[ins->first_arg + pos];
-  *code = f->arg_codes[ins->first_arg + pos];
-  RVMVMRegSlot* slots = f->reg_slots + ins->first_reg;
-  for (int k = 0; k < ins->nregs; ++k) {
-    if (slots[k].pos == pos) {
-      *v = vm->reg_values[base + slots[k].reg];
-      *code = vm->reg_codes[base + slots[k].reg];
-    }
-  }
-}
-
-/* Raises the Python engine's error for a closure called with the wrong argument count. */
-static void closure_arity_error(RVMVirtualMachine* vm, int32_t callee, PyObject* saved,
-                                RVMVMFunc* f, RVMVMInstr* ins, size_t base) {
-  Py_ssize_t nsaved = PyTuple_GET_SIZE(saved);
-  PyObject* all = PyList_New(nsaved);
-  for (Py_ssize_t k = 0; all != NULL && k < nsaved; ++k) {
-    Py_INCREF(PyTuple_GET_ITEM(saved, k));
-    PyList_SET_ITEM(all, k, PyTuple_GET_ITEM(saved, k));
-  }
-  for (int pos = 2; all != NULL && pos < ins->nargs; ++pos) {
-    RVMValue v;
-    int code;
-    arg_at(vm, f, ins, base, pos, &v, &code);
-    PyObject* obj = rvm_vm_to_py(vm, v, code, 0);
-    if (obj == NULL || PyList_Append(all, obj) != 0) Py_CLEAR(all);
-    Py_XDECREF(obj);
-  }
-  if (all == NULL) return;
-  PyObject* res = PyObject_CallFunction(vm->check_args, "iO", (int)callee, all);
-  Py_DECREF(all);
-  if (res != NULL) {
-    Py_DECREF(res);
-    PyErr_Format(PyExc_TypeError, "%s() takes %d argument(s), got %zd", vm->funcs[callee].name,
-                 (int)vm->funcs[callee].num_args, nsaved + ins->nargs - 2);
-  }
-}
-
-/* invoke_closure(vm, closure, args...) on a closure of this VM: pushes its frame, with the
- * saved arguments first (returns 1). Other callables go to the Python builtin (returns 0,
- * the result stored). -1: an error. */
-static int invoke_closure(RVMVirtualMachine* vm, RVMVMFunc* f, RVMVMInstr* ins, size_t base,
-                          size_t frame0) {
-  RVMValue v;
-  int code;
-  PyObject* closure = NULL;
-  if (ins->nargs >= 2) {
-    arg_at(vm, f, ins, base, 1, &v, &code);
-    if (rvm_vm_is_box(v, code)) closure = rvm_vm_box_object((RVMObject*)v.v_handle);
-  }
-  PyObject *owner = NULL, *index = NULL, *saved = NULL;
-  long callee = -1;
-  if (closure != NULL && Py_TYPE(closure) == (PyTypeObject*)vm->closure_type) {
-    owner = PyObject_GetAttrString(closure, "vm");
-    index = PyObject_GetAttrString(closure, "func_index");
-    saved = PyObject_GetAttrString(closure, "saved_args");
-    if (owner == NULL || index == NULL || saved == NULL) goto fail;
-    callee = PyLong_AsLong(index);
-    if (callee == -1 && PyErr_Occurred()) goto fail;
-  }
-  if (owner != vm->vm || callee < 0 || callee >= vm->num_funcs || !vm->funcs[callee].is_vm ||
-      !PyTuple_Check(saved)) {
-    Py_XDECREF(owner);
-    Py_XDECREF(index);
-    Py_XDECREF(saved);
-    RVMValue ret;
-    int ret_code;
-    if (call_python(vm, vm->pool[ins->callee].py, f, ins, base, &ret, &ret_code) != 0) return -1;
-    set_reg(vm, base, ins->dst, ret, ret_code);
-    return 0;
-  }
-  RVMVMFunc* g = &vm->funcs[callee];
-  Py_ssize_t nsaved = PyTuple_GET_SIZE(saved);
-  if (nsaved + ins->nargs - 2 != g->num_args) {
-    closure_arity_error(vm, (int32_t)callee, saved, f, ins, base);
-    goto fail;
-  }
-  if (vm->frame_top - 1 - frame0 >= RVM_VM_MAX_CALL_DEPTH) {
-    PyErr_Format(PyExc_RecursionError, "VM call depth exceeded %d", RVM_VM_MAX_CALL_DEPTH);
-    goto fail;
-  }
-  if (reserve(vm, (size_t)g->num_regs) != 0) goto fail;
-  size_t nb = vm->reg_top;
-  for (int32_t k = 0; k < g->num_regs; ++k) vm->reg_codes[nb + k] = kRVMNull;
-  vm->reg_top = nb + (size_t)g->num_regs; /* claimed before conversions run Python code */
-  for (Py_ssize_t k = 0; k < nsaved; ++k) {
-    if (rvm_vm_arg_from_py(vm, PyTuple_GET_ITEM(saved, k), &v, &code) != 0) {
-      for (size_t i = nb; i < nb + (size_t)k; ++i) {
-        RVMValueRelease(vm->reg_values[i], vm->reg_codes[i]);
-        vm->reg_codes[i] = kRVMNull;
-      }
-      vm->reg_top = nb;
-      goto fail;
-    }
-    vm->reg_values[nb + k] = v;
-    vm->reg_codes[nb + k] = code;
-  }
-  for (int pos = 2; pos < ins->nargs; ++pos) {
-    arg_at(vm, f, ins, base, pos, &v, &code);
-    if (rvm_is_object_code(code)) RVMObjectRetain((RVMObject*)v.v_handle);
-    vm->reg_values[nb + nsaved + pos - 2] = v;
-    vm->reg_codes[nb + nsaved + pos - 2] = code;
-  }
-  Py_DECREF(owner);
-  Py_DECREF(index);
-  Py_DECREF(saved);
-  if (reserve(vm, 0) != 0) {
-    for (size_t i = nb; i < vm->reg_top; ++i) {
-      RVMValueRelease(vm->reg_values[i], vm->reg_codes[i]);
-      vm->reg_codes[i] = kRVMNull;
-    }
-    vm->reg_top = nb;
-    return -1;
-  }
-  RVMVMFrame* fr = &vm->frames[vm->frame_top++];
-  fr->fidx = (int32_t)callee;
-  fr->pc = 0;
-  fr->ret_dst = ins->dst;
-  fr->base = nb;
-  return 1;
-fail:
-  Py_XDECREF(owner);
-  Py_XDECREF(index);
-  Py_XDECREF(saved);
-  return -1;
-}
-
 static int branch_taken(RVMVirtualMachine* vm, RVMValue v, int code) {
   if (code == kRVMBool || code == kRVMInt) return v.v_int64 != 0;
   PyObject* obj = rvm_vm_to_py(vm, v, code, 0);
@@ -376,7 +247,8 @@ static void add_position_note(RVMVirtualMachine* vm, int32_t fidx, int32_t pc, s
   PyErr_Fetch(&type, &value, &tb);
   PyErr_NormalizeException(&type, &value, &tb);
   if (tb != NULL && value != NULL) PyException_SetTraceback(value, tb);
-  PyObject* note = PyObject_CallFunction(vm->describe, "iin", (int)fidx, (int)pc, (Py_ssize_t)depth);
+  PyObject* note =
+      PyObject_CallFunction(vm->describe, "iin", (int)fidx, (int)pc, (Py_ssize_t)depth);
   if (note != NULL && value != NULL) {
     PyObject* res = PyObject_CallMethod(value, "add_note", "O", note);
     Py_XDECREF(res);
@@ -400,13 +272,13 @@ static PyObject* run_loop(RVMVirtualMachine* vm, size_t frame0) {
       case kVMOpCallNative:
       case kVMOpCallC:
         if (call_c(vm, &vm->pool[ins->callee], f, ins, base, &ret, &ret_code) != 0) goto error;
-        set_reg(vm, base, ins->dst, ret, ret_code);
+        rvm_vm_set_reg(vm, base, ins->dst, ret, ret_code);
         ++pc;
         break;
       case kVMOpCallPy:
-        if (call_python(vm, vm->pool[ins->callee].py, f, ins, base, &ret, &ret_code) != 0)
+        if (rvm_vm_call_python(vm, vm->pool[ins->callee].py, f, ins, base, &ret, &ret_code) != 0)
           goto error;
-        set_reg(vm, base, ins->dst, ret, ret_code);
+        rvm_vm_set_reg(vm, base, ins->dst, ret, ret_code);
         ++pc;
         break;
       case kVMOpCallVM:
@@ -430,12 +302,12 @@ static PyObject* run_loop(RVMVirtualMachine* vm, size_t frame0) {
         f = &vm->funcs[fidx];
         pc = caller->pc + 1;
         base = caller->base;
-        set_reg(vm, base, dst, v, code);
+        rvm_vm_set_reg(vm, base, dst, v, code);
         break;
       }
       case kVMOpInvoke: {
         vm->frames[vm->frame_top - 1].pc = pc;
-        int pushed = invoke_closure(vm, f, ins, base, frame0);
+        int pushed = rvm_vm_invoke_closure(vm, f, ins, base, frame0);
         if (pushed < 0) goto error;
         if (pushed == 0) {
           ++pc;
@@ -493,7 +365,7 @@ static PyObject* run(RVMVirtualMachine* vm, int32_t fidx, PyObject* const* args,
     return PyErr_Format(PyExc_TypeError, "%s() takes %d argument(s), got %zd", f->name,
                         (int)f->num_args, n);
   }
-  if (reserve(vm, (size_t)f->num_regs) != 0) return NULL;
+  if (rvm_vm_reserve(vm, (size_t)f->num_regs) != 0) return NULL;
   size_t base = vm->reg_top;
   for (int32_t k = 0; k < f->num_regs; ++k) {
     vm->reg_values[base + k].v_int64 = 0;
@@ -515,7 +387,7 @@ static PyObject* run(RVMVirtualMachine* vm, int32_t fidx, PyObject* const* args,
     vm->reg_values[base + k] = v;
     vm->reg_codes[base + k] = code;
   }
-  if (reserve(vm, 0) != 0) {
+  if (rvm_vm_reserve(vm, 0) != 0) {
     for (Py_ssize_t j = 0; j < n; ++j) {
       RVMValueRelease(vm->reg_values[base + j], vm->reg_codes[base + j]);
       vm->reg_codes[base + j] = kRVMNull;

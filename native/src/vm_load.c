@@ -54,7 +54,8 @@ static int64_t* read_words(PyObject* words, Py_ssize_t* n) {
     int overflow = 0;
     long long w = PyLong_AsLongLongAndOverflow(PySequence_Fast_GET_ITEM(fast, i), &overflow);
     if (overflow != 0 || (w == -1 && PyErr_Occurred())) {
-      if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "native VM: word %zd is not an int64", i);
+      if (!PyErr_Occurred())
+        PyErr_Format(PyExc_ValueError, "native VM: word %zd is not an int64", i);
       free(out);
       Py_DECREF(fast);
       return NULL;
@@ -241,7 +242,8 @@ int rvm_vm_decode_function(RVMVirtualMachine* vm, int32_t index, PyObject* words
   int64_t num_args, num_reg_args;
   int rc = count_code(&r, &f->num_instrs, &num_args, &num_reg_args);
   if (rc == 0 && f->num_instrs == 0) rc = bad(&r, "the function has no instructions");
-  if (rc == 0 && (f->num_regs < f->num_args || f->num_args < 0)) rc = bad(&r, "fewer registers than arguments");
+  if (rc == 0 && (f->num_regs < f->num_args || f->num_args < 0))
+    rc = bad(&r, "fewer registers than arguments");
   if (rc == 0) {
     f->code = (RVMVMInstr*)calloc((size_t)f->num_instrs, sizeof(RVMVMInstr));
     size_t na = (size_t)(num_args > 0 ? num_args : 1);
@@ -301,7 +303,8 @@ void rvm_vm_free(RVMVirtualMachine* vm) {
     vm->pool = NULL;
   }
   if (vm->const_values != NULL) {
-    for (int32_t i = 0; i < vm->num_consts; ++i) RVMValueRelease(vm->const_values[i], vm->const_codes[i]);
+    for (int32_t i = 0; i < vm->num_consts; ++i)
+      RVMValueRelease(vm->const_values[i], vm->const_codes[i]);
     free(vm->const_values);
     free(vm->const_codes);
     free(vm->const_bytes);

@@ -62,7 +62,8 @@ static RVMVMSizeClass* size_class(RVMVMStoragePool* pool, int64_t size) {
   }
   if (pool->num_classes == pool->cap) {
     int32_t cap = pool->cap ? pool->cap * 2 : 8;
-    RVMVMSizeClass* grown = (RVMVMSizeClass*)realloc(pool->classes, sizeof(RVMVMSizeClass) * (size_t)cap);
+    RVMVMSizeClass* grown =
+        (RVMVMSizeClass*)realloc(pool->classes, sizeof(RVMVMSizeClass) * (size_t)cap);
     if (grown == NULL) {
       PyErr_NoMemory();
       return NULL;
