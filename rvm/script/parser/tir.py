@@ -281,6 +281,9 @@ class TIRParser(ScriptParser):
             return None
         if spec.kind == "match_buffer":
             return self.match_buffer(frame, name, spec)
+        if spec.kind == "Buffer":  # a view of existing memory (data=), no statement of its own
+            self.define(name, self.make_buffer(spec, name))
+            return None
         if spec.kind == "decl_buffer":
             buf = self.make_buffer(spec, name)
             with self.scope():
@@ -288,13 +291,26 @@ class TIRParser(ScriptParser):
                 body = self.parse_body(rest, node)
             return _Rest(_s.DeclBuffer(buf, body))
         if spec.kind == "allocate":
-            self.check_arity(spec.node, "T.allocate", spec.args, 2, 3)
-            var = _e.Var(name, "handle")
-            with self.scope():
-                self.define(name, var)
-                body = self.parse_body(rest, node)
-            return _Rest(_s.Allocate(var, spec.args[1], spec.args[0], True, body))
+            return _Rest(self.allocate(node, name, spec, rest))
         raise self.error(node.value, f"T.{spec.kind}(...) cannot be assigned to a name")
+
+    def allocate(self, node, name, spec, rest):
+        """``ptr = T.allocate([extents], dtype, scope, condition=, annotations=)`` and the
+        statements after it."""
+        self.check_arity(spec.node, "T.allocate", spec.args, 2, 3)
+        unknown = set(spec.kwargs) - {"condition", "annotations"}
+        if unknown:
+            raise self.error(spec.node, f"T.allocate: unexpected argument(s) {sorted(unknown)}; "
+                                        "expected condition= or annotations=")
+        annotations = dict(spec.kwargs.get("annotations") or {})
+        if len(spec.args) == 3:
+            annotations["scope"] = spec.args[2]
+        var = _e.Var(name, "handle")
+        with self.scope():
+            self.define(name, var)
+            body = self.parse_body(rest, node)
+        return _s.Allocate(var, spec.args[1], spec.args[0], spec.kwargs.get("condition", True),
+                           body, annotations)
 
     def match_buffer(self, frame, name, spec):
         """``X = T.match_buffer(...)``: of a parameter, or of a region inside a block."""

@@ -53,6 +53,11 @@ class NameTable:
         self.keep.append(obj)
         return name
 
+    def alias(self, obj, text):
+        """Names ``obj`` by the expression ``text`` (``A.data``), reserving no identifier."""
+        self.names[id(obj)] = text
+        self.keep.append(obj)
+
     def get(self, obj):
         """The name of ``obj``, or None when it has none in this scope or its parents."""
         name = self.names.get(id(obj))

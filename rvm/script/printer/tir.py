@@ -3,7 +3,8 @@ from rvm.ir.expr import PrimExpr
 from rvm.ir.structural import structural_equal
 from rvm.tir import expr as _e
 from rvm.tir import stmt as _s
-from rvm.tir.stmt_functor import StmtExprVisitor
+from rvm.tir.buffer import Buffer
+from rvm.tir.stmt_functor import StmtExprVisitor, post_order_visit
 from rvm.script.printer.names import NameTable
 from rvm.script.printer.tir_expr import ExprPrinter, quote
 
@@ -100,8 +101,12 @@ class TIRPrinter:
         self.lines.append(INDENT * depth + text)
 
     def define(self, obj, hint):
-        """Binds ``name`` in the innermost scope."""
-        return self.names.define(obj, hint)
+        """Names ``obj`` in the innermost scope; a buffer's data pointer, unless already named
+        (an allocation's), becomes ``<buffer>.data``."""
+        name = self.names.define(obj, hint)
+        if isinstance(obj, Buffer) and not self.names.has(obj.data):
+            self.names.alias(obj.data, f"{name}.data")
+        return name
 
     # -- buffers -------------------------------------------------------------------------
     def buffer_args(self, buf, force_dtype=False):
@@ -180,9 +185,16 @@ class TIRPrinter:
         self.stmt(node.body, depth)
 
     def _Allocate(self, node, depth):
-        extents = ", ".join(self.expr(e) for e in node.extents)
+        args = [f"[{', '.join(self.expr(e) for e in node.extents)}]", quote(node.dtype)]
+        annotations = dict(node.annotations)
+        if "scope" in annotations:
+            args.append(quote(annotations.pop("scope")))
+        if not is_const(node.condition, 1):
+            args.append(f"condition={self.expr(node.condition)}")
+        if annotations:
+            args.append(f"annotations={value_text(annotations, self.expr)}")
         name = self.define(node.buffer_var, node.buffer_var.name_hint)
-        self.emit(depth, f"{name} = T.allocate([{extents}], {quote(node.dtype)})")
+        self.emit(depth, f"{name} = T.allocate({', '.join(args)})")
         self.stmt(node.body, depth)
 
     def _DeclBuffer(self, node, depth):
@@ -308,6 +320,30 @@ class TIRPrinter:
             self.emit(depth, f"{self.define(buf, buf.name)} = T.alloc_buffer({args})")
 
 
+def undeclared_buffers(func):
+    """(buffers the body of ``func`` accesses but nothing declares (the flat views of parameter
+    buffers that FlattenBuffer makes) in order of first use, ids of all accessed buffers)."""
+    declared = {id(b) for b in func.buffer_map.values()}
+    used = []
+
+    def visit(node):
+        """Records declarations and uses of buffers."""
+        if isinstance(node, _s.DeclBuffer):
+            declared.add(id(node.buffer))
+        elif isinstance(node, _s.Block):
+            declared.update(id(b) for b in node.alloc_buffers)
+            declared.update(id(m.buffer) for m in node.match_buffers)
+        elif isinstance(node, (_e.BufferLoad, _s.BufferStore)):
+            used.append(node.buffer)
+
+    post_order_visit(func.body, visit)
+    out = {}
+    for buf in used:
+        if id(buf) not in declared:
+            out.setdefault(id(buf), buf)
+    return list(out.values()), {id(buf) for buf in used}
+
+
 def var_decl(var):
     """``T.int64()``: the declaration of a symbolic variable."""
     size = ", is_size_var=True" if isinstance(var, _e.SizeVar) else ""
@@ -356,6 +392,21 @@ def print_prim_func(func, name, depth=0, names=None):
         args = printer.buffer_args(buf)
         name = printer.define(buf, buf.name)
         printer.emit(body_depth, f"{name} = T.match_buffer({pname}, {args})")
+    views, accessed = undeclared_buffers(func)
+    owners = {id(b.data): b for b in func.buffer_map.values() if id(b) not in accessed}
+    for buf in views:
+        if names.has(buf.data):  # a view of a parameter's memory: T.Buffer(..., data=A.data)
+            printer.declare_shape_vars(buf, body_depth)
+            args = printer.buffer_args(buf, force_dtype=True)
+            data = printer.expr(buf.data)
+            owner = owners.pop(id(buf.data), None)
+            if owner is not None and names.get(owner) == buf.name:
+                # The body only reads the view (a flattened parameter): it keeps the name.
+                names.alias(buf, buf.name)
+                view = buf.name
+            else:
+                view = printer.define(buf, buf.name)
+            printer.emit(body_depth, f"{view} = T.Buffer({args}, data={data})")
     prologue = len(printer.lines)
     body = func.body
     if is_root_realize(body):
