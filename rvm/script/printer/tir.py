@@ -45,8 +45,9 @@ def shape_text(dims, expr):
     """A buffer shape tuple; constants of the shape's index dtype print as plain ints."""
     symbolic = [d for d in dims if not isinstance(d, _e.IntImm)]
     index_dtype = "int64" if any(d.dtype == "int64" for d in symbolic) else "int32"
-    parts = [str(d.value) if isinstance(d, _e.IntImm) and d.dtype == index_dtype else expr(d)
-             for d in dims]
+    parts = [str(d.value) if isinstance(d, _e.IntImm) and d.dtype == index_dtype
+             else f"T.int32({d.value})" if isinstance(d, _e.IntImm) and d.dtype == "int32"
+             else expr(d) for d in dims]
     return f"({parts[0]},)" if len(parts) == 1 else f"({', '.join(parts)})"
 
 
