@@ -2,8 +2,9 @@
 
 The modules: the script tests' programs (tests/script/programs.py), the pass
 tests' modules (tests/script/pass_programs.py), each of those after every
-pass of the default build pipeline, the pass tests' Before modules after
-their pass, and ``relax.build``'s lowering of the SPEC §3-§6 programs.
+pass of the default build pipeline and their kernels after every pass of the
+TIR lowering pipeline, the pass tests' Before modules after their pass, and
+``relax.build``'s lowering of the SPEC §3-§6 programs.
 """
 import ast
 import functools
@@ -16,22 +17,38 @@ from rvm.ir.module import IRModule
 from rvm.runtime.ndarray import array
 from rvm.script import from_source
 from rvm.transform.pipeline import default_build_pipeline
+from rvm.transform.tir.pipeline import lower_tir_pipeline
 
 from tests.script import pass_programs, programs
 from tests.transform import spec_modules
 
 PASS_NAMES = [ps.info.name for ps in default_build_pipeline().passes]
+TIR_PASS_NAMES = [ps.info.name for ps in lower_tir_pipeline().passes]
+# Block-level match_buffer is not lowered (LowerOpaqueBlock refuses it).
+TIR_LOWERING_REFUSES = {"tir_low_level"}
+
+
+def _run_each(passes, mod):
+    stages = []
+    for ps in passes:
+        mod = ps(mod)
+        stages.append(mod)
+    return stages
 
 
 @functools.lru_cache(maxsize=None)
 def _stages(name):
     """The module ``name`` after each pass of the default build pipeline."""
-    mod = dict(SOURCES)[name]()
-    stages = []
-    for ps in default_build_pipeline().passes:
-        mod = ps(mod)
-        stages.append(mod)
-    return stages
+    return _run_each(default_build_pipeline().passes, dict(SOURCES)[name]())
+
+
+@functools.lru_cache(maxsize=None)
+def _tir_stages(name):
+    """The kernels of ``name`` (after the build pipeline, as relax.build compiles them) after
+    each pass of the TIR lowering pipeline."""
+    made = dict(SOURCES)[name]()
+    mod = _stages(name)[-1] if isinstance(made, IRModule) else IRModule.from_expr(made)
+    return _run_each(lower_tir_pipeline().passes, mod)
 
 
 def _spec_lowered():
@@ -64,6 +81,9 @@ def _cases():
         if isinstance(make(), IRModule):
             cases += [(f"{name} after {ps}", functools.partial(lambda n, k: _stages(n)[k], name, k))
                       for k, ps in enumerate(PASS_NAMES)]
+        if name not in TIR_LOWERING_REFUSES:
+            cases += [(f"{name} after {ps}", functools.partial(
+                lambda n, k: _tir_stages(n)[k], name, k)) for k, ps in enumerate(TIR_PASS_NAMES)]
     for name, make, ps in pass_programs.pass_cases():
         cases.append((name, make))
         if ps is not None:
@@ -90,6 +110,6 @@ def test_print_then_parse_is_structurally_equal(make):
 
 def test_the_round_trip_covers_the_pipeline_and_the_lowering():
     names = [n for n, _ in CASES]
-    assert len(names) == len(set(names)) > 300
-    assert sum(" after " in n for n in names) >= 9 * 40
+    assert len(names) == len(set(names)) > 900
+    assert sum(" after " in n for n in names) >= (9 + 6) * 40
     assert sum(n.endswith(" lowered") for n in names) == 8

@@ -285,18 +285,23 @@ class TIRParser(ScriptParser):
             self.define(name, self.make_buffer(spec, name))
             return None
         if spec.kind == "decl_buffer":
-            buf = self.make_buffer(spec, name)
-            with self.scope():
-                self.define(name, buf)
-                body = self.parse_body(rest, node)
-            return _Rest(_s.DeclBuffer(buf, body))
+            return _Rest(self.decl_buffer(node, name, spec, rest))
         if spec.kind == "allocate":
             return _Rest(self.allocate(node, name, spec, rest))
         raise self.error(node.value, f"T.{spec.kind}(...) cannot be assigned to a name")
 
-    def allocate(self, node, name, spec, rest):
-        """``ptr = T.allocate([extents], dtype, scope, condition=, annotations=)`` and the
-        statements after it."""
+    def decl_buffer(self, node, name, spec, stmts):
+        """``X = T.decl_buffer(...)`` over the statements ``stmts`` (the ones after it, or the
+        body of ``with T.decl_buffer(...) as X:``)."""
+        buf = self.make_buffer(spec, name)
+        with self.scope():
+            self.define(name, buf)
+            body = self.parse_body(stmts, node)
+        return _s.DeclBuffer(buf, body)
+
+    def allocate(self, node, name, spec, stmts):
+        """``ptr = T.allocate([extents], dtype, scope, condition=, annotations=)`` over the
+        statements ``stmts`` (the ones after it, or the body of ``with ... as ptr:``)."""
         self.check_arity(spec.node, "T.allocate", spec.args, 2, 3)
         unknown = set(spec.kwargs) - {"condition", "annotations"}
         if unknown:
@@ -308,7 +313,7 @@ class TIRParser(ScriptParser):
         var = _e.Var(name, "handle")
         with self.scope():
             self.define(name, var)
-            body = self.parse_body(rest, node)
+            body = self.parse_body(stmts, node)
         return _s.Allocate(var, spec.args[1], spec.args[0], spec.kwargs.get("condition", True),
                            body, annotations)
 

@@ -120,7 +120,16 @@ def parse_for(parser, node):
 
 
 def parse_with(parser, node):
-    """``with T.block(name):`` (a BlockRealize) or ``with T.init():`` inside a block."""
+    """``with T.block(name):`` (a BlockRealize), ``with T.init():`` inside a block, or
+    ``with T.allocate(...) as ptr:`` / ``with T.decl_buffer(...) as X:`` (scoped to the body)."""
+    item = node.items[0]
+    if len(node.items) == 1 and isinstance(item.optional_vars, ast.Name):
+        spec = parser.eval(item.context_expr)
+        if isinstance(spec, Spec) and spec.kind in ("allocate", "decl_buffer"):
+            scoped = parser.allocate if spec.kind == "allocate" else parser.decl_buffer
+            return scoped(node, item.optional_vars.id, spec, node.body)
+        raise parser.error(item.context_expr, "unsupported 'with ... as name'; expected "
+                                              "T.allocate(...) or T.decl_buffer(...)")
     if len(node.items) != 1 or node.items[0].optional_vars is not None:
         raise parser.error(node, "expected 'with T.block(\"name\"):' or 'with T.init():'")
     spec = parser.eval(node.items[0].context_expr)

@@ -150,8 +150,14 @@ class TIRPrinter:
         method(node, depth)
 
     def _SeqStmt(self, node, depth):
-        for item in node.seq:
-            self.stmt(item, depth)
+        for k, item in enumerate(node.seq):
+            if k < len(node.seq) - 1 and isinstance(item, (_s.Allocate, _s.DeclBuffer)):
+                # Not last: "x = T.allocate(...)" would take in the statements after it.
+                name, call = self._binder(item)
+                self.emit(depth, f"with {call} as {name}:")
+                self.stmt(item.body, depth + 1)
+            else:
+                self.stmt(item, depth)
 
     def _BufferStore(self, node, depth):
         indices = self.expr.indices(node.indices, node.buffer)
@@ -186,6 +192,22 @@ class TIRPrinter:
         self.stmt(node.body, depth)
 
     def _Allocate(self, node, depth):
+        name, call = self._binder(node)
+        self.emit(depth, f"{name} = {call}")
+        self.stmt(node.body, depth)
+
+    def _DeclBuffer(self, node, depth):
+        name, call = self._binder(node)
+        self.emit(depth, f"{name} = {call}")
+        self.stmt(node.body, depth)
+
+    def _binder(self, node):
+        """(name, ``T.allocate(...)``/``T.decl_buffer(...)``) of an Allocate or DeclBuffer."""
+        if isinstance(node, _s.DeclBuffer):
+            buf = node.buffer
+            args = self.buffer_args(buf, force_dtype=True)
+            data = self.expr(buf.data)
+            return self.define(buf, buf.name), f"T.decl_buffer({args}, data={data})"
         args = [f"[{', '.join(self.expr(e) for e in node.extents)}]", quote(node.dtype)]
         annotations = dict(node.annotations)
         if "scope" in annotations:
@@ -195,15 +217,7 @@ class TIRPrinter:
         if annotations:
             args.append(f"annotations={value_text(annotations, self.expr)}")
         name = self.define(node.buffer_var, node.buffer_var.name_hint)
-        self.emit(depth, f"{name} = T.allocate({', '.join(args)})")
-        self.stmt(node.body, depth)
-
-    def _DeclBuffer(self, node, depth):
-        buf = node.buffer
-        args = self.buffer_args(buf, force_dtype=True)
-        data = self.expr(buf.data)
-        self.emit(depth, f"{self.define(buf, buf.name)} = T.decl_buffer({args}, data={data})")
-        self.stmt(node.body, depth)
+        return name, f"T.allocate({', '.join(args)})"
 
     def _grid_chain(self, node):
         chain = [node]
@@ -336,6 +350,8 @@ def undeclared_buffers(func):
             declared.update(id(m.buffer) for m in node.match_buffers)
         elif isinstance(node, (_e.BufferLoad, _s.BufferStore)):
             used.append(node.buffer)
+        elif isinstance(node, _e.Call):  # a buffer passed whole (T.call_packed("f", A))
+            used.extend(a for a in node.args if isinstance(a, Buffer))
 
     post_order_visit(func.body, visit)
     out = {}
