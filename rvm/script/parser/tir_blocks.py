@@ -128,8 +128,22 @@ def parse_with(parser, node):
         if isinstance(spec, Spec) and spec.kind in ("allocate", "decl_buffer"):
             scoped = parser.allocate if spec.kind == "allocate" else parser.decl_buffer
             return scoped(node, item.optional_vars.id, spec, node.body)
+        if isinstance(spec, Spec) and spec.kind == "LetStmt":
+            parser.check_arity(spec.node, "T.LetStmt", spec.args, 1)
+            value = _op.convert(spec.args[0])
+            var = _e.Var(item.optional_vars.id, value.dtype)
+            with parser.scope():
+                parser.define(var.name_hint, var)
+                return _s.LetStmt(var, value, parser.parse_body(node.body, node))
         raise parser.error(item.context_expr, "unsupported 'with ... as name'; expected "
-                                              "T.allocate(...) or T.decl_buffer(...)")
+                                              "T.allocate(...), T.decl_buffer(...) or "
+                                              "T.LetStmt(value)")
+    spec = parser.eval(item.context_expr) if len(node.items) == 1 else None
+    if isinstance(spec, Spec) and spec.kind == "Assert" and item.optional_vars is None:
+        parser.check_arity(spec.node, "T.Assert", spec.args, 2)
+        with parser.scope():
+            body = parser.parse_body(node.body, node)
+        return _s.AssertStmt(spec.args[0], spec.args[1], body)
     if len(node.items) != 1 or node.items[0].optional_vars is not None:
         raise parser.error(node, "expected 'with T.block(\"name\"):' or 'with T.init():'")
     spec = parser.eval(node.items[0].context_expr)

@@ -147,7 +147,7 @@ def build_table():
                  "block", "init", "reads", "writes", "where", "block_attr", "func_attr",
                  "match_buffer", "alloc_buffer", "decl_buffer", "allocate", "Buffer",
                  "axis.spatial", "axis.reduce", "axis.scan", "axis.opaque", "axis.remap",
-                 "prim_func"):
+                 "prim_func", "LetStmt", "Assert"):
         table[kind] = _spec(kind)
     table["handle"] = Builtin("handle", lambda p, n, *a, **k: DTypeAnnotation("handle"))
     for name in INTRINSICS:

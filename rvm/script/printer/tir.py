@@ -16,6 +16,10 @@ _LOOP_KIND = {_s.ForKind.SERIAL: "serial", _s.ForKind.PARALLEL: "parallel",
               _s.ForKind.THREAD_BINDING: "thread_binding"}
 
 
+# Statements printed as a line followed by their body at the same depth.
+_BINDERS = (_s.Allocate, _s.DeclBuffer, _s.LetStmt, _s.AssertStmt)
+
+
 def is_const(x, value):
     """Whether ``x`` is the integer constant ``value``."""
     return isinstance(x, _e.IntImm) and x.value == value
@@ -151,13 +155,20 @@ class TIRPrinter:
 
     def _SeqStmt(self, node, depth):
         for k, item in enumerate(node.seq):
-            if k < len(node.seq) - 1 and isinstance(item, (_s.Allocate, _s.DeclBuffer)):
-                # Not last: "x = T.allocate(...)" would take in the statements after it.
-                name, call = self._binder(item)
-                self.emit(depth, f"with {call} as {name}:")
-                self.stmt(item.body, depth + 1)
-            else:
+            if k == len(node.seq) - 1 or not isinstance(item, _BINDERS):
                 self.stmt(item, depth)
+                continue
+            # Not last: "x = T.allocate(...)" would take in the statements after it.
+            if isinstance(item, _s.AssertStmt):
+                head = f"T.Assert({self.expr(item.condition)}, {self.expr(item.message)})"
+            elif isinstance(item, _s.LetStmt):
+                value = self.expr(item.value)
+                head = f"T.LetStmt({value}) as {self.define(item.var, item.var.name_hint)}"
+            else:
+                name, call = self._binder(item)
+                head = f"{call} as {name}"
+            self.emit(depth, f"with {head}:")
+            self.stmt(item.body, depth + 1)
 
     def _BufferStore(self, node, depth):
         indices = self.expr.indices(node.indices, node.buffer)
