@@ -106,6 +106,10 @@ def test_print_then_parse_is_structurally_equal(make):
     # (emit_te) compare equal too: each function maps its variables afresh.
     assert_structural_equal(again, mod)
     assert again.script(show_meta=True) == text, "printing is not deterministic"
+    # Each function printed alone (I.GlobalVar("f") for the functions it calls) parses too.
+    for func in (mod.functions.values() if isinstance(mod, IRModule) else ()):
+        alone = func.script(show_meta=True)
+        assert_structural_equal(from_source(alone), func)
 
 
 def test_the_round_trip_covers_the_pipeline_and_the_lowering():
