@@ -120,8 +120,9 @@ def parse_for(parser, node):
 
 
 def parse_with(parser, node):
-    """``with T.block(name):`` (a BlockRealize), ``with T.init():`` inside a block, or
-    ``with T.allocate(...) as ptr:`` / ``with T.decl_buffer(...) as X:`` (scoped to the body)."""
+    """``with T.block(name):`` (a BlockRealize), ``with T.init():`` inside a block, or a
+    statement scoped to the body: ``with T.allocate(...) as ptr:``, ``with T.decl_buffer(...)
+    as X:``, ``with T.LetStmt(value) as x:``, ``with T.Assert(cond, message):``."""
     item = node.items[0]
     if len(node.items) == 1 and isinstance(item.optional_vars, ast.Name):
         spec = parser.eval(item.context_expr)
@@ -145,11 +146,12 @@ def parse_with(parser, node):
             body = parser.parse_body(node.body, node)
         return _s.AssertStmt(spec.args[0], spec.args[1], body)
     if len(node.items) != 1 or node.items[0].optional_vars is not None:
-        raise parser.error(node, "expected 'with T.block(\"name\"):' or 'with T.init():'")
-    spec = parser.eval(node.items[0].context_expr)
+        raise parser.error(node, "expected 'with T.block(\"name\"):', 'with T.init():' or "
+                                 "'with T.allocate(...) as name:'")
     if not isinstance(spec, Spec) or spec.kind not in ("block", "init"):
         raise parser.error(node.items[0].context_expr, "unsupported 'with'; expected "
-                                                       "T.block(\"name\") or T.init()")
+                                                       "T.block(\"name\"), T.init() or "
+                                                       "T.Assert(cond, message)")
     if spec.kind == "init":
         frame = parser.frames[-1]
         if frame.kind != "block":
