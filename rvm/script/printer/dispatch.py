@@ -5,7 +5,7 @@ from rvm.ir.node import generic_repr
 from rvm.tir.buffer import Buffer
 from rvm.tir.function import PrimFunc
 from rvm.tir.stmt import Stmt
-from rvm.script.printer.names import NameTable
+from rvm.script.printer.names import NameTable, identifier
 from rvm.script.printer.relax import Metadata, RelaxPrinter, print_relax_function
 from rvm.script.printer.tir import print_buffer, print_prim_func, print_stmt
 from rvm.script.printer.tir_expr import ExprPrinter
@@ -64,10 +64,10 @@ def print_module(mod, show_meta=False):
             lines.append("")
         first = False
         if isinstance(func, PrimFunc):
-            lines += print_prim_func(func, name, depth=1)
+            lines += print_prim_func(func, identifier(name), depth=1)
         else:
             used.add("R")
-            lines += print_relax_function(func, name, depth=1, meta=meta,
+            lines += print_relax_function(func, identifier(name), depth=1, meta=meta,
                                           module_functions=module_functions)
     for name, func in other:
         lines.append(f"    # {name}: {type(func).__name__} (not printable as script)")
@@ -87,11 +87,11 @@ def render(node, show_meta=False, **kwargs):
         return print_module(node, show_meta)
     if isinstance(node, PrimFunc):
         name = node.get_attr("global_symbol") or "main"
-        return _finish(print_prim_func(node, name), Metadata(), show_meta, {"T"})
+        return _finish(print_prim_func(node, identifier(name)), Metadata(), show_meta, {"T"})
     if _is_relax_function(node):
         meta = Metadata()
         name = node.get_attr("global_symbol") or "main"
-        lines = print_relax_function(node, name, meta=meta)
+        lines = print_relax_function(node, identifier(name), meta=meta)
         return _finish(lines, meta, show_meta, {"R"})
     if isinstance(node, Stmt):
         return "\n".join(print_stmt(node))

@@ -22,6 +22,13 @@ def sanitize(hint, default="v"):
     return name
 
 
+def identifier(name):
+    """``name`` as a Python identifier for a ``def`` or ``cls.name`` (``"<lambda>"`` ->
+    ``"_lambda_"``); valid names are kept."""
+    text = sanitize(name)
+    return text + "_" if keyword.iskeyword(text) else text
+
+
 class NameTable:
     """Maps IR objects (by identity) to unique names within one printed scope.
 

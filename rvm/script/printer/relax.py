@@ -10,7 +10,7 @@ from rvm.relax.binding import DataflowBlock, MatchCast, SeqExpr, VarBinding
 from rvm.relax.op.registry import Op
 from rvm.tir import expr as _e
 from rvm.script.parser.metadata import CONSTANT_KEY, encode_array
-from rvm.script.printer.names import NameTable
+from rvm.script.printer.names import NameTable, identifier
 from rvm.script.printer.tir import INDENT, decorator, value_text, var_decl
 from rvm.script.printer.tir_expr import ExprPrinter, quote
 
@@ -200,7 +200,7 @@ class RelaxPrinter:
             if self.module_functions is None or e.name_hint not in self.module_functions:
                 # printed alone, or not a function of the module: no ``cls.f`` to refer to
                 return f"I.GlobalVar({quote(e.name_hint)})"
-            return f"cls.{e.name_hint}"
+            return f"cls.{identifier(e.name_hint)}"
         if isinstance(e, _r.Constant):
             arr = e.data.numpy()
             if arr.ndim == 0 and (arr.dtype.kind in "biu" or np.isfinite(arr)):
