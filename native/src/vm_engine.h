@@ -151,6 +151,7 @@ typedef struct RVMVirtualMachine {
   RVMVMStoragePool* pools;
   int use_python;        /* run on the Python engine (instrumentation is on) */
   int release_gil;       /* C callees run without the GIL */
+  uint32_t backward_jumps;
   int32_t active_runs;   /* runs in progress (nested ones through Python callees) ... */
   unsigned long thread;  /* ... all on this thread */
 } RVMVirtualMachine;

@@ -258,6 +258,17 @@ static void add_position_note(RVMVirtualMachine* vm, int32_t fidx, int32_t pc, s
   PyErr_Restore(type, value, tb);
 }
 
+/* A loop may run forever without calls: signals (Ctrl-C) are checked at every backward
+ * jump, and now and then other threads get the GIL, as in the Python interpreter. */
+static int backward_jump(RVMVirtualMachine* vm) {
+  if (PyErr_CheckSignals() != 0) return -1;
+  if (++vm->backward_jumps % 4096 == 0) {
+    Py_BEGIN_ALLOW_THREADS
+    Py_END_ALLOW_THREADS
+  }
+  return 0;
+}
+
 /* Runs from the frame at index frame0 (already pushed) until it returns. */
 static PyObject* run_loop(RVMVirtualMachine* vm, size_t frame0) {
   int32_t fidx = vm->frames[frame0].fidx;
@@ -320,12 +331,14 @@ static PyObject* run_loop(RVMVirtualMachine* vm, size_t frame0) {
         break;
       }
       case kVMOpGoto:
+        if (ins->target <= pc && backward_jump(vm) != 0) goto error;
         pc = ins->target;
         break;
       default: { /* kVMOpIf */
         size_t r = base + (size_t)ins->callee;
         int taken = branch_taken(vm, vm->reg_values[r], vm->reg_codes[r]);
         if (taken < 0) goto error;
+        if (!taken && ins->target <= pc && backward_jump(vm) != 0) goto error;
         pc = taken ? pc + 1 : ins->target;
         break;
       }

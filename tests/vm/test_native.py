@@ -1,5 +1,6 @@
 """The native engine specifically: engine choice, C callees, frames, counters, and hostile
 executables that must raise, never crash the process."""
+import signal
 import struct
 import sys
 import threading
@@ -218,6 +219,8 @@ ARGUMENT_SETS = [(np.ones((2, 3), "float32"), 1), (np.ones((2, 3), "float32"), 0
 
 
 def _run_hostile(ex):
+    if any((instr.jump_offset or 1) <= 0 for instr in ex.instructions):
+        return   # may loop forever, on either engine
     try:
         vm = VirtualMachine(ex, cpu(), engine="native")
     except Exception:   # refused: resolution, decoding
@@ -309,6 +312,41 @@ def test_unverified_executables_never_crash(code_edits, num_regs, num_args):
         return
     assert main.name == "main"
     _run_hostile(hostile)
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def test_an_endless_loop_can_be_interrupted():
+    ib = ExecBuilder()
+    with ib.function("spin", num_inputs=1):
+        top, done = ib.label(), ib.label()
+        ib.bind(top)
+        ib.emit_if(ib.r(0), done)
+        ib.emit_goto(top)
+        ib.bind(done)
+        ib.emit_ret(ib.r(0))
+    vm = VirtualMachine(ib.get(), cpu(), engine="native")
+    previous = signal.signal(signal.SIGALRM, _interrupt)
+    signal.setitimer(signal.ITIMER_REAL, 0.2)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            vm["spin"](True)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    ticks = []
+    timer = threading.Timer(0.2, lambda: ticks.append(1) or signal.raise_signal(signal.SIGALRM))
+    signal.signal(signal.SIGALRM, _interrupt)
+    timer.start()   # another thread runs while the loop spins, and stops it
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            vm["spin"](True)
+    finally:
+        timer.join()
+        signal.signal(signal.SIGALRM, previous)
+    assert ticks == [1]
 
 
 def test_a_vm_used_from_two_threads_at_once_raises():
