@@ -218,7 +218,11 @@ class BlockBuilder(Normalizer):
         """
         name_hint = kwargs.pop("primfunc_name_hint", None)
         prim_func, relax_args, out_sinfo, tir_vars = lower_te_call(self, func, args, kwargs)
-        gvar = self.add_func(prim_func, name_hint or getattr(func, "__name__", "te_func"))
+        if name_hint is None:
+            name_hint = getattr(func, "__name__", "")
+            if not name_hint.isidentifier():  # a lambda's "<lambda>" cannot name a function
+                name_hint = "te_func"
+        gvar = self.add_func(prim_func, name_hint)
         return call_tir(gvar, relax_args, out_sinfo, tir_vars=tir_vars or None)
 
     def emit_te(self, func, *args, **kwargs):

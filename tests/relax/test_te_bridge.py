@@ -249,3 +249,17 @@ def test_seed_from_fx_translator_runs_on_our_api():
     weight = main.body.blocks[0].bindings[0].value.args[1].fields[1]
     assert isinstance(weight, relax.Constant) and tuple(weight.data.shape) == (128, 128)
     assert relax.analysis.well_formed(mod, raise_error=True)
+
+
+def test_lambda_kernels_get_an_identifier_name():
+    from rvm import relax, te
+
+    a = relax.Var("a", relax.TensorStructInfo((4,), "float32"))
+    bb = relax.BlockBuilder()
+    with bb.function("main", params=[a]):
+        with bb.dataflow():
+            out = bb.emit_output(bb.emit_te(lambda x: te.compute(x.shape, lambda i: x[i] + 1.0),
+                                            a))
+        bb.emit_func_output(out)
+    names = [gv.name_hint for gv in bb.get().get_global_vars()]
+    assert "te_func" in names and all(n.isidentifier() for n in names)
