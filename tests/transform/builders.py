@@ -1,4 +1,6 @@
-"""Constructors for the Expected side of lowering tests (forms the script parser does not read).
+"""Constructors for the Expected side of lowering tests.
+
+(tests/script/test_lowered_forms.py states the same lowered forms in script form.)
 
 ``FunctionBuilder`` collects bindings of a function's single block, naming
 values like the passes do, so expected modules read close to their printed form.
