@@ -219,7 +219,7 @@ ARGUMENT_SETS = [(np.ones((2, 3), "float32"), 1), (np.ones((2, 3), "float32"), 0
 
 
 def _run_hostile(ex):
-    if any((instr.jump_offset or 1) <= 0 for instr in ex.instructions):
+    if any(instr.jump_offset is not None and instr.jump_offset <= 0 for instr in ex.instructions):
         return   # may loop forever, on either engine
     try:
         vm = VirtualMachine(ex, cpu(), engine="native")
