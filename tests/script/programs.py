@@ -15,71 +15,9 @@ from rvm.tir import expr as _e
 from rvm.tir import stmt as _s
 from rvm.tir.buffer import decl_buffer
 from rvm.tir.function import PrimFunc
-
-RELU0 = '''
-    @T.prim_func
-    def relu0(x: T.handle, y: T.handle):
-        n = T.int64()
-        X = T.match_buffer(x, (1, n), "float32")
-        Y = T.match_buffer(y, (1, n), "float32")
-        for i, j in T.grid(1, n):
-            with T.block("Y"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                Y[vi, vj] = T.max(X[vi, vj], T.float32(0))
-'''
-
-LINEAR0 = '''
-    @T.prim_func
-    def linear0(x: T.handle,
-                w: T.handle,
-                b: T.handle,
-                z: T.handle):
-        m, n, k = T.int64(), T.int64(), T.int64()
-        X = T.match_buffer(x, (1, m), "float32")
-        W = T.match_buffer(w, (n, m), "float32")
-        B = T.match_buffer(b, (n, ), "float32")
-        Z = T.match_buffer(z, (1, n), "float32")
-        Y = T.alloc_buffer((1, n), "float32")
-        for i, j, k in T.grid(1, n, m):
-            with T.block("Y"):
-                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-                with T.init():
-                    Y[vi, vj] = T.float32(0)
-                Y[vi, vj] = Y[vi, vj] + X[vi, vk] * W[vj, vk]
-        for i, j in T.grid(1, n):
-            with T.block("Z"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                Z[vi, vj] = Y[vi, vj] + B[vj]
-'''
-
-
-def _main(names):
-    """Seed 004's main, calling ``names`` = (first linear, relu, second linear)."""
-    first, relu, second = names
-    return f'''
-    @R.function
-    def main(x: R.Tensor((1, "m"), "float32"),
-             w0: R.Tensor(("n", "m"), "float32"),
-             b0: R.Tensor(("n", ), "float32"),
-             w1: R.Tensor(("k", "n"), "float32"),
-             b1: R.Tensor(("k", ), "float32")):
-        # block 0
-        m, n, k = T.int64(), T.int64(), T.int64()
-        with R.dataflow():
-            lv0 = R.call_dps_packed("{first}", (x, w0, b0), R.Tensor((1, n), "float32"))
-            lv1 = R.call_dps_packed("{relu}", (lv0, ), R.Tensor((1, n), "float32"))
-            out = R.call_dps_packed("{second}", (lv1, w1, b1), R.Tensor((1, k), "float32"))
-            R.output(out)
-        return out
-'''
-
-
-MY_MODULE = ("@I.ir_module\nclass MyModule:" + RELU0 + LINEAR0
-             + _main(("linear0", "relu0", "linear0")))
-MY_MODULE_WITH_EXTERN_CALL = ("@I.ir_module\nclass MyModuleWithExternCall:"
-                              + _main(("env.linear", "env.relu", "env.linear")))
-MY_MODULE_MIXTURE = ("@I.ir_module\nclass MyModuleMixture:" + LINEAR0
-                     + _main(("linear0", "env.relu", "env.linear")))
+from tests.spec_programs import (  # noqa: F401  (re-exported for the script tests)
+    LINEAR0, MY_MODULE, MY_MODULE_MIXTURE, MY_MODULE_WITH_EXTERN_CALL, RELU0, mlp_params,
+)
 
 # Seed 004 §5.4: the static-shape MyModuleMixture with T.Buffer parameters and func_attr.
 MY_MODULE_MIXTURE_STATIC = '''
@@ -355,14 +293,6 @@ def memory_ops_module():
             "vm.builtin.copy", [x], sinfo_args=relax.TensorStructInfo((2, 3), f32)))
         bb.emit_func_output(out)
     return bb.get()
-
-
-def mlp_params(seed=0):
-    rng = np.random.default_rng(seed)
-    return {"w0": rng.standard_normal((128, 784)).astype("float32"),
-            "b0": rng.standard_normal((128,)).astype("float32"),
-            "w1": rng.standard_normal((10, 128)).astype("float32"),
-            "b1": rng.standard_normal((10,)).astype("float32")}
 
 
 def bound_params_module():
