@@ -118,7 +118,7 @@ def empty(shape, dtype="float32", device=None):
     """A new uninitialised tensor."""
     if device is None:
         device = _CPU0
-    elif device.device_type != Device.CPU:
+    elif type(device) is not Device or device.device_type != Device.CPU:
         _check_device(device)
     dtype = DataType(dtype)
     try:

@@ -78,6 +78,8 @@ def test_bad_arguments():
         array([object()])
     with pytest.raises(ValueError, match="not supported"):
         empty((2,), device=rvm.Device("cuda", 0))
+    with pytest.raises(TypeError, match="expected a Device, got str"):
+        empty((2,), device="cpu")
 
 
 def test_repr_and_device():
