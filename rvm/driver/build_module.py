@@ -9,24 +9,14 @@ from rvm.codegen.c_target import build_c
 from rvm.codegen.python_kernels import build_python
 from rvm.ir.module import IRModule
 from rvm.runtime.compiler import CompilerNotFoundError
+from rvm.target.target import as_target
 from rvm.tir.function import PrimFunc
 from rvm.transform.tir.pipeline import lower_module
 
-TARGETS = ("c", "python")
-
-
 def normalize_target(target):
-    """The kernel backend of ``target``: "c" (also for "llvm ..." strings) or "python"."""
-    if target is None:
-        return "c"
-    text = str(getattr(target, "kind", target)).strip()
-    kind = text.split()[0] if text else ""
-    if kind in ("c", "llvm"):
-        return "c"
-    if kind == "python":
-        return "python"
-    raise ValueError(f"unknown target {target!r}; expected one of {', '.join(TARGETS)} "
-                     "('llvm' is accepted as 'c')")
+    """The kernel backend of ``target`` (a str, dict, Target, or None for the current target,
+    else "c"): "python" for the reference kernels, else "c" ("llvm" targets are compiled C)."""
+    return "python" if as_target(target).kind.name == "python" else "c"
 
 
 def _prim_func_module(mod, name):
