@@ -16,6 +16,7 @@ from rvm.codegen.c_preamble import render_preamble
 from rvm.codegen.c_prologue import c_string, render_prologue
 from rvm.codegen.kernel_signature import KernelSignature
 from rvm.runtime.kernel_library import kernel_symbol
+from rvm.support.errors import RVMError
 from rvm.tir import expr as E
 from rvm.tir.buffer import Buffer
 from rvm.tir.stmt import ForKind
@@ -52,7 +53,7 @@ STACK_LIMIT_BYTES = 32 * 1024
 SIMD_REDUCTION = "rvm.simd_reduction"
 
 
-class CodegenError(ValueError):
+class CodegenError(RVMError, ValueError):
     """A lowered PrimFunc uses something the C backend cannot express."""
 
 

@@ -16,11 +16,12 @@ import numpy as np
 
 from rvm.runtime.ndarray import from_dlpack
 from rvm.runtime.packed_func import get_global_func
+from rvm.support.errors import RVMError
 from rvm.tir import expr as E
 from rvm.tir.buffer import Buffer
 
 
-class EvalError(ValueError):
+class EvalError(RVMError, ValueError):
     """The evaluator met a node it does not define."""
 
 

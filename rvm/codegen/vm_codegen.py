@@ -37,6 +37,7 @@ from rvm.relax.expr import (
 from rvm.relax.function import Function
 from rvm.relax.op.registry import Op
 from rvm.relax.struct_info import PrimStructInfo
+from rvm.support.errors import RVMError
 from rvm.tir.function import PrimFunc
 
 __all__ = ["CodegenError", "function_symbol", "vm_codegen"]
@@ -44,7 +45,7 @@ __all__ = ["CodegenError", "function_symbol", "vm_codegen"]
 _LEAVES = (Var, Constant, PrimValue, StringImm, DataTypeImm, ShapeExpr, GlobalVar, ExternFunc)
 
 
-class CodegenError(ValueError):
+class CodegenError(RVMError, ValueError):
     """The Relax program is not in the lowered form the VM codegen accepts."""
 
 

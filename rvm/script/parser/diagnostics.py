@@ -1,8 +1,10 @@
 """Parse errors that point at the source: file:line:column, the line itself and a caret."""
 import ast
 
+from rvm.support.errors import DiagnosticError
 
-class ParseError(SyntaxError):
+
+class ParseError(DiagnosticError, SyntaxError):
     """A malformed script program.
 
     The message names the file, line and column, quotes the source line with a
