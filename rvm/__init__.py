@@ -17,12 +17,14 @@ __version__ = "0.1.0"
 
 _LAZY_SUBMODULES = (
     "support", "bytecode", "vm", "ir", "tir", "te", "topi", "relax", "transform", "script",
-    "frontend", "codegen", "driver", "tune",
+    "frontend", "codegen", "driver", "tune", "target", "testing", "error",
 )
 
 
 _LAZY_ATTRS = {
     "build": ("rvm.driver.build_module", "build"),
+    "compile": ("rvm.driver.compile", "compile"),
+    "IRModule": ("rvm.ir.module", "IRModule"),
 }
 
 

@@ -73,15 +73,41 @@ def _check_functions(mod):
                             f"{type(func).__name__}; expected Relax functions and PrimFuncs")
 
 
-def build(mod, target="c", params=None, pipeline="default", compiler=None):
+EXEC_MODES = ("bytecode", "compiled")
+
+
+def _tvm_options(pipeline, relax_pipeline, tir_pipeline, exec_mode):
+    """The pipeline, after checking the options TVM's relax.build takes."""
+    if relax_pipeline is not None:
+        if pipeline != "default":
+            raise ValueError("relax.build: pass either pipeline= or relax_pipeline=, not both")
+        pipeline = relax_pipeline
+    if tir_pipeline not in ("default", None):
+        raise ValueError(f"relax.build: tir_pipeline must be 'default' (kernels are lowered by "
+                         f"rvm's own TIR pipeline), got {tir_pipeline!r}")
+    if exec_mode not in EXEC_MODES:
+        raise ValueError(f"relax.build: exec_mode must be one of {EXEC_MODES}, got "
+                         f"{exec_mode!r}")
+    return pipeline
+
+
+def build(mod, target="c", params=None, pipeline="default", compiler=None, *,
+          relax_pipeline=None, tir_pipeline="default", exec_mode="bytecode", system_lib=None):
     """Compiles ``mod`` into an Executable carrying its kernel library.
 
     ``target`` selects the kernel backend ("c", the default; "python" for the
-    reference kernels; "llvm" is read as "c"). ``params`` maps parameter
-    names of ``main`` to arrays bound as constants before lowering.
-    ``pipeline`` is the lowering pipeline's name, a Pass, or None for a
+    reference kernels; "llvm" is read as "c"); a Target or None (the current
+    Target, else "c") works too. ``params`` maps parameter names of ``main``
+    to arrays bound as constants before lowering. ``pipeline`` (TVM's
+    ``relax_pipeline``) is the lowering pipeline's name, a Pass, or None for a
     module already in lowered form. ``compiler`` overrides the C compiler.
+
+    TVM's ``exec_mode`` is accepted: "bytecode" and "compiled" give the same
+    executable, whose bytecode the native engine interprets in C.
+    ``tir_pipeline`` must be "default", and ``system_lib`` is accepted and
+    unused (an executable is one self-contained file).
     """
+    pipeline = _tvm_options(pipeline, relax_pipeline, tir_pipeline, exec_mode)
     kind = normalize_target(target)
     lowered = lower(mod, params, pipeline)
     _check_functions(lowered)

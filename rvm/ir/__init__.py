@@ -12,3 +12,12 @@ __all__ = [
     "assert_structural_equal", "register_printer", "structural_equal", "structural_hash",
 ]
 import rvm.script.printer  # noqa: E402,F401  (installs the script printer behind script()/show()/repr)
+
+
+def __getattr__(name):
+    # rvm.ir.transform (TVM's path to the pass infrastructure) sits above this layer.
+    if name == "transform":
+        import importlib
+
+        return importlib.import_module("rvm.ir.transform")
+    raise AttributeError(f"module 'rvm.ir' has no attribute {name!r}")

@@ -46,7 +46,7 @@ _LAZY_ATTRS = {
 
 def __getattr__(name):
     if name == "transform":
-        return importlib.import_module("rvm.transform")
+        return importlib.import_module("rvm.relax.transform")
     if name in _LAZY_ATTRS:
         module, attr = _LAZY_ATTRS[name]
         try:

@@ -25,3 +25,12 @@ from rvm.tir.stmt_functor import (
 )
 from rvm.tir.arith import Analyzer, simplify
 from rvm.tir import analysis
+
+
+def __getattr__(name):
+    # rvm.tir.transform (TVM's path to the PrimFunc passes) sits above this layer.
+    if name == "transform":
+        import importlib
+
+        return importlib.import_module("rvm.tir.transform")
+    raise AttributeError(f"module 'rvm.tir' has no attribute {name!r}")

@@ -9,7 +9,7 @@ from rvm.ir.module import IRModule
 from rvm.script.parser.core import DEFAULT_ALIASES, ScriptParser
 from rvm.script.parser.diagnostics import Source
 from rvm.script.parser.metadata import read_metadata
-from rvm.script.parser.tir import TIRParser
+from rvm.script.parser.tir_parser import TIRParser
 
 _KINDS = {"tir.prim_func": "prim_func", "relax.function": "function"}
 
@@ -74,7 +74,7 @@ def _parse_function(ctx, node, kind, options, name=None):
     if kind == "prim_func":
         parser = TIRParser(ctx.source, ctx.env, ctx.aliases)
         return parser.parse_function(node, name, private)
-    from rvm.script.parser.relax import RelaxParser  # relax builds on the TIR parser
+    from rvm.script.parser.relax_parser import RelaxParser  # relax builds on the TIR parser
 
     parser = RelaxParser(ctx.source, ctx.env, ctx.aliases, ctx)
     return parser.parse_function(node, name, private, bool(options.get("pure", True)))
@@ -111,7 +111,7 @@ def parse_module_class(ctx, node):
     ordered = [f for f in functions if f[1] == "prim_func"] + \
         [f for f in functions if f[1] == "function"]
     if any(kind == "function" for _, kind, _ in functions):
-        from rvm.script.parser.relax import declare_signatures
+        from rvm.script.parser.relax_parser import declare_signatures
 
         declare_signatures(ctx, [f[0] for f in functions if f[1] == "function"])
     for item, kind, options in ordered:

@@ -1,0 +1,65 @@
+"""The module paths and names a TVM user reaches for exist (``tvm`` replaced by ``rvm``)."""
+import importlib
+
+import pytest
+
+import rvm
+
+
+@pytest.mark.parametrize("path, name", [
+    ("rvm", "IRModule"), ("rvm", "build"), ("rvm", "compile"), ("rvm", "cpu"),
+    ("rvm", "device"), ("rvm", "DataType"), ("rvm", "register_func"),
+    ("rvm", "get_global_func"), ("rvm.error", "RVMError"), ("rvm.error", "DiagnosticError"),
+    ("rvm.target", "Target"), ("rvm.testing", "assert_allclose"), ("rvm.testing", "main"),
+    ("rvm.ir", "IRModule"), ("rvm.ir", "structural_hash"), ("rvm.ir", "assert_structural_equal"),
+    ("rvm.ir.transform", "PassContext"), ("rvm.ir.transform", "Sequential"),
+    ("rvm.transform", "PassContext"), ("rvm.relax.transform", "LegalizeOps"),
+    ("rvm.relax.transform", "BindParams"), ("rvm.relax.transform", "FunctionPass"),
+    ("rvm.tir.transform", "FlattenBuffer"), ("rvm.relax", "build"),
+    ("rvm.relax", "VirtualMachine"), ("rvm.script", "from_source"),
+    ("rvm.script.parser.ir", "ir_module"), ("rvm.script.parser.relax", "function"),
+    ("rvm.script.parser.tir", "prim_func"),
+])
+def test_import_path_has_name(path, name):
+    assert hasattr(importlib.import_module(path), name)
+
+
+def test_top_level_names():
+    from rvm.ir.module import IRModule
+
+    assert rvm.IRModule is IRModule
+    assert rvm.relax.transform is importlib.import_module("rvm.relax.transform")
+    assert rvm.relax.transform.LegalizeOps is rvm.transform.LegalizeOps
+    assert rvm.ir.transform is rvm.transform
+    assert rvm.tir.transform.Simplify is rvm.transform.tir.Simplify
+
+
+def test_script_parser_paths_are_the_same_namespaces():
+    """``from rvm.script.parser import relax as R`` is the very namespace of rvm.script."""
+    from rvm.script import ir, relax, tir
+    from rvm.script.parser import ir as I, relax as R, tir as T
+
+    assert I is ir and R is relax and T is tir
+
+
+def test_error_hierarchy():
+    """RVMError is the base of rvm's exceptions; those meaning a standard error keep its base."""
+    from rvm.bytecode.errors import ExecutableFormatError
+    from rvm.runtime.compiler import CompileError
+    from rvm.script.parser.diagnostics import ParseError
+
+    assert issubclass(rvm.error.DiagnosticError, rvm.error.RVMError)
+    assert issubclass(ParseError, rvm.error.DiagnosticError) and issubclass(ParseError,
+                                                                            SyntaxError)
+    assert issubclass(ExecutableFormatError, rvm.error.RVMError)
+    assert issubclass(ExecutableFormatError, ValueError)
+    assert issubclass(CompileError, rvm.error.RVMError)
+    assert issubclass(rvm.error.OpNotImplemented, NotImplementedError)
+    assert rvm.RVMError is rvm.error.RVMError
+
+
+def test_script_errors_are_diagnostic_errors():
+    from rvm.script import from_source
+
+    with pytest.raises(rvm.error.DiagnosticError, match="needs a struct info annotation"):
+        from_source("@R.function\ndef f(x):\n    return x\n")
