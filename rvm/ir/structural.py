@@ -111,8 +111,15 @@ class _EqualChecker:
         if not self.map_free_vars and not binding and a is not b:
             raise _Mismatch(path, a, b, f"free variables {a.name_hint!r} and {b.name_hint!r} "
                             "are different objects (map_free_vars=False)")
-        for name in a._fields:
-            self.check(getattr(a, name), getattr(b, name), f"{path}.{name}")
+        # A variable's defining site also defines the variables its fields mention (the
+        # symbolic dimensions in a Relax parameter's struct info).
+        outer = self.map_free_vars
+        self.map_free_vars = outer or binding
+        try:
+            for name in a._fields:
+                self.check(getattr(a, name), getattr(b, name), f"{path}.{name}")
+        finally:
+            self.map_free_vars = outer
         self.lhs_to_rhs[id(a)] = b
         self.rhs_to_lhs[id(b)] = a
         self.alive.append((a, b))
@@ -226,33 +233,46 @@ def assert_structural_equal(lhs, rhs, map_free_vars=True):
 class _Hasher:
     """Feeds a canonical token stream of a value into blake2b (process-independent)."""
 
-    def __init__(self):
+    def __init__(self, map_free_vars=True):
         self.digest = hashlib.blake2b(digest_size=8)
+        self.map_free_vars = map_free_vars
         self.var_index = {}
         self.alive = []
 
     def token(self, tag, text=""):
         self.digest.update(f"{tag}:{text}\x00".encode())
 
-    def visit(self, x):
+    def visit(self, x, binding=False):
         if isinstance(x, Node):
             if _is_var(x):
                 index = self.var_index.get(id(x))
                 if index is not None:
                     self.token("varref", str(index))
                     return
+                if not (binding or self.map_free_vars):
+                    # A free variable is itself, as structural_equal(map_free_vars=False) says.
+                    self.alive.append(x)
+                    self.token("freevar", f"{type(x).__qualname__}@{id(x)}")
+                    return
                 self.var_index[id(x)] = len(self.var_index)
                 self.alive.append(x)
                 self.token("var", type(x).__qualname__)
-            else:
-                self.token("node", type(x).__qualname__)
+                outer = self.map_free_vars
+                self.map_free_vars = outer or binding  # as in _EqualChecker._check_var
+                for name in x._fields:
+                    self.token("field", name)
+                    self.visit(getattr(x, name))
+                self.map_free_vars = outer
+                return
+            self.token("node", type(x).__qualname__)
+            binding_fields = _binding_fields(x, binding)
             for name in x._fields:
                 self.token("field", name)
-                self.visit(getattr(x, name))
+                self.visit(getattr(x, name), name in binding_fields)
         elif isinstance(x, (list, tuple)):
             self.token("seq", str(len(x)))
             for item in x:
-                self.visit(item)
+                self.visit(item, binding)
         elif isinstance(x, dict):
             self.token("dict", str(len(x)))
             items = list(x.items())
@@ -262,13 +282,13 @@ class _Hasher:
             elif all(not isinstance(k, Node) for k in x):
                 items.sort(key=lambda kv: repr(kv[0]))
             for k, v in items:
-                self.visit(k)
+                self.visit(k, binding)
                 if functions:  # each function numbers its variables afresh
                     saved, self.var_index = self.var_index, {}
-                    self.visit(v)
+                    self.visit(v, binding)
                     self.var_index = saved
                 else:
-                    self.visit(v)
+                    self.visit(v, binding)
         else:
             self.leaf(x)
 
@@ -288,13 +308,23 @@ class _Hasher:
             self.token(type(x).__name__, repr(x))
 
 
-def structural_hash(value):
+def structural_hash(value, map_free_vars=True):
     """A 64-bit hash consistent with structural_equal (rename-invariant, stable across runs).
 
+    With ``map_free_vars=False`` a variable that no enclosing node defines hashes as that very
+    object (matching ``structural_equal(..., map_free_vars=False)``), so such hashes are not
+    stable across runs.
+
     >>> from rvm.ir.expr import GlobalVar
+    >>> from rvm.tir.expr import Var
     >>> structural_hash(GlobalVar("f")) == structural_hash(GlobalVar("f"))
     True
+    >>> x, y = Var("x", "int32"), Var("y", "int32")
+    >>> structural_hash(x + 1) == structural_hash(y + 1)
+    True
+    >>> structural_hash(x + 1, map_free_vars=False) == structural_hash(y + 1, map_free_vars=False)
+    False
     """
-    hasher = _Hasher()
+    hasher = _Hasher(map_free_vars)
     hasher.visit(value)
     return int.from_bytes(hasher.digest.digest(), "little")

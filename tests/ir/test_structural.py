@@ -129,3 +129,26 @@ def test_module_functions_scope_their_variables_separately():
                     "g": func(Var("b", "int64"), Var("n", "int64"))})
     assert structural_equal(lhs, rhs)
     assert structural_hash(lhs) == structural_hash(rhs)
+
+
+def test_hash_map_free_vars_matches_equality():
+    """structural_hash(x, map_free_vars=False): free variables are themselves; variables a node
+    defines (parameters, and the symbolic dimensions of their struct info) are still renamed."""
+    from rvm.script import from_source
+
+    x, y = tir.Var("x"), tir.Var("y")
+    assert structural_hash(x + 1, map_free_vars=False) == structural_hash(x + 1,
+                                                                          map_free_vars=False)
+    assert structural_hash(x + 1, map_free_vars=False) != structural_hash(y + 1,
+                                                                          map_free_vars=False)
+    assert not structural_equal(x + 1, y + 1, map_free_vars=False)
+    text = '''
+@R.function
+def f(x: R.Tensor(("n", 4), "float32")) -> R.Tensor(("n", 4), "float32"):
+    n = T.int64()
+    y: R.Tensor((n, 4), "float32") = R.add(x, x)
+    return y
+'''
+    a, b = from_source(text), from_source(text)
+    assert structural_equal(a, b, map_free_vars=False)
+    assert structural_hash(a, map_free_vars=False) == structural_hash(b, map_free_vars=False)
