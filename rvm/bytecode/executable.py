@@ -124,8 +124,16 @@ class Executable(Module):
                                 "code": self.instructions, "modules": modules,
                                 "source_map": self.source_map})
 
-    def export_library(self, path):
-        """Writes one self-contained file (kernels and runtime modules included)."""
+    def export_library(self, path, fcompile=None, workspace_dir=None, **options):
+        """Writes one self-contained file (kernels and runtime modules included).
+
+        TVM's ``fcompile``, ``workspace_dir`` and compiler ``options`` are accepted so TVM
+        code runs unchanged; they do not apply, since the file is rvm's executable format
+        (kernels inside are recompiled from their TIR on load), not a shared library.
+        """
+        if fcompile is not None and not callable(fcompile):
+            raise TypeError(f"export_library: fcompile must be callable, got "
+                            f"{type(fcompile).__name__}")
         data = self.save_to_bytes()
         with open(path, "wb") as f:
             f.write(data)

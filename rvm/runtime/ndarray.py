@@ -88,6 +88,33 @@ class NDArray(_bridge.NDArrayBase):
         except TypeError:
             raise TypeError(f"view: shape must be a sequence of ints, got {shape!r}") from None
 
+    def __setitem__(self, index, value):
+        """``a[:] = value`` copies ``value`` (an NDArray, numpy array, list or scalar) into the
+        tensor, as TVM's NDArray does; another index writes that part with numpy's indexing.
+
+        >>> a = empty((2, 2), "float32")
+        >>> a[:] = np.ones((2, 2))
+        >>> a[0, 1] = 5
+        >>> a.numpy().tolist()
+        [[1.0, 5.0], [1.0, 1.0]]
+        """
+        if isinstance(value, NDArray):
+            value = value._numpy_view()
+        view = self._numpy_view()
+        if isinstance(index, slice) and index == slice(None):
+            src = np.asarray(value)
+            if src.dtype == object:
+                raise TypeError(f"cannot store {type(value).__name__} in a {self.dtype} tensor")
+            if src.ndim and tuple(src.shape) != tuple(self._shape):
+                raise ValueError(f"a[:] = value: shape mismatch, expected {tuple(self._shape)}, "
+                                 f"got {tuple(src.shape)}")
+            np.copyto(view, src, casting="unsafe")
+            return
+        try:
+            view[index] = value
+        except (IndexError, ValueError, TypeError) as err:
+            raise type(err)(f"a[{index!r}] = value: {err}") from None
+
     def __dlpack_device__(self):
         return self._device_tuple
 

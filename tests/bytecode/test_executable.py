@@ -36,3 +36,16 @@ def test_load_module_dispatches_on_magic(rich_executable, tmp_path):
     other.write_bytes(b"\x7fELF....")
     with pytest.raises(ValueError, match="not a known module file.*rvm bytecode executable"):
         runtime_load_module(other)
+
+
+def test_export_library_accepts_tvm_options(rich_executable, tmp_path):
+    """TVM's fcompile=/workspace_dir=/options are accepted; the file is still one .rvm file."""
+    def create_shared(output, objects, options=None):  # the shape of TVM's cc.create_shared
+        raise AssertionError("not called: the executable is not a shared library")
+
+    path = tmp_path / "m.so"
+    rich_executable.export_library(path, fcompile=create_shared, workspace_dir=str(tmp_path),
+                                   options=["-O2"])
+    assert Executable.load(path).as_text() == rich_executable.as_text()
+    with pytest.raises(TypeError, match="fcompile must be callable"):
+        rich_executable.export_library(path, fcompile="gcc")

@@ -87,3 +87,21 @@ def test_repr_and_device():
     assert a.device == rvm.cpu(0)
     assert a.__dlpack_device__() == (1, 0)
     assert repr(a).startswith("<rvm.nd.NDArray shape=(1, 2), float32, cpu(0)>")
+
+
+def test_setitem_full_slice_and_parts():
+    """TVM's ``b[:] = value`` (NDArray, numpy array, list or scalar); other indices write a part."""
+    b = empty((2, 3), "float32")
+    b[:] = np.arange(6, dtype="float64").reshape(2, 3)
+    np.testing.assert_array_equal(b.numpy(), np.arange(6).reshape(2, 3))
+    b[:] = array(np.ones((2, 3), "float32"))
+    b[:] = 0
+    b[1, 2] = 7
+    b[0] = [1, 2, 3]
+    np.testing.assert_array_equal(b.numpy(), [[1, 2, 3], [0, 0, 7]])
+    with pytest.raises(ValueError, match=r"shape mismatch, expected \(2, 3\), got \(3,\)"):
+        b[:] = np.ones(3)
+    with pytest.raises(IndexError, match="a\\[5\\] = value"):
+        b[5] = 1
+    with pytest.raises(TypeError, match="cannot store dict"):
+        b[:] = {"a": 1}
