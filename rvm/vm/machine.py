@@ -58,6 +58,28 @@ def _to_runtime(value):
     return value
 
 
+def _by_name(info, args, kwargs):
+    """``args`` followed by ``kwargs`` placed by the parameter names of ``info``."""
+    names = list(info.param_names)
+    merged = list(args) + [_MISSING] * (len(names) - len(args))
+    for name, value in kwargs.items():
+        if name not in names:
+            raise TypeError(f"{info.name}() has no parameter '{name}'; its parameters are "
+                            f"({', '.join(names)})")
+        k = names.index(name)
+        if k < len(args):
+            raise TypeError(f"{info.name}() got parameter '{name}' twice (positionally and "
+                            "by name)")
+        merged[k] = value
+    missing = [n for n, v in zip(names, merged) if v is _MISSING]
+    if missing:
+        raise TypeError(f"{info.name}() is missing argument(s) {', '.join(missing)}")
+    return merged
+
+
+_MISSING = object()
+
+
 class VirtualMachine:
     """Runs the VM functions of an Executable.
 
@@ -205,8 +227,10 @@ class VirtualMachine:
                              f"{', '.join(self.executable.vm_function_names()) or 'none'}")
         return index
 
-    def _check_args(self, index, args):
+    def _check_args(self, index, args, kwargs=None):
         info = self.executable.func_table[index]
+        if kwargs:
+            args = _by_name(info, args, kwargs)
         if len(args) != info.num_args:
             params = f" ({', '.join(info.param_names)})" if info.param_names else ""
             raise TypeError(f"{info.name}() takes {info.num_args} argument(s){params}, "
@@ -334,24 +358,27 @@ class VirtualMachine:
                 err.add_note(describe_position(self.executable, fidx, pc, len(stack)))
             raise
 
-    def save_function(self, func_name, saved_name, *args):
-        """Saves ``func_name`` bound to ``args`` as a function of no arguments, ``saved_name``
-        (for timing without the cost of passing arguments)."""
+    def save_function(self, func_name, saved_name, *args, include_return=True, **kwargs):
+        """Saves ``func_name`` bound to ``args`` (positional, then ``kwargs`` by parameter name)
+        as a function of no arguments, ``saved_name`` (for timing without the cost of passing
+        arguments); with ``include_return=False`` it returns None."""
         index = self._func_index(func_name)
-        checked = self._check_args(index, args)
+        checked = self._check_args(index, args, kwargs)
         run = self._run
 
         def saved():
-            return run(index, checked)
+            result = run(index, checked)
+            return result if include_return else None
 
         self._saved[saved_name] = saved
 
     # -- stateful API ----------------------------------------------------------------------
 
-    def set_input(self, func_name, *args):
-        """Stores the arguments of ``func_name`` for ``invoke_stateful``."""
+    def set_input(self, func_name, *args, **kwargs):
+        """Stores the arguments of ``func_name`` for ``invoke_stateful``: positional ones first,
+        then ``kwargs`` by parameter name."""
         index = self._func_index(func_name)
-        self._inputs[func_name] = self._check_args(index, args)
+        self._inputs[func_name] = self._check_args(index, args, kwargs)
 
     def invoke_stateful(self, func_name):
         """Runs ``func_name`` on the inputs given by ``set_input``; keeps the result."""

@@ -191,6 +191,32 @@ def test_stateful_api_with_tensors():
         vm.set_input("g", 1)
 
 
+def test_stateful_api_takes_arguments_by_name():
+    """TVM's set_input/save_function take keyword arguments named after the parameters."""
+    ib = ExecBuilder()
+    with ib.function("sub", num_inputs=2, param_names=["x", "y"]):
+        ib.emit_call("test.vm.sub", args=[ib.r(0), ib.r(1)], dst=ib.r(2))
+        ib.emit_ret(ib.r(2))
+    vm = VirtualMachine(ib.get(), cpu())
+    vm.set_input("sub", y=2, x=10)
+    vm.invoke_stateful("sub")
+    assert vm.get_outputs("sub") == 8
+    vm.set_input("sub", 10, y=7)
+    vm.invoke_stateful("sub")
+    assert vm.get_outputs("sub") == 3
+    vm.save_function("sub", "sub_saved", y=1, x=5)
+    assert vm["sub_saved"]() == 4
+    vm.save_function("sub", "sub_timed", 5, 1, include_return=False)
+    assert vm["sub_timed"]() is None
+    with pytest.raises(TypeError, match=r"sub\(\) has no parameter 'z'; its parameters are "
+                                        r"\(x, y\)"):
+        vm.set_input("sub", z=1)
+    with pytest.raises(TypeError, match="got parameter 'x' twice"):
+        vm.set_input("sub", 1, x=2)
+    with pytest.raises(TypeError, match="missing argument"):
+        vm.set_input("sub", y=2)
+
+
 def test_argument_count_and_unknown_function():
     ib = ExecBuilder()
     with ib.function("main", num_inputs=2, param_names=["x", "w"]):
