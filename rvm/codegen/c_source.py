@@ -34,7 +34,10 @@ MATH = {
     "tir.log2": ("log2f", "log2"), "tir.log10": ("log10f", "log10"),
     "tir.log1p": ("log1pf", "log1p"), "tir.sqrt": ("sqrtf", "sqrt"),
     "tir.tanh": ("tanhf", "tanh"), "tir.erf": ("erff", "erf"), "tir.sin": ("sinf", "sin"),
-    "tir.cos": ("cosf", "cos"), "tir.fabs": ("fabsf", "fabs"), "tir.floor": ("floorf", "floor"),
+    "tir.cos": ("cosf", "cos"), "tir.tan": ("tanf", "tan"), "tir.asin": ("asinf", "asin"),
+    "tir.acos": ("acosf", "acos"), "tir.atan": ("atanf", "atan"), "tir.sinh": ("sinhf", "sinh"),
+    "tir.cosh": ("coshf", "cosh"), "tir.asinh": ("asinhf", "asinh"),
+    "tir.acosh": ("acoshf", "acosh"), "tir.atanh": ("atanhf", "atanh"), "tir.fabs": ("fabsf", "fabs"), "tir.floor": ("floorf", "floor"),
     "tir.ceil": ("ceilf", "ceil"), "tir.round": ("nearbyintf", "nearbyint"),
     "tir.trunc": ("truncf", "trunc"), "tir.pow": ("powf", "pow"), "tir.fmod": ("fmodf", "fmod"),
 }
@@ -46,7 +49,7 @@ C_KEYWORDS = frozenset(
 # Names the generated code or the C library uses, never given to kernel variables.
 RESERVED = C_KEYWORDS | frozenset(
     [fn for pair in MATH.values() for fn in pair] + list(C_TYPES.values())
-    + "malloc free isnan snprintf strcmp size_t INFINITY NAN INT64_C UINT64_C INT64_MIN "
+    + "malloc free isnan isinf isfinite snprintf strcmp size_t INFINITY NAN INT64_C UINT64_C INT64_MIN "
       "INT32_MIN".split())
 STACK_LIMIT_BYTES = 32 * 1024
 # Loop annotation set by rvm.transform.tir.LocalizeReduction: (operator, accumulator data var).
@@ -232,8 +235,8 @@ class CEmitter:
                                    f"got {e.dtype}")
             fn = MATH[op][e.dtype.bits == 64]
             return f"{fn}({', '.join(self.expr(a) for a in args)})"
-        if op == "tir.isnan":
-            return f"isnan({self.expr(args[0])})"
+        if op in ("tir.isnan", "tir.isinf", "tir.isfinite"):
+            return f"{op[4:]}({self.expr(args[0])})"
         if op == "tir.call_extern":
             return f"{args[0].value}({', '.join(self.expr(a) for a in args[1:])})"
         if op == "tir.call_packed":

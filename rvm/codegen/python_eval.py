@@ -96,9 +96,13 @@ _BINARY = {
 _MATH = {
     "tir.exp": np.exp, "tir.exp2": np.exp2, "tir.log": np.log, "tir.log2": np.log2,
     "tir.log10": np.log10, "tir.log1p": np.log1p, "tir.sqrt": np.sqrt, "tir.tanh": np.tanh,
-    "tir.sin": np.sin, "tir.cos": np.cos, "tir.fabs": np.abs, "tir.floor": np.floor,
-    "tir.ceil": np.ceil, "tir.round": np.rint, "tir.trunc": np.trunc, "tir.pow": np.power,
-    "tir.fmod": np.fmod, "tir.erf": math.erf, "tir.isnan": np.isnan,
+    "tir.sin": np.sin, "tir.cos": np.cos, "tir.tan": np.tan, "tir.asin": np.arcsin,
+    "tir.acos": np.arccos, "tir.atan": np.arctan, "tir.sinh": np.sinh, "tir.cosh": np.cosh,
+    "tir.asinh": np.arcsinh, "tir.acosh": np.arccosh, "tir.atanh": np.arctanh,
+    "tir.fabs": np.abs, "tir.floor": np.floor, "tir.ceil": np.ceil, "tir.round": np.rint,
+    "tir.trunc": np.trunc, "tir.pow": np.power, "tir.fmod": np.fmod,
+    "tir.erf": math.erf, "tir.isnan": np.isnan, "tir.isinf": np.isinf,
+    "tir.isfinite": np.isfinite,
     "tir.sigmoid": lambda x: 1 / (1 + np.exp(-x)), "tir.rsqrt": lambda x: 1 / np.sqrt(x),
 }
 
@@ -204,7 +208,7 @@ class Evaluator:
             return lambda env: t(env) if c(env) else f(env)
         if op in _MATH:
             fn = _MATH[op]
-            if op == "tir.isnan":
+            if op in ("tir.isnan", "tir.isinf", "tir.isfinite"):
                 return lambda env: bool(fn(args[0](env)))
             npt = e.dtype.numpy_dtype.type
             return lambda env: npt(fn(*[a(env) for a in args]))

@@ -8,10 +8,11 @@ from rvm.tir.expr import (
     PrimExprWithOp, Ramp, Range, Reduce, Select, SizeVar, StringImm, Sub, Var,
 )
 from rvm.tir.op import (
-    abs, all, any, call_extern, call_intrin, call_packed, cast, ceil, const, cos, div, erf, exp,
-    exp2, fabs, floor, floordiv, floormod, if_then_else, indexdiv, indexmod, isnan, log, log1p,
-    log2, log10, max, max_value, min, min_value, pow, power, round, rsqrt, sigmoid, sin, sqrt,
-    tanh, trunc, truncdiv, truncmod,
+    abs, acos, acosh, all, any, asin, asinh, atan, atanh, call_extern, call_intrin, call_packed,
+    cast, ceil, const, cos, cosh, div, erf, exp, exp2, fabs, floor, floordiv, floormod,
+    if_then_else, indexdiv, indexmod, isfinite, isinf, isnan, log, log1p, log2, log10, max,
+    max_value, min, min_value, pow, power, round, rsqrt, sigmoid, sin, sinh, sqrt, tan, tanh,
+    trunc, truncdiv, truncmod,
 )
 from rvm.tir.buffer import Buffer, decl_buffer
 from rvm.tir.function import PrimFunc

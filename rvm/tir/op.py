@@ -393,6 +393,15 @@ sigmoid = _unary_float("sigmoid")
 erf = _unary_float("erf")
 sin = _unary_float("sin")
 cos = _unary_float("cos")
+tan = _unary_float("tan")
+asin = _unary_float("asin")
+acos = _unary_float("acos")
+atan = _unary_float("atan")
+sinh = _unary_float("sinh")
+cosh = _unary_float("cosh")
+asinh = _unary_float("asinh")
+acosh = _unary_float("acosh")
+atanh = _unary_float("atanh")
 fabs = _unary_float("fabs")
 floor = _unary_float("floor")
 ceil = _unary_float("ceil")
@@ -400,12 +409,21 @@ round = _unary_float("round")  # noqa: A001  (TVM's name)
 trunc = _unary_float("trunc")
 
 
-def isnan(x):
-    """Whether x is NaN (false for integers)."""
-    x = convert(x)
-    if not x.dtype.is_float:
-        return _e.IntImm("bool", False)
-    return _e.Call("bool", "tir.isnan", [x])
+def _float_class(name, int_value):
+    def build(x):
+        x = convert(x)
+        if not x.dtype.is_float:
+            return _e.IntImm("bool", int_value)
+        return _e.Call("bool", f"tir.{name}", [x])
+
+    build.__name__ = name
+    build.__doc__ = f"Whether x {name[2:]} ({int_value} for integers)."
+    return build
+
+
+isnan = _float_class("isnan", False)
+isinf = _float_class("isinf", False)
+isfinite = _float_class("isfinite", True)
 
 
 def abs(x):  # noqa: A001  (TVM's name)

@@ -4,15 +4,27 @@ This package is a facade; the definitions live in its modules.
 """
 from rvm.topi import nn
 from rvm.topi.broadcast import (
-    add, broadcast_shape, divide, floor_divide, maximum, minimum, multiply, power, subtract,
+    add, broadcast_shape, divide, equal, floor_divide, floor_mod, greater, greater_equal, less,
+    less_equal, logical_and, logical_or, logical_xor, maximum, minimum, mod, multiply, not_equal,
+    power, subtract, where,
 )
-from rvm.topi.elemwise import abs, cast, erf, exp, log, negative, sigmoid, sqrt, tanh
+from rvm.topi.elemwise import (
+    abs, acos, acosh, asin, asinh, atan, atanh, cast, ceil, clip, cos, cosh, erf, exp, floor,
+    identity, isfinite, isinf, isnan, log, logical_not, negative, round, rsqrt, sigmoid, sign,
+    sin, sinh, sqrt, square, tan, tanh,
+)
+from rvm.topi.join import concatenate, repeat, split, tile
 from rvm.topi.matmul import matmul
 from rvm.topi.reduction import max, mean, min, sum
-from rvm.topi.transform import reshape, transpose
+from rvm.topi.transform import broadcast_to, expand_dims, reshape, squeeze, transpose
 
 __all__ = [
-    "abs", "add", "broadcast_shape", "cast", "divide", "erf", "exp", "floor_divide", "log",
-    "matmul", "max", "maximum", "mean", "min", "minimum", "multiply", "negative", "nn", "power",
-    "reshape", "sigmoid", "sqrt", "subtract", "sum", "tanh", "transpose",
+    "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atanh", "broadcast_shape",
+    "broadcast_to", "cast", "ceil", "clip", "concatenate", "cos", "cosh", "divide", "equal",
+    "erf", "exp", "expand_dims", "floor", "floor_divide", "floor_mod", "greater",
+    "greater_equal", "identity", "isfinite", "isinf", "isnan", "less", "less_equal", "log",
+    "logical_and", "logical_not", "logical_or", "logical_xor", "matmul", "max", "maximum",
+    "mean", "min", "minimum", "mod", "multiply", "negative", "nn", "not_equal", "power",
+    "repeat", "reshape", "round", "rsqrt", "sigmoid", "sign", "sin", "sinh", "split", "sqrt",
+    "square", "squeeze", "subtract", "sum", "tan", "tanh", "tile", "transpose", "where",
 ]

@@ -1,4 +1,4 @@
-"""Broadcasting elementwise binary operators: add, subtract, multiply, divide, ..."""
+"""Broadcasting elementwise operators: arithmetic, comparisons, logical ops, and ``where``."""
 from rvm.tir import op as _op
 from rvm.te.operation import compute
 from rvm.te.tensor import Tensor
@@ -75,3 +75,31 @@ floor_divide = _binary("floor_divide", _op.floordiv)
 maximum = _binary("maximum", _op.max)
 minimum = _binary("minimum", _op.min)
 power = _binary("power", _op.power)
+mod = _binary("mod", _op.truncmod)
+floor_mod = _binary("floor_mod", _op.floormod)
+equal = _binary("equal", _op.equal)
+not_equal = _binary("not_equal", _op.not_equal)
+less = _binary("less", _op.less)
+less_equal = _binary("less_equal", _op.less_equal)
+greater = _binary("greater", _op.greater)
+greater_equal = _binary("greater_equal", _op.greater_equal)
+logical_and = _binary("logical_and", _op.logical_and)
+logical_or = _binary("logical_or", _op.logical_or)
+logical_xor = _binary("logical_xor", _op.not_equal)
+
+
+def where(condition, x, y):
+    """``x`` where ``condition`` holds, else ``y``; the three tensors broadcast together.
+
+    >>> from rvm.te.operation import placeholder
+    >>> c = placeholder((2, 1), dtype="bool", name="c")
+    >>> [d.value for d in where(c, placeholder((3,), name="x"), placeholder((1,), name="y")).shape]
+    [2, 3]
+    """
+    shape = broadcast_shape(broadcast_shape(condition.shape, x.shape, "where"), y.shape, "where")
+
+    def fcompute(*i):
+        return _op.if_then_else(broadcast_index(condition, shape, i),
+                                broadcast_index(x, shape, i), broadcast_index(y, shape, i))
+
+    return compute(shape, named(fcompute, axis_names("ax", len(shape))), name="T_where")

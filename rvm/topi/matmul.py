@@ -1,4 +1,4 @@
-"""matmul: (batched) matrix multiplication with optional transposes."""
+"""matmul: (batched) matrix multiplication with optional transposes, numpy's rules."""
 from rvm.te.operation import compute, reduce_axis, sum as te_sum
 from rvm.topi.broadcast import broadcast_shape
 from rvm.topi.utils import const_value, named
@@ -14,19 +14,28 @@ def _check_inner(ka, kb, what):
 def matmul(a, b, transpose_a=False, transpose_b=False, out_dtype=None, name=None):
     """``a @ b`` over the last two axes (leading batch axes broadcast).
 
-    Tensors must have rank 2 or more. With ``transpose_b`` the second operand
-    is read as ``b[..., j, k]`` (dense layout).
+    As in numpy, a 1-D ``a`` is a row vector and a 1-D ``b`` a column vector,
+    and their axis is dropped from the result. With ``transpose_b`` the
+    second operand is read as ``b[..., j, k]`` (dense layout).
 
     >>> from rvm.te.operation import placeholder
     >>> C = matmul(placeholder((2, 3), name="A"), placeholder((3, 4), name="B"))
     >>> [d.value for d in C.shape], C.name
     ([2, 4], 'T_matmul_NN')
+    >>> [d.value for d in matmul(placeholder((3,), name="v"), placeholder((3, 4), name="B")).shape]
+    [4]
     """
-    if len(a.shape) < 2 or len(b.shape) < 2:
-        raise ValueError(f"matmul expects tensors of rank >= 2, got ranks {len(a.shape)} and "
-                         f"{len(b.shape)}")
-    n, ka = (a.shape[-1], a.shape[-2]) if transpose_a else (a.shape[-2], a.shape[-1])
-    kb, m = (b.shape[-1], b.shape[-2]) if transpose_b else (b.shape[-2], b.shape[-1])
+    if not a.shape or not b.shape:
+        raise ValueError("matmul expects tensors of rank >= 1, got a scalar")
+    a_vec, b_vec = len(a.shape) == 1, len(b.shape) == 1
+    if a_vec:
+        n, ka = None, a.shape[0]
+    else:
+        n, ka = (a.shape[-1], a.shape[-2]) if transpose_a else (a.shape[-2], a.shape[-1])
+    if b_vec:
+        kb, m = b.shape[0], None
+    else:
+        kb, m = (b.shape[-1], b.shape[-2]) if transpose_b else (b.shape[-2], b.shape[-1])
     _check_inner(ka, kb, "matmul")
     batch = broadcast_shape(a.shape[:-2], b.shape[:-2], "matmul")
     out_dtype = out_dtype or a.dtype
@@ -34,6 +43,8 @@ def matmul(a, b, transpose_a=False, transpose_b=False, out_dtype=None, name=None
     tag = ("T" if transpose_a else "N") + ("T" if transpose_b else "N")
 
     def pick(t, batch_idx, row, col, transpose):
+        if len(t.shape) == 1:
+            return t[(col if row is None else row,)]
         offset = len(batch) - (len(t.shape) - 2)
         lead = []
         for q, dim in enumerate(t.shape[:-2]):
@@ -42,10 +53,13 @@ def matmul(a, b, transpose_a=False, transpose_b=False, out_dtype=None, name=None
         return t[tuple(lead + ([col, row] if transpose else [row, col]))]
 
     def fcompute(*idx):
-        batch_idx, i, j = idx[:-2], idx[-2], idx[-1]
-        lhs = pick(a, batch_idx, i, k.var, transpose_a)
-        rhs = pick(b, batch_idx, k.var, j, transpose_b)
+        idx = list(idx)
+        j = None if b_vec else idx.pop()
+        i = None if a_vec else idx.pop()
+        lhs = pick(a, idx, i, k.var, transpose_a)
+        rhs = pick(b, idx, k.var, j, transpose_b)
         return te_sum(_op.cast(lhs, out_dtype) * _op.cast(rhs, out_dtype), axis=k)
 
-    names = [f"i{d}" for d in range(len(batch) + 2)]
-    return compute(list(batch) + [n, m], named(fcompute, names), name=name or f"T_matmul_{tag}")
+    shape = list(batch) + [d for d in (n, m) if d is not None]
+    names = [f"i{d}" for d in range(len(shape))]
+    return compute(shape, named(fcompute, names), name=name or f"T_matmul_{tag}")

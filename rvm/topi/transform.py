@@ -85,3 +85,87 @@ def transpose(a, axes=None):
         return a[tuple(src)]
 
     return compute(shape, named(fcompute, axis_names("ax", ndim)), name="T_transpose")
+
+
+def expand_dims(a, axis, num_newaxis=1):
+    """``a`` with ``num_newaxis`` axes of size 1 inserted at ``axis`` (an int in
+    ``[-ndim-1, ndim]``, TVM's topi form) or at each of ``axis`` (a list of output positions,
+    Relax's form).
+
+    >>> from rvm.te.operation import placeholder
+    >>> [d.value for d in expand_dims(placeholder((2, 3), name="A"), [0, 3]).shape]
+    [1, 2, 3, 1]
+    """
+    ndim = len(a.shape)
+    if isinstance(axis, (list, tuple)):
+        out_ndim = ndim + len(axis)
+        new = sorted(normalize_axis(x, out_ndim, "expand_dims") for x in axis)
+    else:
+        axis = normalize_axis(axis, ndim + 1, "expand_dims")
+        new = list(range(axis, axis + num_newaxis))
+        out_ndim = ndim + num_newaxis
+    if len(set(new)) != len(new):
+        raise ValueError(f"expand_dims: repeated axes in {axis}")
+    index_dtype = a.shape[0].dtype if a.shape else "int64"
+    kept = [x for x in range(out_ndim) if x not in new]
+    shape = [_op.const(1, index_dtype)] * out_ndim
+    for src, x in enumerate(kept):
+        shape[x] = a.shape[src]
+
+    def fcompute(*idx):
+        return a[tuple(idx[x] for x in kept)]
+
+    return compute(shape, named(fcompute, axis_names("ax", out_ndim)), name="T_expand_dims")
+
+
+def squeeze(a, axis=None):
+    """``a`` without the axes of size 1 listed in ``axis`` (None: every constant 1).
+
+    >>> from rvm.te.operation import placeholder
+    >>> [d.value for d in squeeze(placeholder((1, 3, 1), name="A")).shape]
+    [3]
+    """
+    ndim = len(a.shape)
+    if axis is None:
+        dropped = [x for x in range(ndim) if const_value(a.shape[x]) == 1]
+    else:
+        axis = [axis] if isinstance(axis, int) else axis
+        dropped = [normalize_axis(x, ndim, "squeeze") for x in axis]
+        for x in dropped:
+            if const_value(a.shape[x]) not in (None, 1):
+                raise ValueError(f"squeeze: axis {x} has size {const_value(a.shape[x])}, "
+                                 "expected 1")
+    kept = [x for x in range(ndim) if x not in dropped]
+    index_dtype = a.shape[0].dtype if a.shape else "int64"
+
+    def fcompute(*idx):
+        src = [_op.const(0, index_dtype)] * ndim
+        for out_pos, x in enumerate(kept):
+            src[x] = idx[out_pos]
+        return a[tuple(src)]
+
+    return compute([a.shape[x] for x in kept], named(fcompute, axis_names("ax", len(kept))),
+                   name="T_squeeze")
+
+
+def broadcast_to(data, shape):
+    """``data`` repeated along its size-1 (or missing leading) axes to ``shape``.
+
+    >>> from rvm.te.operation import placeholder
+    >>> [d.value for d in broadcast_to(placeholder((3, 1), name="A"), (2, 3, 4)).shape]
+    [2, 3, 4]
+    """
+    from rvm.topi.broadcast import broadcast_index
+
+    index_dtype = data.shape[0].dtype if data.shape else "int64"
+    shape = [_op.convert(d, index_dtype) for d in shape]
+    if len(shape) < len(data.shape):
+        raise ValueError(f"broadcast_to: cannot broadcast a rank-{len(data.shape)} tensor to "
+                         f"rank {len(shape)}")
+    offset = len(shape) - len(data.shape)
+    for k, d in enumerate(data.shape):
+        src, dst = const_value(d), const_value(shape[offset + k])
+        if src not in (None, 1) and dst is not None and src != dst:
+            raise ValueError(f"broadcast_to: dimension {k} of size {src} cannot become {dst}")
+    return compute(shape, named(lambda *i: broadcast_index(data, shape, i),
+                                axis_names("ax", len(shape))), name="T_broadcast_to")

@@ -7,24 +7,38 @@ functions here build Calls of them.
 from rvm.relax.op import nn
 from rvm.relax.op.base import call_dps_packed, call_packed, call_pure_packed, call_tir
 from rvm.relax.op.binary import (
-    add, divide, equal, floor_divide, greater, greater_equal, less, less_equal, maximum, minimum,
-    multiply, not_equal, power, subtract,
+    add, divide, equal, floor_divide, floor_mod, greater, greater_equal, less, less_equal,
+    logical_and, logical_or, logical_xor, maximum, minimum, mod, multiply, not_equal, power,
+    subtract,
 )
-from rvm.relax.op.linear_algebra import matmul
+from rvm.relax.op.join import concat, repeat, split, tile
+from rvm.relax.op.linear_algebra import linear, matmul
+from rvm.relax.op.manipulate import (
+    broadcast_to, expand_dims, flatten, permute_dims, reshape, squeeze,
+)
 from rvm.relax.op.memory import (
     alloc_storage, alloc_tensor, alloc_tensor_in_storage, call_builtin_with_ctx, kill_storage,
     kill_tensor, null_value, shape_of,
 )
-from rvm.relax.op.manipulate import concat, flatten, permute_dims, reshape
 from rvm.relax.op.registry import Op, list_op_names, register_op
+from rvm.relax.op.search import argmax, argmin, where
 from rvm.relax.op.statistical import max, mean, min, sum
-from rvm.relax.op.unary import abs, astype, exp, log, negative, rsqrt, sigmoid, sqrt, tanh
+from rvm.relax.op.unary import (
+    abs, acos, acosh, asin, asinh, astype, atan, atanh, ceil, clip, cos, cosh, erf, exp, floor,
+    isfinite, isinf, isnan, log, logical_not, negative, round, rsqrt, sigmoid, sign, sin, sinh,
+    sqrt, square, tan, tanh,
+)
 
 __all__ = [
-    "Op", "abs", "add", "alloc_storage", "alloc_tensor", "alloc_tensor_in_storage", "astype",
-    "call_builtin_with_ctx", "kill_storage", "kill_tensor", "null_value", "shape_of", "call_dps_packed", "call_packed", "call_pure_packed",
-    "call_tir", "concat", "divide", "equal", "exp", "flatten", "floor_divide", "greater",
-    "greater_equal", "less", "less_equal", "list_op_names", "log", "matmul", "max", "maximum",
-    "mean", "min", "minimum", "multiply", "negative", "nn", "not_equal", "permute_dims", "power",
-    "register_op", "reshape", "rsqrt", "sigmoid", "sqrt", "subtract", "sum", "tanh",
+    "Op", "abs", "acos", "acosh", "add", "alloc_storage", "alloc_tensor",
+    "alloc_tensor_in_storage", "argmax", "argmin", "asin", "asinh", "astype", "atan", "atanh",
+    "broadcast_to", "call_builtin_with_ctx", "call_dps_packed", "call_packed",
+    "call_pure_packed", "call_tir", "ceil", "clip", "concat", "cos", "cosh", "divide", "equal",
+    "erf", "exp", "expand_dims", "flatten", "floor", "floor_divide", "floor_mod", "greater",
+    "greater_equal", "isfinite", "isinf", "isnan", "kill_storage", "kill_tensor", "less",
+    "less_equal", "linear", "list_op_names", "log", "logical_and", "logical_not", "logical_or",
+    "logical_xor", "matmul", "max", "maximum", "mean", "min", "minimum", "mod", "multiply",
+    "negative", "nn", "not_equal", "null_value", "permute_dims", "power", "register_op",
+    "repeat", "reshape", "round", "rsqrt", "shape_of", "sigmoid", "sign", "sin", "sinh", "split",
+    "sqrt", "square", "squeeze", "subtract", "sum", "tan", "tanh", "tile", "where",
 ]

@@ -1,4 +1,6 @@
-"""Elementwise binary operators with numpy broadcasting: arithmetic and comparisons.
+"""Elementwise binary operators with numpy broadcasting: arithmetic, comparisons and logical
+operators. Operands have equal dtypes; a Python scalar becomes a constant of the other
+operand's dtype.
 
 >>> from rvm.relax.expr import Var
 >>> from rvm.relax.struct_info import TensorStructInfo
@@ -24,12 +26,17 @@ def _operand(value, other, op_name):
                     f"{type(value).__name__}")
 
 
-def _make(name, doc, compare=False):
+def _make(name, doc, compare=False, logical=False):
     op_name = f"relax.{name}"
 
     def infer(call, ctx):
         check_arity(call, 2, op_name)
-        lhs, rhs = tensor_arg(call, 0, op_name), tensor_arg(call, 1, op_name)
+        lhs, rhs = tensor_arg(call, 0, op_name, "x1"), tensor_arg(call, 1, op_name, "x2")
+        if logical:
+            for arg, sinfo in (("x1", lhs), ("x2", rhs)):
+                if sinfo.dtype is not None and not sinfo.dtype.is_bool:
+                    raise ValueError(f"{op_name} expects bool tensors, got {sinfo.dtype} for "
+                                     f"'{arg}'")
         out = broadcast_sinfo(lhs, rhs, op_name)
         if compare:
             out = TensorStructInfo(out.shape, "bool", out.ndim if out.shape is None else -1)
@@ -52,6 +59,8 @@ multiply = _make("multiply", "Elementwise x1 * x2")
 divide = _make("divide", "Elementwise x1 / x2")
 floor_divide = _make("floor_divide", "Elementwise floor(x1 / x2)")
 power = _make("power", "Elementwise x1 ** x2")
+mod = _make("mod", "Elementwise x1 % x2 with the sign of x1 (C's fmod)")
+floor_mod = _make("floor_mod", "Elementwise x1 - floor(x1 / x2) * x2 (numpy's %)")
 maximum = _make("maximum", "Elementwise max(x1, x2)")
 minimum = _make("minimum", "Elementwise min(x1, x2)")
 equal = _make("equal", "Elementwise x1 == x2, a bool tensor", compare=True)
@@ -60,3 +69,6 @@ less = _make("less", "Elementwise x1 < x2, a bool tensor", compare=True)
 less_equal = _make("less_equal", "Elementwise x1 <= x2, a bool tensor", compare=True)
 greater = _make("greater", "Elementwise x1 > x2, a bool tensor", compare=True)
 greater_equal = _make("greater_equal", "Elementwise x1 >= x2, a bool tensor", compare=True)
+logical_and = _make("logical_and", "Elementwise x1 and x2 of bool tensors", logical=True)
+logical_or = _make("logical_or", "Elementwise x1 or x2 of bool tensors", logical=True)
+logical_xor = _make("logical_xor", "Elementwise x1 xor x2 of bool tensors", logical=True)

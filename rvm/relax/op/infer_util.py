@@ -1,27 +1,57 @@
-"""Helpers shared by operator struct info inference: argument checks and broadcasting."""
+"""Helpers shared by operator struct info inference: argument checks, attributes, dimensions
+and broadcasting.
+
+Errors name the operator, the argument or attribute, and what was expected
+versus found: ``relax.nn.conv2d: argument 'weight' expects a rank-4 tensor, got rank 3``.
+"""
 import operator
 
+from rvm.ir.expr import PrimExpr
 from rvm.ir.structural import structural_equal
 from rvm.relax.struct_info import TensorStructInfo
+from rvm.tir import op as tir_op
+from rvm.tir.arith import simplify
 from rvm.tir.expr import IntImm
 
 
-def tensor_arg(call, index, op_name):
+def tensor_arg(call, index, op_name, name=None):
     """The TensorStructInfo of argument ``index`` (ValueError naming the op otherwise)."""
     if index >= len(call.args):
         raise ValueError(f"{op_name} expects at least {index + 1} argument(s), got "
                          f"{len(call.args)}")
     sinfo = call.args[index].struct_info_
     if not isinstance(sinfo, TensorStructInfo):
-        raise ValueError(f"{op_name}: argument {index} must be a tensor, got struct info "
+        what = f"'{name}'" if name else str(index)
+        raise ValueError(f"{op_name}: argument {what} must be a tensor, got struct info "
                          f"{sinfo!r}")
     return sinfo
 
 
 def check_arity(call, count, op_name):
-    """Raises ValueError unless ``call`` has ``count`` arguments."""
-    if len(call.args) != count:
-        raise ValueError(f"{op_name} expects {count} argument(s), got {len(call.args)}")
+    """Raises ValueError unless ``call`` has ``count`` arguments (an int or a range)."""
+    ok = len(call.args) in count if isinstance(count, range) else len(call.args) == count
+    if not ok:
+        expected = (f"{count.start} to {count.stop - 1}" if isinstance(count, range)
+                    else str(count))
+        raise ValueError(f"{op_name} expects {expected} argument(s), got {len(call.args)}")
+
+
+def attr(call, key, default=None):
+    """The attribute ``key`` of ``call`` (``default`` when absent)."""
+    return (call.attrs or {}).get(key, default)
+
+
+def check_rank(sinfo, ndim, op_name, name):
+    """Raises ValueError unless the tensor ``name`` has rank ``ndim`` (or an unknown rank)."""
+    if sinfo.ndim not in (-1, ndim):
+        raise ValueError(f"{op_name}: argument '{name}' expects a rank-{ndim} tensor, got rank "
+                         f"{sinfo.ndim}")
+
+
+def check_float(sinfo, op_name, name="data"):
+    """Raises ValueError unless the tensor ``name`` has a float dtype (or an unknown one)."""
+    if sinfo.dtype is not None and not sinfo.dtype.is_float:
+        raise ValueError(f"{op_name} expects a float tensor for '{name}', got {sinfo.dtype}")
 
 
 def same_dim(a, b):
@@ -34,6 +64,27 @@ def same_dim(a, b):
 def dim_value(dim):
     """The int value of a constant dimension, else None."""
     return dim.value if isinstance(dim, IntImm) else None
+
+
+def dims_text(values):
+    """A shape as text for error messages: ``[2, n, 4]``."""
+    return "[" + ", ".join(str(dim_value(d)) if dim_value(d) is not None else repr(d)
+                           for d in values) + "]"
+
+
+def as_dim(value):
+    """An int64 dimension expression from an int or a PrimExpr, simplified."""
+    if isinstance(value, PrimExpr):
+        if value.dtype != "int64":
+            value = tir_op.cast(value, "int64")
+        return simplify(value)
+    return IntImm("int64", operator.index(value))
+
+
+def check_dim_match(a, b, op_name, what):
+    """Raises ValueError when two dimensions are both constant and differ."""
+    if not same_dim(a, b) and dim_value(a) is not None and dim_value(b) is not None:
+        raise ValueError(f"{op_name}: {what}: expected {dim_value(a)}, got {dim_value(b)}")
 
 
 def unify_dtype(a, b, op_name):
@@ -86,3 +137,20 @@ def normalize_axis(axis, ndim, op_name):
     if not -ndim <= axis < ndim:
         raise ValueError(f"{op_name}: axis {axis} is out of range for a rank-{ndim} tensor")
     return axis + ndim if axis < 0 else axis
+
+
+def normalize_axes(axes, ndim, op_name):
+    """Each axis of ``axes`` in [0, ndim); repeated axes are an error."""
+    out = [normalize_axis(a, ndim, op_name) for a in axes]
+    if len(set(out)) != len(out):
+        raise ValueError(f"{op_name}: repeated axes in {list(axes)}")
+    return out
+
+
+def with_shape(sinfo, values, dtype=None):
+    """A TensorStructInfo of ``values`` (simplified dims; None: unknown shape of the same rank
+    as ``sinfo``) and ``dtype`` (default: ``sinfo``'s)."""
+    dtype = sinfo.dtype if dtype is None else dtype
+    if values is None:
+        return TensorStructInfo(None, dtype, sinfo.ndim)
+    return TensorStructInfo([as_dim(v) for v in values], dtype)

@@ -1,4 +1,5 @@
-"""Linear algebra operators: matmul with numpy semantics (batch broadcasting, 1-D operands).
+"""Linear algebra operators: matmul with numpy semantics (batch broadcasting, 1-D operands)
+and linear.
 
 >>> from rvm.relax.expr import Var
 >>> from rvm.relax.struct_info import TensorStructInfo
@@ -7,6 +8,7 @@
 'relax.matmul'
 """
 from rvm.relax.expr import Call
+from rvm.relax.op.binary import add
 from rvm.relax.op.infer_util import (
     broadcast_shapes,
     check_arity,
@@ -15,7 +17,8 @@ from rvm.relax.op.infer_util import (
     tensor_arg,
     unify_dtype,
 )
-from rvm.relax.op.registry import Op, register_op
+from rvm.relax.op.manipulate import permute_dims
+from rvm.relax.op.registry import Op, composite, register_op
 from rvm.relax.struct_info import TensorStructInfo
 
 
@@ -61,3 +64,18 @@ def matmul(x1, x2, out_dtype=None):
     """The matrix product of ``x1`` and ``x2`` with numpy's matmul rules (``relax.matmul``)."""
     attrs = {"out_dtype": out_dtype} if out_dtype is not None else None
     return Call(Op.get("relax.matmul"), [x1, x2], attrs=attrs)
+
+
+@composite
+def linear(data, weight, bias=None, out_dtype=None):
+    """``data @ weight.T + bias``, as TVM builds it: ``matmul(data, permute_dims(weight))``
+    plus ``add`` when ``bias`` is given (not an operator of its own).
+
+    >>> from rvm.relax.expr import Var
+    >>> x = Var("x", TensorStructInfo((2, 3), "float32"))
+    >>> w = Var("w", TensorStructInfo((4, 3), "float32"))
+    >>> linear(x, w).args[1].op.name
+    'relax.permute_dims'
+    """
+    result = matmul(data, permute_dims(weight), out_dtype=out_dtype)
+    return result if bias is None else add(result, bias)

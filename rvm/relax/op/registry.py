@@ -102,6 +102,14 @@ def _checked_arity(name, infer, num_inputs):
     return checked
 
 
+def composite(builder):
+    """Marks ``builder`` (a function of ``rvm.relax.op``) as a composite operator: it builds
+    calls of other operators (``linear`` is matmul + permute_dims + add), and the script
+    parser accepts it as ``R.<name>`` although no ``Op`` of that name exists."""
+    builder.composite = True
+    return builder
+
+
 def list_op_names():
     """Sorted names of every registered operator."""
     return sorted(_OPS)

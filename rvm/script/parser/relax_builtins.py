@@ -209,12 +209,17 @@ def _constructor(name):
 
 
 def operator_builtin(name):
-    """The builtin of a registered high-level operator ``relax.<name>`` (None if unknown)."""
+    """The builtin of a registered high-level operator ``relax.<name>``, or of a composite
+    operator of ``rvm.relax.op`` (``R.linear``); None if unknown."""
+    constructor = _constructor(name)
     try:
         op = Op.get(f"relax.{name}")
     except ValueError:
+        if constructor is not None and getattr(constructor, "composite", False):
+            return Builtin(name, lambda parser, node, *args, **kwargs: constructor(
+                *[to_relax(parser, a, node) if isinstance(a, (RelaxExpr, tuple)) else a
+                  for a in args], **kwargs))
         return None
-    constructor = _constructor(name)
 
     def build(parser, node, *args, sinfo_args=None, **attrs):
         """Builds the builtin's value from the evaluated arguments."""

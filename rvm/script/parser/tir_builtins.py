@@ -16,7 +16,9 @@ DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32"
 
 INTRINSICS = {name: getattr(_op, name) for name in (
     "exp", "exp2", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "tanh", "sigmoid", "erf",
-    "sin", "cos", "fabs", "floor", "ceil", "round", "trunc", "isnan", "pow", "if_then_else",
+    "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
+    "fabs", "floor", "ceil", "round", "trunc", "isnan", "isinf", "isfinite", "pow",
+    "if_then_else",
 )}
 
 

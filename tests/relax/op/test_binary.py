@@ -36,7 +36,7 @@ def test_errors(infer):
         infer(binary.add(t((2,)), t((3,))))
     with pytest.raises(ValueError, match="float32 vs int32"):
         infer(binary.add(t((2,)), t((2,), "int32")))
-    with pytest.raises(ValueError, match="argument 1 must be a tensor"):
+    with pytest.raises(ValueError, match="argument 'x2' must be a tensor"):
         from rvm.relax.expr import ShapeExpr
         infer(binary.add(t((2,)), ShapeExpr([2])))
 
@@ -49,3 +49,17 @@ def test_comparisons_are_bool_and_scalars_become_constants(infer):
     assert dims(infer(call)) == [2]
     with pytest.raises(TypeError, match="operands"):
         binary.add(t((2,)), "one")
+
+
+def test_mod_and_logical_ops(infer):
+    n = tir.Var("n", "int64")
+    s = infer(binary.floor_mod(t((n, 3)), t((3,))))
+    assert s.shape_values[0] is n and s.dtype == "float32"
+    assert dims(infer(binary.mod(t((2, 3), "int32"), t((1,), "int32")))) == [2, 3]
+    for build in (binary.logical_and, binary.logical_or, binary.logical_xor):
+        s = infer(build(t((n, 1), "bool"), t((4,), "bool")))
+        assert s.dtype == "bool" and s.shape_values[0] is n and s.shape_values[1].value == 4
+    with pytest.raises(ValueError, match="relax.logical_and expects bool tensors, got float32 "
+                                         "for 'x2'"):
+        infer(binary.logical_and(t((2,), "bool"), t((2,))))
+    assert isinstance(binary.logical_or(t((2,), "bool"), True).args[1], Constant)
