@@ -46,6 +46,19 @@ def hook_name(node_type):
     return name
 
 
+def _hook(visitor, node):
+    """The hook of ``visitor`` for ``node``; a node class without one of its own (a subclass
+    defined elsewhere, such as a schedule's ExprRV) uses its nearest base class's hook."""
+    method = getattr(visitor, hook_name(type(node)), None)
+    if method is None:
+        for cls in type(node).__mro__[1:]:
+            method = getattr(visitor, hook_name(cls), None)
+            if method is not None:
+                return method
+        return visitor._generic
+    return method
+
+
 def _node_classes():
     for module in (_expr, _stmt):
         for value in vars(module).values():
@@ -59,11 +72,11 @@ class StmtExprVisitor:
 
     def visit_stmt(self, stmt):
         """Dispatches a statement to its hook."""
-        getattr(self, hook_name(type(stmt)), self._generic)(stmt)
+        _hook(self, stmt)(stmt)
 
     def visit_expr(self, expr):
         """Dispatches an expression to its hook."""
-        getattr(self, hook_name(type(expr)), self._generic)(expr)
+        _hook(self, expr)(expr)
 
     def visit(self, node):
         """Visits any TIR node (statement, expression, buffer, region)."""
@@ -86,7 +99,7 @@ class StmtExprVisitor:
         elif isinstance(value, Buffer):
             self.visit_buffer(value)
         elif isinstance(value, Node):
-            getattr(self, hook_name(type(value)), self._generic)(value)
+            _hook(self, value)(value)
         elif isinstance(value, (list, tuple)):
             for item in value:
                 self._visit_value(item)
@@ -107,11 +120,11 @@ class StmtExprMutator:
 
     def visit_stmt(self, stmt):
         """Dispatches a statement to its hook and returns the result."""
-        return getattr(self, hook_name(type(stmt)), self._generic)(stmt)
+        return _hook(self, stmt)(stmt)
 
     def visit_expr(self, expr):
         """Dispatches an expression to its hook and returns the result."""
-        return getattr(self, hook_name(type(expr)), self._generic)(expr)
+        return _hook(self, expr)(expr)
 
     def visit(self, node):
         """Mutates any TIR node (statement, expression, buffer, region)."""
@@ -147,7 +160,7 @@ class StmtExprMutator:
         if isinstance(value, Buffer):
             return self.visit_buffer(value)
         if isinstance(value, Node):
-            return getattr(self, hook_name(type(value)), self._generic)(value)
+            return _hook(self, value)(value)
         if isinstance(value, (list, tuple)):
             items = [self._mutate_value(v) for v in value]
             if all(a is b for a, b in zip(items, value)):
