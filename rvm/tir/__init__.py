@@ -25,7 +25,11 @@ from rvm.tir.stmt_functor import (
     post_order_visit, substitute,
 )
 from rvm.tir.arith import Analyzer, simplify
+from rvm.tir.index_map import IndexMap
 from rvm.tir import analysis
+from rvm.tir.schedule import (
+    BlockRV, ExprRV, Instruction, InstructionKind, LoopRV, Schedule, ScheduleError, Trace,
+)
 
 
 def __getattr__(name):

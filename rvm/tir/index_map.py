@@ -1,0 +1,113 @@
+"""IndexMap: a mapping from the indices of a buffer to new indices (a layout transformation).
+
+>>> m = IndexMap.from_func(lambda i, j: (j // 16, i, j % 16))
+>>> m
+T.index_map(lambda i, j: (j // 16, i, j % 16))
+>>> [int(x) for x in m.map_indices([3, 37])]
+[2, 3, 5]
+"""
+import inspect
+
+from rvm.ir.expr import PrimExpr
+from rvm.ir.node import Node
+from rvm.tir import op as _op
+from rvm.tir.arith import simplify
+from rvm.tir.expr import Add, FloorDiv, FloorMod, IntImm, Max, Min, Mul, Sub, Var
+from rvm.tir.stmt_functor import substitute
+
+_INFIX = {Add: ("+", 1), Sub: ("-", 1), Mul: ("*", 2), FloorDiv: ("//", 2),
+          FloorMod: ("%", 2)}
+
+
+class IndexMap(Node):
+    """``final_indices`` as functions of ``initial_indices`` (Vars)."""
+
+    _fields = ("initial_indices", "final_indices")
+    _binding_fields = ("initial_indices",)
+
+    def __init__(self, initial_indices, final_indices, inverse_index_map=None, span=None):
+        self.initial_indices = tuple(initial_indices)
+        self.final_indices = tuple(_op.convert(e) for e in final_indices)
+        self.span = span
+
+    @staticmethod
+    def from_func(mapping_function, ndim=None, index_dtype="int64"):
+        """The IndexMap of a Python function of the indices, e.g. ``lambda i, j: (j, i)``.
+
+        ``ndim`` is needed only when the function takes ``*args``.
+        """
+        params = inspect.signature(mapping_function).parameters.values()
+        names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY,
+                                                      p.POSITIONAL_OR_KEYWORD)]
+        if any(p.kind == p.VAR_POSITIONAL for p in params):
+            if ndim is None:
+                raise ValueError("IndexMap.from_func: a function taking *args needs ndim")
+            names = [f"i{k}" for k in range(ndim)]
+        elif ndim is not None and ndim != len(names):
+            raise ValueError(f"IndexMap.from_func: the function takes {len(names)} indices, "
+                             f"expected {ndim}")
+        variables = [Var(name, index_dtype) for name in names]
+        result = mapping_function(*variables)
+        if isinstance(result, (PrimExpr, int)):
+            result = [result]
+        return IndexMap(variables, [_op.convert(e, index_dtype) for e in result])
+
+    @property
+    def ndim(self):
+        return len(self.initial_indices)
+
+    def map_indices(self, indices):
+        """The final indices for the given initial indices (simplified)."""
+        if len(indices) != len(self.initial_indices):
+            raise ValueError(f"index map takes {len(self.initial_indices)} indices, got "
+                             f"{len(indices)}")
+        table = {}
+        for var, value in zip(self.initial_indices, indices):
+            table[id(var)] = _op.cast(_op.convert(value, var.dtype), var.dtype)
+        return [simplify(substitute(e, lambda v: table.get(id(v)))) for e in self.final_indices]
+
+    def with_dtype(self, dtype):
+        """This map over indices of ``dtype``."""
+        if all(v.dtype == dtype for v in self.initial_indices):
+            return self
+        return IndexMap.from_func(self.as_function(), ndim=self.ndim, index_dtype=dtype)
+
+    def as_function(self):
+        """A Python function computing the final indices from the initial ones."""
+
+        def apply(*indices):
+            return self.map_indices(indices)
+
+        return apply
+
+    def lambda_text(self):
+        """``lambda i, j: (j, i)``: the map as Python source."""
+        names = [v.name_hint for v in self.initial_indices]
+        body = ", ".join(index_expr_text(e) for e in self.final_indices)
+        if len(self.final_indices) == 1:
+            body += ","
+        return f"lambda {', '.join(names)}: ({body})"
+
+    def __repr__(self):
+        return f"T.index_map({self.lambda_text()})"
+
+
+def index_expr_text(expr, names=None, prec=0):
+    """Python source of an integer index expression (+, -, *, //, %, min, max); variables
+    are named by ``names`` ({id(var): name}) or their name_hint."""
+    if isinstance(expr, IntImm):
+        return str(expr.value)
+    if isinstance(expr, Var):
+        return (names or {}).get(id(expr), expr.name_hint)
+    if type(expr) in _INFIX:
+        symbol, own = _INFIX[type(expr)]
+        left = index_expr_text(expr.a, names, own)
+        right = index_expr_text(expr.b, names, own + 1)
+        text = f"{left} {symbol} {right}"
+        return f"({text})" if own < prec else text
+    if isinstance(expr, (Min, Max)):
+        name = "min" if isinstance(expr, Min) else "max"
+        return (f"tir.{name}({index_expr_text(expr.a, names)}, "
+                f"{index_expr_text(expr.b, names)})")
+    raise ValueError(f"cannot print {type(expr).__name__} {expr!r} as an index expression; "
+                     "expected integers, variables, +, -, *, //, %, min and max")
