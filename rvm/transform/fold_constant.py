@@ -108,7 +108,7 @@ def _as_constant(value, sinfo):
         value = value.astype(sinfo.dtype.numpy_dtype)
     if shape is not None and value.shape != shape:
         return None
-    return Constant(array(np.ascontiguousarray(value)))
+    return Constant(array(value))  # a copy; np.ascontiguousarray would make a 0-d result 1-d
 
 
 class _Folder(ExprMutator):

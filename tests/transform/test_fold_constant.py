@@ -12,6 +12,8 @@ from rvm.relax.op.manipulate import permute_dims
 from rvm.relax.op.base import call_packed
 from rvm.relax.struct_info import ObjectStructInfo, TensorStructInfo
 from rvm.runtime.ndarray import array
+from rvm.script import ir as I
+from rvm.script import relax as R
 from rvm.topi.nn.elemwise import relu
 from rvm.transform import fold_constant as fc
 from rvm.transform.fold_constant import FoldConstant, register_call_tir_evaluator
@@ -92,3 +94,33 @@ def test_every_evaluator_is_for_a_registered_operator(op_name):
     from rvm.relax.op.registry import Op
 
     assert Op.get(op_name).purity
+
+
+@I.ir_module
+class ScalarSum:
+    @R.function
+    def main(x: R.Tensor((), "float32")):
+        with R.dataflow():
+            a = R.add(R.const(1, "float32"), R.const(1, "float32"))
+            b = R.add(a, x)
+            R.output(b)
+        return b
+
+
+@I.ir_module
+class ScalarSumFolded:
+    @R.function
+    def main(x: R.Tensor((), "float32")):
+        with R.dataflow():
+            a = R.const(2, "float32")
+            b = R.add(R.const(2, "float32"), x)
+            R.output(b)
+        return b
+
+
+def test_scalar_constants_fold_to_a_scalar():
+    folded = FoldConstant()(ScalarSum)
+    assert_structural_equal(folded, ScalarSumFolded)
+    vm = rvm.relax.VirtualMachine(rvm.relax.build(folded), rvm.cpu())
+    assert vm["main"](np.array(3, "float32")).numpy().shape == ()
+    assert float(vm["main"](np.array(3, "float32")).numpy()) == 5.0
