@@ -4,6 +4,7 @@ This package is a facade; the definitions live in its modules.
 """
 import importlib
 
+from rvm.transform.annotate_tir_op_pattern import AnnotateTIROpPattern
 from rvm.transform.attach_global_symbol import AttachGlobalSymbol
 from rvm.transform.bind_params import BindParams
 from rvm.transform.call_tir_rewrite import CallTIRRewrite
@@ -11,6 +12,9 @@ from rvm.transform.dead_code_elimination import DeadCodeElimination
 from rvm.transform.fold_constant import (
     FoldConstant, register_call_tir_evaluator, register_fold_evaluator,
 )
+from rvm.transform.fuse_ops import FuseOps
+from rvm.transform.fuse_tir import FuseTIR
+from rvm.transform.fuse_transpose_matmul import FuseTransposeMatmul
 from rvm.transform.function_pass import (
     DataflowBlockPass, FunctionPass, dataflowblock_pass, function_pass,
 )
@@ -27,8 +31,9 @@ from rvm.transform.vm_builtin_lower import VMBuiltinLower
 from rvm.transform.vm_shape_lower import VMShapeLower
 
 __all__ = [
-    "AttachGlobalSymbol", "BindParams", "CallTIRRewrite", "DataflowBlockPass",
-    "DeadCodeElimination", "FoldConstant", "FunctionPass", "KillAfterLastUse", "LEGALIZE_RULES",
+    "AnnotateTIROpPattern", "AttachGlobalSymbol", "BindParams", "CallTIRRewrite",
+    "DataflowBlockPass", "DeadCodeElimination", "FoldConstant", "FunctionPass", "FuseOps",
+    "FuseTIR", "FuseTransposeMatmul", "KillAfterLastUse", "LEGALIZE_RULES",
     "LegalizeOps",
     "ModulePass", "Pass", "PassContext", "PassInfo", "PassInstrument", "PrintIR", "Sequential",
     "StaticPlanBlockMemory", "ToNonDataflow", "VMBuiltinLower", "VMShapeLower",

@@ -40,6 +40,25 @@ def replace_functions(mod, changed):
     return out
 
 
+def rewrite_functions(mod, mutator, select=None):
+    """``mod`` with every Relax function (those ``select(func)`` accepts) visited by
+    ``mutator`` (an ExprMutator over ``mod``), plus the functions it added to its builder's
+    module (kernels from ``call_te``); ``mod`` itself when nothing changed."""
+    changed = {}
+    for gv, func in mod.functions.items():
+        if isinstance(func, Function) and (select is None or select(func)):
+            new = mutator.visit_expr(func)
+            if new is not func:
+                changed[gv] = new
+    if not changed:
+        return mod
+    out = replace_functions(mod, changed)
+    for gv, func in mutator.builder.get().functions.items():
+        if gv.name_hint not in out:
+            out.add(gv.name_hint, func)
+    return out
+
+
 class FunctionPass(Pass):
     """A pass from ``fn(func, mod, ctx) -> Function``, run on each Relax function."""
 

@@ -10,9 +10,8 @@ family; ``register_legalize(name)`` adds or replaces a rule. Operators
 without a rule are left as they are.
 """
 from rvm.relax.expr_functor import ExprMutator
-from rvm.relax.function import Function
 from rvm.relax.op.registry import Op
-from rvm.transform.function_pass import replace_functions
+from rvm.transform.function_pass import rewrite_functions
 from rvm.transform.legalize import (  # noqa: F401  (each family registers its rules)
     elementwise, linear_algebra, manipulate, nn, statistical,
 )
@@ -35,20 +34,7 @@ class _Legalizer(ExprMutator):
 
 def legalize_ops(mod):
     """``mod`` with every high-level operator that has a rule lowered to call_tir."""
-    legalizer = _Legalizer(mod)
-    changed = {}
-    for gv, func in mod.functions.items():
-        if isinstance(func, Function):
-            new = legalizer.visit_expr(func)
-            if new is not func:
-                changed[gv] = new
-    if not changed:
-        return mod
-    out = replace_functions(mod, changed)
-    for gv, func in legalizer.builder.get().functions.items():
-        if gv.name_hint not in out:
-            out.add(gv.name_hint, func)
-    return out
+    return rewrite_functions(mod, _Legalizer(mod))
 
 
 def LegalizeOps():  # noqa: N802  (passes are CamelCase factories)

@@ -2,9 +2,14 @@
 
 Registered as the pipeline ``"default"`` (``get_pipeline("default")``).
 """
+from rvm.transform.annotate_tir_op_pattern import AnnotateTIROpPattern
 from rvm.transform.attach_global_symbol import AttachGlobalSymbol
 from rvm.transform.call_tir_rewrite import CallTIRRewrite
 from rvm.transform.dead_code_elimination import DeadCodeElimination
+from rvm.transform.fold_constant import FoldConstant
+from rvm.transform.fuse_ops import FuseOps
+from rvm.transform.fuse_tir import FuseTIR
+from rvm.transform.fuse_transpose_matmul import FuseTransposeMatmul
 from rvm.transform.kill_after_last_use import KillAfterLastUse
 from rvm.transform.legalize_ops import LegalizeOps
 from rvm.transform.pass_infra import Sequential, register_pipeline
@@ -17,10 +22,15 @@ from rvm.transform.vm_shape_lower import VMShapeLower
 def default_build_pipeline():
     """The passes ``relax.build`` runs before VM codegen, as one Sequential.
 
-    Order: LegalizeOps, DeadCodeElimination (opt_level 1: unused pure bindings and
-    private functions nothing calls), AttachGlobalSymbol, ToNonDataflow,
-    CallTIRRewrite, StaticPlanBlockMemory, KillAfterLastUse, VMBuiltinLower,
-    VMShapeLower.
+    Order: FuseTransposeMatmul (opt_level 1: ``matmul(x, permute_dims(w))`` as one NT
+    matmul kernel), LegalizeOps, DeadCodeElimination (opt_level 1: unused pure
+    bindings and private functions nothing calls), FoldConstant (kernels whose
+    inputs are all constants, such as parameters bound by ``relax.build(...,
+    params=)``, run at compile time), DeadCodeElimination, AnnotateTIROpPattern,
+    FuseOps and FuseTIR (chains of kernel calls become one kernel; the fusion
+    level is the PassContext's opt_level, so ``PassContext(opt_level=0)`` turns
+    fusion off), AttachGlobalSymbol, ToNonDataflow, CallTIRRewrite,
+    StaticPlanBlockMemory, KillAfterLastUse, VMBuiltinLower, VMShapeLower.
 
     The result is the contract with the VM codegen. Every Relax function has
     ``global_symbol``; its body is a SeqExpr of non-dataflow BindingBlocks whose
@@ -57,12 +67,18 @@ def default_build_pipeline():
     operators, and no symbolic dimension in any binding value (struct info
     annotations on variables may still mention them).
 
-    >>> [p.info.name for p in default_build_pipeline().passes][:3]
-    ['LegalizeOps', 'DeadCodeElimination', 'AttachGlobalSymbol']
+    >>> [p.info.name for p in default_build_pipeline().passes][:4]
+    ['FuseTransposeMatmul', 'LegalizeOps', 'DeadCodeElimination', 'FoldConstant']
     """
     return Sequential([
+        FuseTransposeMatmul(),
         LegalizeOps(),
         DeadCodeElimination(),
+        FoldConstant(),
+        DeadCodeElimination(),
+        AnnotateTIROpPattern(),
+        FuseOps(),
+        FuseTIR(),
         AttachGlobalSymbol(),
         ToNonDataflow(),
         CallTIRRewrite(),

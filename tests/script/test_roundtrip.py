@@ -22,7 +22,19 @@ from rvm.transform.tir.pipeline import lower_tir_pipeline
 from tests.script import pass_programs, programs
 from tests.transform import spec_modules
 
-PASS_NAMES = [ps.info.name for ps in default_build_pipeline().passes]
+
+
+def _labels(names):
+    """Pass names, a repeated one numbered from its second run ("DeadCodeElimination 2")."""
+    seen = {}
+    labels = []
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+        labels.append(name if seen[name] == 1 else f"{name} {seen[name]}")
+    return labels
+
+
+PASS_NAMES = _labels([ps.info.name for ps in default_build_pipeline().passes])
 TIR_PASS_NAMES = [ps.info.name for ps in lower_tir_pipeline().passes]
 # Block-level match_buffer is not lowered (LowerOpaqueBlock refuses it).
 TIR_LOWERING_REFUSES = {"tir_low_level"}

@@ -8,6 +8,7 @@ from rvm import relax
 from rvm.script import ir as I
 from rvm.script import relax as R
 from rvm.script import tir as T
+from rvm.transform.pass_infra import PassContext
 from rvm.transform.pipeline import default_build_pipeline
 
 from tests.transform.contract import check_contract
@@ -184,13 +185,19 @@ def test_steady_state_allocates_only_the_returned_output():
         np.testing.assert_allclose(out.numpy(), ref, rtol=1e-4, atol=1e-4)
 
 
+def _storages(mod):
+    return [b for b in mod["main"].body.blocks[0].bindings
+            if getattr(b.value, "op", None) is not None
+            and getattr(b.value.op, "name", "") == "relax.vm.alloc_storage"]
+
+
 def test_static_intermediates_share_planned_storage():
-    lowered = default_build_pipeline()(Static)
-    storages = [b for b in lowered["main"].body.blocks[0].bindings
-                if getattr(b.value, "op", None) is not None
-                and getattr(b.value.op, "name", "") == "relax.vm.alloc_storage"]
+    with PassContext(opt_level=0):  # no fusion: five kernels
+        lowered = default_build_pipeline()(Static)
     # four intermediates, two storages (each reused once), plus the output's own storage
-    assert len(storages) == 3
+    assert len(_storages(lowered)) == 3
+    # fused: (matmul, relu) and (matmul, relu, add), one intermediate and the output
+    assert len(_storages(default_build_pipeline()(Static))) == 2
 
 
 def test_call_tir_with_symbolic_output_only_dimension():

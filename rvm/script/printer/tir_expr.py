@@ -129,13 +129,16 @@ class ExprPrinter:
 
     def indices(self, indices, buffer=None):
         """``i, j + 1``: the text inside ``A[...]``; constants of the dimension's dtype print as
-        plain ints, which the buffer converts back."""
+        plain ints, which the buffer converts back; others (an int32 0 into an int64
+        dimension) name their dtype."""
         dims = buffer.shape if buffer is not None else ()
         parts = []
         for k, index in enumerate(indices):
             if isinstance(index, _e.IntImm) and k < len(dims) and index.dtype == dims[k].dtype \
                     and index.dtype != "bool":
                 parts.append(str(index.value))
+            elif isinstance(index, _e.IntImm) and index.dtype == "int32" and k < len(dims):
+                parts.append(f"T.int32({index.value})")
             else:
                 parts.append(self(index))
         return ", ".join(parts) if parts else "()"  # a scalar buffer: A[()]
