@@ -67,10 +67,12 @@ class IndexMap(Node):
         return [simplify(substitute(e, lambda v: table.get(id(v)))) for e in self.final_indices]
 
     def with_dtype(self, dtype):
-        """This map over indices of ``dtype``."""
+        """This map over indices of ``dtype`` (its expressions rebuilt in that dtype)."""
         if all(v.dtype == dtype for v in self.initial_indices):
             return self
-        return IndexMap.from_func(self.as_function(), ndim=self.ndim, index_dtype=dtype)
+        variables = [Var(v.name_hint, dtype) for v in self.initial_indices]
+        table = {id(old): new for old, new in zip(self.initial_indices, variables)}
+        return IndexMap(variables, [_rebuild(e, table, dtype) for e in self.final_indices])
 
     def as_function(self):
         """A Python function computing the final indices from the initial ones."""
@@ -90,6 +92,23 @@ class IndexMap(Node):
 
     def __repr__(self):
         return f"T.index_map({self.lambda_text()})"
+
+
+_BUILDERS = {Add: _op.add, Sub: _op.subtract, Mul: _op.multiply, FloorDiv: _op.floordiv,
+             FloorMod: _op.floormod, Min: _op.min, Max: _op.max}
+
+
+def _rebuild(expr, table, dtype):
+    """An index expression rebuilt over the variables of ``table`` with constants of ``dtype``."""
+    if isinstance(expr, IntImm):
+        return _op.const(expr.value, dtype)
+    if isinstance(expr, Var):
+        return table.get(id(expr), expr)
+    build = _BUILDERS.get(type(expr))
+    if build is None:
+        raise ValueError(f"cannot change the dtype of {type(expr).__name__} {expr!r} in an index "
+                         "map; expected integer arithmetic")
+    return build(_rebuild(expr.a, table, dtype), _rebuild(expr.b, table, dtype))
 
 
 def index_expr_text(expr, names=None, prec=0):

@@ -157,7 +157,7 @@ class CacheReadWrite:
     def _consumers_of(self, name, buffer, scope, consumer_blocks, optional=False):
         readers = [s for s in scope.blocks if any(b is buffer for b in _an.block_reads(s.stmt))
                    and not any(r.buffer is buffer for r in s.stmt.writes)]
-        if consumer_blocks is None:
+        if not consumer_blocks:
             return [] if optional else readers
         chosen = [self._block(b, name) for b in consumer_blocks]
         for c in chosen:
