@@ -14,7 +14,8 @@ LOOP_KINDS = {"serial": _s.ForKind.SERIAL, "parallel": _s.ForKind.PARALLEL,
               "vectorized": _s.ForKind.VECTORIZED, "unroll": _s.ForKind.UNROLLED,
               "thread_binding": _s.ForKind.THREAD_BINDING}
 AXIS_KINDS = {"axis.spatial": _e.IterVar.DataPar, "axis.reduce": _e.IterVar.CommReduce,
-              "axis.scan": _e.IterVar.Ordered, "axis.opaque": _e.IterVar.Opaque}
+              "axis.scan": _e.IterVar.Ordered, "axis.opaque": _e.IterVar.Opaque,
+              "axis.S": _e.IterVar.DataPar, "axis.R": _e.IterVar.CommReduce}
 REMAP_KINDS = {"S": _e.IterVar.DataPar, "R": _e.IterVar.CommReduce}
 
 
@@ -161,9 +162,17 @@ def parse_with(parser, node):
         with parser.scope():
             frame.init = parser.parse_body(node.body, node)
         return None
-    if len(spec.args) != 1 or not isinstance(spec.args[0], str):
-        raise parser.error(spec.node, "T.block expects the block name, a str")
-    return parse_block(parser, node, spec.args[0], spec.kwargs.get("no_realize", False))
+    kwargs = dict(spec.kwargs)
+    unknown = set(kwargs) - {"name_hint", "no_realize"}
+    if unknown:
+        raise parser.error(spec.node, f"T.block: unexpected argument(s) {sorted(unknown)}; "
+                                      "expected the name, name_hint= or no_realize=")
+    if len(spec.args) > 1 or spec.args and "name_hint" in kwargs:
+        raise parser.error(spec.node, "T.block takes one name")
+    name = spec.args[0] if spec.args else kwargs.get("name_hint", "")
+    if not isinstance(name, str):
+        raise parser.error(spec.node, f"T.block expects the block name, a str, got {name!r}")
+    return parse_block(parser, node, name, kwargs.get("no_realize", False))
 
 
 def parse_block(parser, node, name, no_realize=False):

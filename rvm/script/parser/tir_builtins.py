@@ -83,12 +83,50 @@ def _expr_args(parser, node, args):
 def _intrinsic(name, arity):
     fn = INTRINSICS[name]
 
-    def build(parser, node, *args):
-        """Builds the builtin's value from the evaluated arguments."""
+    def build(parser, node, *args, dtype=None):
+        """Builds the builtin's value from the evaluated arguments; ``dtype=`` (which TVM's
+        printer may write) must agree with the result's dtype."""
         parser.check_arity(node, f"T.{name}", args, arity)
-        return fn(*_expr_args(parser, node, args))
+        value = fn(*_expr_args(parser, node, args))
+        if dtype is not None and DataType(dtype) != value.dtype:
+            raise parser.error(node, f"T.{name}: dtype={dtype!r} disagrees with the result's "
+                                     f"dtype {value.dtype} (the dtype of its arguments)")
+        return value
 
     return Builtin(name, build)
+
+
+def _imm(kind):
+    def build(parser, node, dtype, value):
+        """``T.IntImm(dtype, value)`` / ``T.FloatImm(dtype, value)``."""
+        dtype = DataType(dtype)
+        if kind is _e.IntImm and not (dtype.is_int or dtype.is_uint or dtype.is_bool):
+            raise parser.error(node, f"T.IntImm expects an integer dtype, got {dtype}")
+        if kind is _e.FloatImm and not dtype.is_float:
+            raise parser.error(node, f"T.FloatImm expects a float dtype, got {dtype}")
+        return kind(dtype, value)
+
+    return Builtin(kind.__name__, build)
+
+
+def _var(kind):
+    def build(parser, node, name, dtype="int32"):
+        """``T.Var(name, dtype)``: a variable of the given name and dtype."""
+        if not isinstance(name, str):
+            raise parser.error(node, f"T.{kind.__name__} expects a name string first, got "
+                                     f"{name!r}")
+        return kind(name, dtype)
+
+    return Builtin(kind.__name__, build)
+
+
+def _node(kind):
+    def build(parser, node, a, b):
+        """The node itself (``T.Add(a, b)``): operands of one dtype, as the node requires."""
+        a, b = _op._match(a, b)
+        return kind(a, b)
+
+    return Builtin(kind.__name__, build)
 
 
 def _binary(name, node_type, folded):
@@ -102,7 +140,8 @@ def _binary(name, node_type, folded):
 
 
 def _cast(parser, node, dtype, value):
-    return _e.Cast(dtype, value) if isinstance(value, PrimExpr) else _op.cast(value, dtype)
+    """``T.Cast(dtype, value)`` is the Cast node itself (``T.cast(value, dtype)`` folds)."""
+    return _e.Cast(dtype, _op.convert(value))
 
 
 def _select(parser, node, cond, t, f):
@@ -149,6 +188,7 @@ def build_table():
                  "block", "init", "reads", "writes", "where", "block_attr", "func_attr",
                  "match_buffer", "alloc_buffer", "decl_buffer", "allocate", "Buffer",
                  "axis.spatial", "axis.reduce", "axis.scan", "axis.opaque", "axis.remap",
+                 "axis.S", "axis.R",
                  "prim_func", "LetStmt", "Assert"):
         table[kind] = _spec(kind)
     table["handle"] = Builtin("handle", lambda p, n, *a, **k: DTypeAnnotation("handle"))
@@ -171,6 +211,18 @@ def build_table():
     table["Ramp"] = Builtin("Ramp", _ramp)
     table["Broadcast"] = Builtin("Broadcast", _broadcast)
     table["abs"] = Builtin("abs", _abs)
+    table["cast"] = Builtin("cast", lambda parser, node, value, dtype: _op.cast(value, dtype))
+    table["max_value"] = Builtin("max_value", lambda parser, node, dtype: _op.max_value(dtype))
+    table["min_value"] = Builtin("min_value", lambda parser, node, dtype: _op.min_value(dtype))
+    table["Not"] = Builtin("Not", lambda parser, node, a: _e.Not(_op.convert(a)))
+    for kind in (_e.IntImm, _e.FloatImm):
+        table[kind.__name__] = _imm(kind)
+    for kind in (_e.Var, _e.SizeVar):
+        table[kind.__name__] = _var(kind)
+    table["StringImm"] = Builtin("StringImm", lambda parser, node, value: _e.StringImm(value))
+    for kind in (_e.Add, _e.Sub, _e.Mul, _e.Mod, _e.FloorDiv, _e.FloorMod, _e.Min, _e.Max,
+                 _e.EQ, _e.NE, _e.LT, _e.LE, _e.GT, _e.GE, _e.And, _e.Or):
+        table.setdefault(kind.__name__, _node(kind))
     return table
 
 

@@ -359,6 +359,22 @@ class TIRParser(ScriptParser):
         except (TypeError, ValueError) as err:
             raise self.error(value_node, str(err)) from None
 
+    def stmt_AugAssign(self, node, rest):
+        """``A[i] += value``: a store of ``A[i] + value`` (also -=, *=, /=, //=, %=)."""
+        if not isinstance(node.target, ast.Subscript):
+            raise self.error(node.target, "augmented assignment needs a buffer element on the "
+                                          "left, such as A[i] += value; TIR variables are "
+                                          "immutable")
+        load = self.eval(node.target)
+        combined = ast.BinOp(left=node.target, op=node.op, right=node.value)
+        ast.copy_location(combined, node)
+        value = self.ir_binop(combined, type(node.op), load, self.eval(node.value))
+        buf = load.buffer
+        try:
+            return buf.vstore(list(load.indices), value)
+        except (TypeError, ValueError) as err:
+            raise self.error(node, str(err)) from None
+
     def stmt_If(self, node, rest):
         """Parses an ast.If statement."""
         cond = self.eval(node.test)
