@@ -53,7 +53,9 @@ class Node:
     expressions, as in TVM).
 
     Classes that set ``_is_var = True`` are variables: structural equality
-    compares them up to renaming.
+    compares them up to renaming. Fields listed in ``_equal_ignored`` are
+    structure that equality and hashing skip (names kept for people, such as
+    a block's name, as in TVM).
     """
 
     _fields = ()

@@ -49,6 +49,13 @@ def _key_text(key):
     return repr(key)
 
 
+def _compared_fields(node):
+    """The fields structural equality and hashing look at: ``_fields`` less the class's
+    ``_equal_ignored`` ones (a block's name, as TVM ignores it)."""
+    ignored = getattr(type(node), "_equal_ignored", ())
+    return [name for name in node._fields if name not in ignored] if ignored else node._fields
+
+
 def _binding_fields(node, declared):
     """The fields where ``node`` defines variables.
 
@@ -91,7 +98,7 @@ class _EqualChecker:
         if key in self.proven:
             return
         binding_fields = _binding_fields(a, binding)
-        for name in a._fields:
+        for name in _compared_fields(a):
             self.check(getattr(a, name), getattr(b, name), f"{path}.{name}",
                        binding=name in binding_fields)
         self.proven.add(key)
@@ -266,7 +273,7 @@ class _Hasher:
                 return
             self.token("node", type(x).__qualname__)
             binding_fields = _binding_fields(x, binding)
-            for name in x._fields:
+            for name in _compared_fields(x):
                 self.token("field", name)
                 self.visit(getattr(x, name), name in binding_fields)
         elif isinstance(x, (list, tuple)):

@@ -285,6 +285,7 @@ class Block(Stmt):
     _fields = ("iter_vars", "alloc_buffers", "match_buffers", "reads", "writes", "name_hint",
                "init", "body", "annotations")
     _binding_fields = ("iter_vars", "alloc_buffers", "match_buffers")
+    _equal_ignored = ("name_hint",)  # as in TVM: blocks equal up to their names
 
     def __init__(self, iter_vars, reads, writes, name_hint, body, init=None, alloc_buffers=(),
                  match_buffers=(), annotations=None, span=None):
