@@ -3,8 +3,10 @@
 Used by ``BlockBuilder.emit_te``/``call_te``: each tensor-valued Relax
 argument becomes a ``te.placeholder`` of its (possibly symbolic) shape, the
 TE function runs on the placeholders, and ``te.create_prim_func`` turns
-placeholders and results into a kernel. Symbolic variables that appear only
-in the results' shapes become extra integer parameters (call_tir's tir_vars).
+placeholders and results into a kernel. Symbolic variables that no input
+shape has as a dimension of its own (those only in the results' shapes, or
+only inside expressions such as ``n * n``) become extra integer parameters
+(call_tir's tir_vars).
 """
 import inspect
 
@@ -15,6 +17,7 @@ from rvm.relax.struct_info import TensorStructInfo, TupleStructInfo
 from rvm.te.create_prim_func import create_prim_func
 from rvm.te.operation import placeholder
 from rvm.te.tensor import Tensor
+from rvm.tir.expr import Var as TirVar
 
 
 def _param_names(func):
@@ -86,9 +89,11 @@ def lower_te_call(bb, func, args, kwargs):
     if not outs or not all(isinstance(o, Tensor) for o in outs):
         raise TypeError(f"{who}: the function must return a te.Tensor or a list of them, got "
                         f"{type(result).__name__}")
-    defined = {id(v) for v in collect_tir_vars([list(p.shape) for p in conv.placeholders])}
-    tir_vars = [v for v in collect_tir_vars([list(o.shape) for o in outs])
-                if id(v) not in defined]
+    # A variable the kernel can read off an input's shape is a dimension by itself; any
+    # other (in an output's shape, or only inside an expression such as n * n) is passed.
+    defined = {id(d) for p in conv.placeholders for d in p.shape if isinstance(d, TirVar)}
+    used = collect_tir_vars([list(t.shape) for t in conv.placeholders + outs])
+    tir_vars = [v for v in used if id(v) not in defined]
     # a kernel of the module is private: its name is the GlobalVar's, not a global symbol
     prim_func = create_prim_func(conv.placeholders + outs + tir_vars).without_attr(
         "global_symbol")

@@ -6,7 +6,8 @@ For each Relax function:
    per symbolic variable and per derived dimension such as ``n * 2``).
 2. Each parameter is checked against its struct info (``vm.builtin.check_tensor_info``,
    ``check_shape_info``, ``check_tuple_info``, recursively into tuple fields),
-   then ``vm.builtin.match_shape`` stores the dimensions that define symbolic
+   then ``vm.builtin.match_shape`` (``match_prim_value`` for an ``R.Prim(value=n)``
+   parameter) stores the dimensions that define symbolic
    variables into the heap and checks the others (constants, variables seen
    before). The error context of every check reads
    ``"main: parameter 'w0' expects float32[n, m]"``, so a failure names the
@@ -31,7 +32,7 @@ from rvm.relax.expr_functor import ExprVisitor
 from rvm.relax.function import Function
 from rvm.relax.op.memory import call_builtin_with_ctx, null_value
 from rvm.relax.struct_info import (
-    ObjectStructInfo, ShapeStructInfo, TensorStructInfo, TupleStructInfo,
+    ObjectStructInfo, PrimStructInfo, ShapeStructInfo, TensorStructInfo, TupleStructInfo,
 )
 from rvm.tir.expr import FloatImm, IntImm, Var as TirVar
 from rvm.transform.lowering_util import bind
@@ -68,7 +69,9 @@ class _PrimCollector(ExprVisitor):
             self.found.append(expr)
 
     def add_sinfo(self, sinfo):
-        if isinstance(sinfo, TensorStructInfo):
+        if isinstance(sinfo, PrimStructInfo) and sinfo.value is not None:
+            self.add(sinfo.value)
+        elif isinstance(sinfo, TensorStructInfo):
             for dim in sinfo.shape_values or ():
                 self.add(dim)
         elif isinstance(sinfo, ShapeStructInfo):
@@ -132,6 +135,14 @@ class _FunctionLowerer:
                 out.append(bind("_", _extern("vm.builtin.check_shape_info", [
                     value, PrimValue(sinfo.ndim), err]))[1])
             self.match_dims(value, sinfo.values, out, phase, err)
+        elif isinstance(sinfo, PrimStructInfo):
+            if phase == 1:
+                dtype = DataTypeImm(sinfo.dtype) if sinfo.dtype is not None else StringImm("")
+                out.append(bind("_", _extern("vm.builtin.check_prim_value_info", [
+                    value, dtype, err]))[1])
+            if sinfo.value is not None and sinfo.dtype is not None and (
+                    sinfo.dtype.is_int or sinfo.dtype.is_uint):
+                self.match_prim(value, sinfo.value, out, phase, err)
         elif isinstance(sinfo, TupleStructInfo):
             if phase == 1:
                 out.append(bind("_", _extern("vm.builtin.check_tuple_info", [
@@ -147,7 +158,15 @@ class _FunctionLowerer:
                     out.append(binding)
                     out.extend(checks)
 
-    def match_dims(self, value, dims, out, phase, err):
+    def match_prim(self, value, expr, out, phase, err):
+        """The check of an integer scalar against ``expr`` (as match_dims does one dimension)."""
+        codes = []
+        self.match_dims(None, [expr], None, phase, err, codes)
+        if codes and codes[0] != MATCH_NO_OP:
+            out.append(bind("_", _extern("vm.builtin.match_prim_value", [
+                value, self.heap, PrimValue(codes[0]), PrimValue(codes[1]), err]))[1])
+
+    def match_dims(self, value, dims, out, phase, err, codes_out=None):
         if dims is None:
             return
         codes = []
@@ -171,7 +190,9 @@ class _FunctionLowerer:
                 useful = True
             else:
                 codes += [MATCH_NO_OP, 0]
-        if useful:
+        if codes_out is not None:  # the codes alone (match_prim)
+            codes_out.extend(codes)
+        elif useful:
             args = [value, self.heap, PrimValue(len(dims))] + [PrimValue(c) for c in codes]
             out.append(bind("_", _extern("vm.builtin.match_shape", args + [err]))[1])
 

@@ -76,6 +76,29 @@ def match_shape(value, heap, ndim, *codes):
             raise ValueError(f"{err_ctx}: unknown match_shape kind {kind}")
 
 
+@builtin("vm.builtin.match_prim_value")
+def match_prim_value(value, heap, kind, v, err_ctx=""):
+    """Checks an integer value (an ``R.Prim(value=n)`` argument) as ``match_shape`` checks one
+    dimension: equal to an immediate, stored into a heap slot, or equal to a slot."""
+    err_ctx = _ctx(err_ctx, "match_prim_value")
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{err_ctx}: expected an integer, got {type(value).__name__}")
+    slots = None if heap is None else _slots(heap, err_ctx)
+    if kind == MATCH_EQUAL_IMM:
+        expected = v
+    elif kind == MATCH_EQUAL_HEAP:
+        expected = slots[_slot(slots, v, err_ctx)]
+    elif kind == MATCH_STORE:
+        slots[_slot(slots, v, err_ctx)] = value
+        return
+    elif kind == MATCH_NO_OP:
+        return
+    else:
+        raise ValueError(f"{err_ctx}: unknown match_prim_value kind {kind}")
+    if value != expected:
+        raise ValueError(f"{err_ctx}: expected the value {expected}, got {value}")
+
+
 @builtin("vm.builtin.make_shape")
 def make_shape(heap, ndim, *codes):
     """A ShapeTuple of ``ndim`` dimensions from immediates and heap slots."""
@@ -118,6 +141,20 @@ def check_shape_info(arg, ndim, err_ctx=""):
     if ndim != -1 and len(arg) != ndim:
         raise ValueError(f"{_ctx(err_ctx, 'check_shape_info')}: expected a Shape of "
                          f"{ndim} dimensions, got {list(arg)}")
+
+
+@builtin("vm.builtin.check_prim_value_info")
+def check_prim_value_info(arg, dtype, err_ctx=""):
+    """Checks that ``arg`` is a scalar of ``dtype``'s kind (bool, integer or float; "" any)."""
+    where = _ctx(err_ctx, "check_prim_value_info")
+    kinds = {"bool": (bool,), "int": (int,), "uint": (int,), "float": (float, int)}
+    expected = next((k for k in ("bool", "uint", "int", "float") if str(dtype).startswith(k)),
+                    None)
+    if isinstance(arg, NDArray) or not isinstance(arg, (bool, int, float)) or (
+            expected is not None and not isinstance(arg, kinds[expected])) or (
+            expected in ("int", "uint") and isinstance(arg, bool)):
+        raise TypeError(f"{where}: expected a {dtype or 'scalar'} value, got "
+                        f"{type(arg).__name__} {arg!r:.40}")
 
 
 @builtin("vm.builtin.check_tuple_info")

@@ -263,3 +263,19 @@ def test_lambda_kernels_get_an_identifier_name():
         bb.emit_func_output(out)
     names = [gv.name_hint for gv in bb.get().get_global_vars()]
     assert "te_func" in names and all(n.isidentifier() for n in names)
+
+
+def test_variable_inside_an_input_expression_becomes_tir_vars_argument():
+    """An input of shape (n * n,) cannot bind n in the kernel: n is passed (as in TVM), and
+    main binds it from x."""
+    n = tir.Var("n", "int64")
+    y = Var("y", TensorStructInfo((n * n,), "float32"))
+    x = Var("x", TensorStructInfo((n,), "float32"))
+    bb = BlockBuilder()
+    with bb.function("main", params=[y, x]):
+        out = bb.emit_te(lambda a: te.compute(a.shape, lambda i: a[i] * 2.0, name="s"), y)
+        bb.emit_func_output(out)
+    call = bb.get()["main"].body.blocks[0].bindings[0].value
+    assert [v.name_hint for v in call.args[2].values] == ["n"]
+    kernel = bb.get()["te_func"]
+    assert kernel.params[-1].name_hint == "n" and kernel.params[-1].dtype == "int64"

@@ -154,3 +154,85 @@ def test_tuple_fields_are_read_once_when_nothing_is_derived():
     f = VMShapeLower()(IRModule({"f": FunctionBuilder([x]).finish(x)}))["f"]
     items = [b for b in f.body.blocks[0].bindings if not hasattr(b.value, "op")]
     assert len(items) == 2  # x[0] and x[1], in phase 1 only
+
+
+def _run(text, *args):
+    import rvm
+    from rvm import relax
+    from rvm.script import from_source
+
+    vm = relax.VirtualMachine(relax.build(from_source(text)), rvm.cpu())
+    return vm["main"](*args)
+
+
+SQUARE_BEFORE_ROOT = '''
+@I.ir_module
+class Module:
+    @R.function
+    def main(y: R.Tensor(("n * n",), "float32"), x: R.Tensor(("n",), "float32")):
+        z = R.add(y, y)
+        return z
+'''
+
+
+def test_dimension_of_a_variable_no_kernel_input_binds():
+    """``n * n`` with n bound only by another parameter: the legalized kernel gets n as an
+    extra integer argument (tir_vars) that VMShapeLower reads from the shape heap."""
+    import numpy as np
+
+    from rvm.script import from_source
+    from rvm.transform.legalize_ops import LegalizeOps
+
+    mod = LegalizeOps()(from_source(SQUARE_BEFORE_ROOT))
+    call = mod["main"].body.blocks[0].bindings[0].value
+    assert len(call.args) == 3 and call.args[2].values[0].name_hint == "n"
+    assert mod["add"].params[-1].name_hint == "n"
+    y = np.arange(9, dtype="float32")
+    np.testing.assert_array_equal(_run(SQUARE_BEFORE_ROOT, y, np.zeros(3, "float32")).numpy(),
+                                  2 * y)
+    with pytest.raises(ValueError, match=r"parameter 'y'.*dimension 0 expected 9"):
+        _run(SQUARE_BEFORE_ROOT, np.arange(8, dtype="float32"), np.zeros(3, "float32"))
+
+
+PRIM_DEFINES = '''
+@I.ir_module
+class Module:
+    @R.function
+    def main(k: R.Prim(value="n"), y: R.Tensor(("n * 2",), "float32")):
+        z = R.add(y, y)
+        return z
+'''
+
+
+def test_prim_value_parameter_defines_its_variable():
+    import numpy as np
+
+    y = np.arange(6, dtype="float32")
+    np.testing.assert_array_equal(_run(PRIM_DEFINES, 3, y).numpy(), 2 * y)
+    with pytest.raises(ValueError, match=r"parameter 'y'.*expected 6"):
+        _run(PRIM_DEFINES, 3, np.arange(4, dtype="float32"))
+    with pytest.raises(TypeError, match=r"parameter 'k'.*expected a int64 value, got float"):
+        _run(PRIM_DEFINES, 3.5, y)
+
+
+def test_prim_value_parameters_are_checked_against_the_heap():
+    import numpy as np
+
+    text = '''
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n",), "float32"), k: R.Prim(value="n")):
+        return x
+'''
+    np.testing.assert_array_equal(_run(text, np.ones(2, "float32"), 2).numpy(), [1, 1])
+    with pytest.raises(ValueError, match=r"parameter 'k'.*expected the value 2, got 5"):
+        _run(text, np.ones(2, "float32"), 5)
+
+
+def test_variable_only_inside_an_expression_is_rejected_at_parse_time():
+    """As in TVM: ``y: R.Tensor(("n * n",))`` alone cannot define n."""
+    from rvm.script import ParseError, from_source
+
+    with pytest.raises(ParseError, match="parameter 'y': symbolic variable 'n' is not defined"):
+        from_source(SQUARE_BEFORE_ROOT.replace(', x: R.Tensor(("n",), "float32")', ''))

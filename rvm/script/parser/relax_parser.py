@@ -7,6 +7,7 @@ from rvm.relax import expr as _r
 from rvm.relax import struct_info as _si
 from rvm.relax.binding import BindingBlock, DataflowBlock, MatchCast, SeqExpr, VarBinding
 from rvm.relax.function import Function
+from rvm.relax.analysis.struct_info_analysis import collect_tir_vars
 from rvm.relax.normalizer import Normalizer
 from rvm.relax.op.registry import list_op_names
 from rvm.tir import expr as _e
@@ -221,7 +222,36 @@ class RelaxParser(TIRParser):
             ret = self.sinfo(fdef.returns) if fdef.returns is not None else None
         finally:
             self.auto_define = False
+        self.check_defined(fdef, params)
         return params, ret
+
+    def check_defined(self, fdef, params):
+        """Rejects a symbolic variable that the parameters use but never have as a dimension
+        (or R.Prim value) of its own: ``x: R.Tensor(("n * n",))`` alone cannot bind ``n``."""
+        defined = set()
+
+        def definers(sinfo):
+            if isinstance(sinfo, _si.TensorStructInfo):
+                return sinfo.shape_values or ()
+            if isinstance(sinfo, _si.ShapeStructInfo):
+                return sinfo.values or ()
+            if isinstance(sinfo, _si.PrimStructInfo):
+                return () if sinfo.value is None else (sinfo.value,)
+            if isinstance(sinfo, _si.TupleStructInfo):
+                return [d for f in sinfo.fields for d in definers(f)]
+            return ()
+
+        for p in params:
+            defined.update(id(d) for d in definers(p.struct_info_) if isinstance(d, _e.Var))
+        for p, arg in zip(params, fdef.args.args):
+            if isinstance(p.struct_info_, _si.FuncStructInfo):
+                continue  # a callable's signature has variables of its own
+            for var in collect_tir_vars(p.struct_info_):
+                if id(var) not in defined:
+                    raise self.error(arg.annotation, f"parameter '{p.name_hint}': symbolic "
+                                     f"variable '{var.name_hint}' is not defined; a parameter "
+                                     f"must have it as a dimension of its own, such as "
+                                     f"R.Tensor((\"{var.name_hint}\",), ...)")
 
     def parse_function(self, fdef, name, private=False, pure=True):
         """The function of ``fdef``; module functions get ``global_symbol`` unless private."""
