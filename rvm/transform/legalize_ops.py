@@ -7,7 +7,9 @@ returns the replacement expression, usually ``bb.call_te(topi_fn, *args)``,
 which adds the kernel to the module (reusing a structurally equal one).
 The rules live in ``rvm.transform.legalize``, one module per operator
 family; ``register_legalize(name)`` adds or replaces a rule. Operators
-without a rule are left as they are.
+without a rule are left as they are. Scalar constants of the elementwise
+binary operators (``R.add(x, R.const(1, "float32"))``) become constants
+inside the kernel rather than extra tensor arguments.
 """
 from rvm.relax.expr_functor import ExprMutator
 from rvm.relax.op.registry import Op

@@ -16,8 +16,8 @@ BINARY = (
 
 for _name in UNARY:
     te_rule(f"relax.{_name}", getattr(elemwise, _name))
-for _name in BINARY:
-    te_rule(f"relax.{_name}", getattr(broadcast, _name))
+for _name in BINARY:  # R.add(x, R.const(1.5, "float32")): 1.5 goes inside the kernel
+    te_rule(f"relax.{_name}", getattr(broadcast, _name), scalars=True)
 te_rule("relax.where", broadcast.where)
 te_rule("relax.clip", elemwise.clip)
 

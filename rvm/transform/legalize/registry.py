@@ -5,6 +5,8 @@ A rule returns the replacement of a (normalized) call, usually
 (reusing a structurally equal one). Returning the call unchanged leaves the
 operator in place (a shape the kernel cannot be built for, for instance).
 """
+from rvm.relax.expr import Constant
+from rvm.tir import op as tir_op
 
 LEGALIZE_RULES = {}
 
@@ -19,13 +21,34 @@ def register_legalize(op_name):
     return register
 
 
-def te_rule(op_name, topi_fn, **fixed):
+def scalar_constants(args):
+    """``args`` with each scalar (0-d) constant as a TIR constant, which a kernel inlines
+    instead of reading it from a tensor argument (as TVM's legalization does), as long as one
+    tensor argument remains (an all-constant call is FoldConstant's). For rules whose compute
+    takes scalar operands."""
+    scalars = [_scalar_of(a) for a in args]
+    if all(s is not None for s in scalars):
+        return list(args)
+    return [a if s is None else s for a, s in zip(args, scalars)]
+
+
+def _scalar_of(expr):
+    if not isinstance(expr, Constant) or expr.data.ndim != 0:
+        return None
+    dtype = expr.data.dtype
+    if dtype.lanes != 1 or dtype.is_handle:
+        return None
+    return tir_op.const(expr.data.numpy().item(), dtype)
+
+
+def te_rule(op_name, topi_fn, scalars=False, **fixed):
     """Registers ``call_te(topi_fn, *call.args, **fixed)`` as the rule of ``op_name``; the
-    kernel is named after the operator."""
+    kernel is named after the operator. With ``scalars``, scalar constant arguments are
+    inlined (``scalar_constants``)."""
 
     def rule(bb, call):
-        return bb.call_te(topi_fn, *call.args, primfunc_name_hint=op_name.split(".")[-1],
-                          **fixed)
+        args = scalar_constants(call.args) if scalars else call.args
+        return bb.call_te(topi_fn, *args, primfunc_name_hint=op_name.split(".")[-1], **fixed)
 
     LEGALIZE_RULES[op_name] = rule
     return rule
