@@ -182,3 +182,33 @@ def test_match_cast_checks_at_run_time(vm):
     np.testing.assert_array_equal(vm["cast_fixed"](np.ones(3, "float32")).numpy(), [1, 1, 1])
     with pytest.raises(ValueError, match=r"cast_fixed.*3.*got 4"):
         vm["cast_fixed"](np.ones(4, "float32"))
+
+
+@I.ir_module
+class AnyDtypeCondition:
+    @R.function
+    def main(c: R.Tensor((), "float32"), x: R.Tensor((2,), "float32")):
+        if c:
+            y = R.add(x, x)
+        else:
+            y = R.multiply(x, x)
+        return y
+
+
+@pytest.mark.parametrize("engine", ["native", "python"])
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint8", "int32", "int64", "float16",
+                                   "float32", "float64"])
+def test_if_on_a_scalar_tensor_of_any_dtype(dtype, engine):
+    """As in TVM, a 0-d tensor of any dtype is a condition: nonzero is true."""
+    text = AnyDtypeCondition.script().replace('"float32"), x', f'"{dtype}"), x')
+    from rvm.script import from_source
+
+    vm = VirtualMachine(build(from_source(text)), rvm.cpu(), engine=engine)
+    x = np.array([3, 4], "float32")
+    np.testing.assert_array_equal(vm["main"](np.array(1, dtype), x).numpy(), [6, 8])
+    np.testing.assert_array_equal(vm["main"](np.array(0, dtype), x).numpy(), [9, 16])
+    if dtype.startswith("float"):
+        np.testing.assert_array_equal(vm["main"](np.array(0.25, dtype), x).numpy(), [6, 8])
+        np.testing.assert_array_equal(vm["main"](np.array(-0.0, dtype), x).numpy(), [9, 16])
+    with pytest.raises(ValueError, match=r"main: parameter 'c' expects"):
+        vm["main"](np.array([1, 0], dtype), x)
