@@ -15,6 +15,7 @@ from rvm.tir.op import (
     trunc, truncdiv, truncmod,
 )
 from rvm.tir.buffer import Buffer, decl_buffer
+from rvm.tir.layout import Layout, layout
 from rvm.tir.function import PrimFunc
 from rvm.tir.stmt import (
     Allocate, AssertStmt, Block, BlockRealize, BufferRegion, BufferStore, DeclBuffer, Evaluate,

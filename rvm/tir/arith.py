@@ -343,3 +343,25 @@ def simplify(expr, analyzer=None):
     x + 2
     """
     return (analyzer or Analyzer()).simplify(expr)
+
+
+# tensor sizes: symbolic dimensions range over [0, 2 ** 62)
+_SIZE_RANGE = (0, 1 << 62)
+
+
+def simplify_size(expr):
+    """``expr`` (an integer expression of tensor dimensions) simplified knowing that its
+    variables are sizes, so non-negative: ``min(n, 2 ** 63 - 1)`` becomes ``n``.
+
+    >>> from rvm.tir.expr import Var
+    >>> n = Var("n", "int64")
+    >>> simplify_size(_op.max(_op.min(_op.const(0, "int64"), n), n))
+    n
+    """
+    from rvm.tir.analysis.free_vars import free_vars
+
+    analyzer = Analyzer()
+    low, high = (_op.const(v, expr.dtype) for v in _SIZE_RANGE)
+    for var in free_vars(expr):
+        analyzer.bind(var, _e.Range(low, high))
+    return analyzer.simplify(expr)

@@ -1,8 +1,8 @@
 """Joining, splitting and repeating tensors along axes: concatenate, split, tile, repeat."""
 from rvm.tir import op as _op
-from rvm.tir.arith import simplify
+from rvm.tir.arith import simplify_size
 from rvm.te.operation import compute
-from rvm.topi.transform import reshape
+from rvm.topi.transform import ravel
 from rvm.topi.utils import axis_names, const_value, named, normalize_axis
 
 
@@ -23,7 +23,7 @@ def concatenate(tensors, axis=0):
     for t in tensors:
         if len(t.shape) != ndim:
             raise ValueError(f"concatenate: tensors of ranks {ndim} and {len(t.shape)}")
-        offsets.append(simplify(offsets[-1] + t.shape[axis]))
+        offsets.append(simplify_size(offsets[-1] + t.shape[axis]))
     shape = list(tensors[0].shape)
     shape[axis] = offsets[-1]
 
@@ -57,8 +57,8 @@ def split_bounds(length, indices_or_sections, what="split"):
         sections = indices_or_sections
         if sections <= 0:
             raise ValueError(f"{what}: the number of sections must be positive, got {sections}")
-        step = simplify(_op.floordiv(length + (sections - 1), _op.const(sections, dtype)))
-        points = [simplify(step * k) for k in range(sections)]
+        step = simplify_size(_op.floordiv(length + (sections - 1), _op.const(sections, dtype)))
+        points = [simplify_size(step * k) for k in range(sections)]
     else:
         points = [_op.const(0, dtype)] + [_op.convert(c, dtype) for c in indices_or_sections]
     points.append(length)
@@ -69,7 +69,7 @@ def split_bounds(length, indices_or_sections, what="split"):
         extent = end - begin
         if const_value(length) is not None:
             extent = _op.max(extent, _op.const(0, dtype))
-        bounds.append((simplify(begin), simplify(extent)))
+        bounds.append((simplify_size(begin), simplify_size(extent)))
     return bounds
 
 
@@ -111,7 +111,7 @@ def tile(a, reps):
     index_dtype = a.shape[0].dtype if a.shape else "int64"
     src_shape = [_op.const(1, index_dtype)] * (ndim - len(a.shape)) + list(a.shape)
     reps = [1] * (ndim - len(reps)) + reps
-    shape = [simplify(d * r) for d, r in zip(src_shape, reps)]
+    shape = [simplify_size(d * r) for d, r in zip(src_shape, reps)]
     offset = ndim - len(a.shape)
 
     def fcompute(*i):
@@ -132,15 +132,12 @@ def repeat(a, repeats, axis=None):
     repeats = int(repeats)
     if repeats < 0:
         raise ValueError(f"repeat: repeats must be non-negative, got {repeats}")
-    if axis is None:
-        total = _op.const(1, a.shape[0].dtype if a.shape else "int64")
-        for d in a.shape:
-            total = total * d
-        a, axis = reshape(a, [simplify(total)]), 0
+    if axis is None:  # numpy: the flattened tensor
+        a, axis = ravel(a), 0
     ndim = len(a.shape)
     axis = normalize_axis(axis, ndim, "repeat")
     shape = list(a.shape)
-    shape[axis] = simplify(shape[axis] * repeats)
+    shape[axis] = simplify_size(shape[axis] * repeats)
 
     def fcompute(*i):
         idx = list(i)

@@ -1,5 +1,6 @@
 """Layout transformations: reshape and transpose."""
 from rvm.tir import op as _op
+from rvm.tir.arith import simplify_size
 from rvm.te.operation import compute
 from rvm.topi.utils import axis_names, const_value, named, normalize_axis
 
@@ -62,6 +63,19 @@ def reshape(a, newshape):
         return a[tuple(reversed(src))]
 
     return compute(shape, named(fcompute, axis_names("ax", len(shape))), name="T_reshape")
+
+
+def ravel(a):
+    """``a`` as a rank-1 tensor, row-major (numpy.ravel).
+
+    >>> from rvm.te.operation import placeholder
+    >>> [d.value for d in ravel(placeholder((2, 3), name="A")).shape]
+    [6]
+    """
+    total = _op.const(1, a.shape[0].dtype if a.shape else "int64")
+    for d in a.shape:
+        total = total * d
+    return reshape(a, [simplify_size(total)])
 
 
 def transpose(a, axes=None):

@@ -15,7 +15,7 @@ from rvm.relax.expr_functor import ExprMutator
 from rvm.relax.op.registry import Op
 from rvm.transform.function_pass import rewrite_functions
 from rvm.transform.legalize import (  # noqa: F401  (each family registers its rules)
-    elementwise, linear_algebra, manipulate, nn, statistical,
+    create, elementwise, index, linear_algebra, manipulate, nn, statistical,
 )
 from rvm.transform.legalize.registry import LEGALIZE_RULES, register_legalize
 from rvm.transform.pass_infra import ModulePass, PassInfo

@@ -6,11 +6,15 @@ functions here build Calls of them.
 """
 from rvm.relax.op import nn
 from rvm.relax.op.base import call_dps_packed, call_packed, call_pure_packed, call_tir
+from rvm.relax.op.create import (
+    arange, full, full_like, ones, ones_like, zeros, zeros_like,
+)
 from rvm.relax.op.binary import (
     add, divide, equal, floor_divide, floor_mod, greater, greater_equal, less, less_equal,
     logical_and, logical_or, logical_xor, maximum, minimum, mod, multiply, not_equal, power,
     subtract,
 )
+from rvm.relax.op.index import strided_slice, take
 from rvm.relax.op.join import concat, repeat, split, tile
 from rvm.relax.op.linear_algebra import linear, matmul
 from rvm.relax.op.manipulate import (
@@ -22,7 +26,9 @@ from rvm.relax.op.memory import (
 )
 from rvm.relax.op.registry import Op, list_op_names, register_op
 from rvm.relax.op.search import argmax, argmin, where
-from rvm.relax.op.statistical import max, mean, min, sum
+from rvm.relax.op.statistical import (
+    cumprod, cumsum, max, mean, min, prod, std, sum, variance,
+)
 from rvm.relax.op.unary import (
     abs, acos, acosh, asin, asinh, astype, atan, atanh, ceil, clip, cos, cosh, erf, exp, floor,
     isfinite, isinf, isnan, log, logical_not, negative, round, rsqrt, sigmoid, sign, sin, sinh,
@@ -30,15 +36,17 @@ from rvm.relax.op.unary import (
 )
 
 __all__ = [
-    "Op", "abs", "acos", "acosh", "add", "alloc_storage", "alloc_tensor",
-    "alloc_tensor_in_storage", "argmax", "argmin", "asin", "asinh", "astype", "atan", "atanh",
-    "broadcast_to", "call_builtin_with_ctx", "call_dps_packed", "call_packed",
-    "call_pure_packed", "call_tir", "ceil", "clip", "concat", "cos", "cosh", "divide", "equal",
-    "erf", "exp", "expand_dims", "flatten", "floor", "floor_divide", "floor_mod", "greater",
-    "greater_equal", "isfinite", "isinf", "isnan", "kill_storage", "kill_tensor", "less",
-    "less_equal", "linear", "list_op_names", "log", "logical_and", "logical_not", "logical_or",
-    "logical_xor", "matmul", "max", "maximum", "mean", "min", "minimum", "mod", "multiply",
-    "negative", "nn", "not_equal", "null_value", "permute_dims", "power", "register_op",
-    "repeat", "reshape", "round", "rsqrt", "shape_of", "sigmoid", "sign", "sin", "sinh", "split",
-    "sqrt", "square", "squeeze", "subtract", "sum", "tan", "tanh", "tile", "where",
+    "abs", "acos", "acosh", "add", "alloc_storage", "alloc_tensor", "alloc_tensor_in_storage",
+    "arange", "argmax", "argmin", "asin", "asinh", "astype", "atan", "atanh", "broadcast_to",
+    "call_builtin_with_ctx", "call_dps_packed", "call_packed", "call_pure_packed", "call_tir",
+    "ceil", "clip", "concat", "cos", "cosh", "cumprod", "cumsum", "divide", "equal", "erf", "exp",
+    "expand_dims", "flatten", "floor", "floor_divide", "floor_mod", "full", "full_like",
+    "greater", "greater_equal", "isfinite", "isinf", "isnan", "kill_storage", "kill_tensor",
+    "less", "less_equal", "linear", "list_op_names", "log", "logical_and", "logical_not",
+    "logical_or", "logical_xor", "matmul", "max", "maximum", "mean", "min", "minimum", "mod",
+    "multiply", "negative", "nn", "not_equal", "null_value", "ones", "ones_like", "Op",
+    "permute_dims", "power", "prod", "register_op", "repeat", "reshape", "round", "rsqrt",
+    "shape_of", "sigmoid", "sign", "sin", "sinh", "split", "sqrt", "square", "squeeze", "std",
+    "strided_slice", "subtract", "sum", "take", "tan", "tanh", "tile", "variance", "where",
+    "zeros", "zeros_like",
 ]

@@ -10,7 +10,7 @@ from rvm.ir.expr import PrimExpr
 from rvm.ir.structural import structural_equal
 from rvm.relax.struct_info import TensorStructInfo
 from rvm.tir import op as tir_op
-from rvm.tir.arith import simplify
+from rvm.tir.arith import simplify_size
 from rvm.tir.expr import IntImm
 
 
@@ -73,11 +73,12 @@ def dims_text(values):
 
 
 def as_dim(value):
-    """An int64 dimension expression from an int or a PrimExpr, simplified."""
+    """An int64 dimension expression from an int or a PrimExpr, simplified knowing that the
+    symbolic dimensions in it are non-negative (``min(n, 2 ** 63 - 1)`` is ``n``)."""
     if isinstance(value, PrimExpr):
         if value.dtype != "int64":
             value = tir_op.cast(value, "int64")
-        return simplify(value)
+        return simplify_size(value)
     return IntImm("int64", operator.index(value))
 
 

@@ -5,20 +5,18 @@
 >>> argmax(Var("x", TensorStructInfo((2, 3), "float32")), axis=1).attrs
 {'axis': 1, 'keepdims': False}
 """
-import operator
-
 from rvm.relax.expr import Call
+from rvm.relax.op.attrs import bool_attr, int_attr
 from rvm.relax.op.infer_util import (
     attr,
     broadcast_sinfo,
     check_arity,
-    normalize_axis,
     tensor_arg,
     unify_dtype,
 )
 from rvm.relax.op.registry import Op, register_op
+from rvm.relax.op.statistical import reduced_sinfo
 from rvm.relax.struct_info import TensorStructInfo
-from rvm.tir.expr import IntImm
 
 
 def _infer_where(call, ctx):
@@ -49,30 +47,16 @@ def _make_arg(name, doc):
     def infer(call, ctx):
         check_arity(call, 1, op_name)
         sinfo = tensor_arg(call, 0, op_name, "x")
-        axis, keepdims = attr(call, "axis"), attr(call, "keepdims", False)
-        if sinfo.ndim == -1:
-            return TensorStructInfo(None, "int64")
-        if axis is not None:
-            axis = normalize_axis(axis, sinfo.ndim, op_name)
-        values = sinfo.shape_values
-        if values is None:
-            reduced = 1 if axis is not None else sinfo.ndim
-            return TensorStructInfo(None, "int64", sinfo.ndim if keepdims else
-                                    sinfo.ndim - reduced)
-        out = []
-        for i, d in enumerate(values):
-            if axis is None or i == axis:
-                if keepdims:
-                    out.append(IntImm("int64", 1))
-            else:
-                out.append(d)
-        return TensorStructInfo(out, "int64")
+        axis = attr(call, "axis")
+        return reduced_sinfo(sinfo, None if axis is None else (axis,),
+                             attr(call, "keepdims", False), op_name, dtype="int64")
 
     register_op(op_name, infer, description=doc)
 
     def build(x, axis=None, keepdims=False):
-        axis = None if axis is None else operator.index(axis)
-        return Call(Op.get(op_name), [x], attrs={"axis": axis, "keepdims": bool(keepdims)})
+        axis = None if axis is None else int_attr(axis, op_name, "axis")
+        return Call(Op.get(op_name), [x], attrs={
+            "axis": axis, "keepdims": bool_attr(keepdims, op_name, "keepdims")})
 
     build.__name__ = build.__qualname__ = name
     build.__doc__ = (f"{doc} along ``axis`` (None: of the flattened tensor), as int64; "

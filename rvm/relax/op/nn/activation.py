@@ -1,5 +1,5 @@
 """Neural network activations (``R.nn.*``): relu, gelu, gelu_tanh, silu, leakyrelu, softmax,
-log_softmax.
+log_softmax; and dropout.
 
 >>> from rvm.relax.expr import Var
 >>> from rvm.relax.struct_info import TensorStructInfo
@@ -11,6 +11,7 @@ from rvm.relax.op.attrs import float_attr, int_attr
 from rvm.relax.op.infer_util import attr, check_arity, check_float, normalize_axis, tensor_arg
 from rvm.relax.op.registry import Op, register_op
 from rvm.relax.op.unary import make_unary
+from rvm.relax.struct_info import TupleStructInfo
 
 relu = make_unary("relax.nn.relu", "relu", "Elementwise max(x, 0)")
 gelu = make_unary("relax.nn.gelu", "gelu", "Elementwise Gaussian error linear unit, "
@@ -64,3 +65,25 @@ def log_softmax(data, axis=-1):
     """log(softmax(x)) along ``axis`` (``relax.nn.log_softmax``)."""
     return Call(Op.get("relax.nn.log_softmax"), [data],
                 attrs={"axis": int_attr(axis, "relax.nn.log_softmax", "axis")})
+
+
+def _infer_dropout(call, ctx):
+    check_arity(call, 1, "relax.nn.dropout")
+    sinfo = tensor_arg(call, 0, "relax.nn.dropout", "data")
+    check_float(sinfo, "relax.nn.dropout")
+    rate = attr(call, "rate", 0.5)
+    if not 0 <= rate < 1:
+        raise ValueError(f"relax.nn.dropout: 'rate' must be in [0, 1), got {rate}")
+    return TupleStructInfo([sinfo, sinfo])
+
+
+register_op("relax.nn.dropout", _infer_dropout,
+            description="dropout: (output, mask); the identity at inference")
+
+
+def dropout(data, rate=0.5):
+    """Dropout with probability ``rate``: a tuple of the output and the mask (1 where kept).
+    Compiled models are for inference, where dropout keeps everything: LegalizeOps makes
+    the output ``data`` itself and the mask ones (``relax.nn.dropout``)."""
+    return Call(Op.get("relax.nn.dropout"), [data],
+                attrs={"rate": float_attr(rate, "relax.nn.dropout", "rate")})
