@@ -1,11 +1,9 @@
 """Facts about scheduled TIR the primitives check: loops of a block, child blocks, block kinds,
 bindings, data dependences between the blocks of a scope, and regions relaxed over loops."""
-from rvm.ir.expr import PrimExpr
 from rvm.tir import op as _op
+from rvm.tir.analysis.region import relax_range
 from rvm.tir.arith import Analyzer
-from rvm.tir.expr import (
-    Add, Cast, FloorDiv, FloorMod, IntImm, IterVar, Max, Min, Mul, Range, Sub, Var,
-)
+from rvm.tir.expr import Add, Cast, FloorDiv, FloorMod, IntImm, IterVar, Mul, Range, Sub, Var
 from rvm.tir.schedule.error import ScheduleError
 from rvm.tir.schedule.state import children_of, describe
 from rvm.tir.stmt import BlockRealize, ForKind
@@ -242,69 +240,6 @@ def require_dominant(primitive, scope, block_sref):
 
 
 # -- regions ----------------------------------------------------------------------------
-def relax_bounds(expr, ranges, analyzer):
-    """(lower, upper) inclusive bounds of an integer expression when the variables in
-    ``ranges`` ({id(var): Range}) take any value of their range; None if unknown."""
-    if not isinstance(expr, PrimExpr):
-        return None
-    if not set(vars_in(expr)) & set(ranges):
-        return expr, expr
-    if isinstance(expr, Var):
-        rng = ranges[id(expr)]
-        return rng.min, _op.subtract(_op.add(rng.min, rng.extent), 1)
-    if isinstance(expr, Cast):
-        inner = relax_bounds(expr.value, ranges, analyzer)
-        return None if inner is None else tuple(_op.cast(b, expr.dtype) for b in inner)
-    if isinstance(expr, (Add, Sub)):
-        a, b = relax_bounds(expr.a, ranges, analyzer), relax_bounds(expr.b, ranges, analyzer)
-        if a is None or b is None:
-            return None
-        if isinstance(expr, Add):
-            return _op.add(a[0], b[0]), _op.add(a[1], b[1])
-        return _op.subtract(a[0], b[1]), _op.subtract(a[1], b[0])
-    if isinstance(expr, Mul):
-        for x, c in ((expr.a, expr.b), (expr.b, expr.a)):
-            if isinstance(c, IntImm):
-                inner = relax_bounds(x, ranges, analyzer)
-                if inner is None:
-                    return None
-                lo, hi = _op.multiply(inner[0], c), _op.multiply(inner[1], c)
-                return (lo, hi) if c.value >= 0 else (hi, lo)
-        return None
-    if isinstance(expr, (FloorDiv, FloorMod)) and isinstance(expr.b, IntImm) \
-            and expr.b.value > 0:
-        inner = relax_bounds(expr.a, ranges, analyzer)
-        if inner is None:
-            return None
-        lo_q = analyzer.simplify(_op.floordiv(inner[0], expr.b))
-        hi_q = analyzer.simplify(_op.floordiv(inner[1], expr.b))
-        if isinstance(expr, FloorDiv):
-            return lo_q, hi_q
-        if analyzer.can_prove_equal(lo_q, hi_q):
-            return (analyzer.simplify(_op.floormod(inner[0], expr.b)),
-                    analyzer.simplify(_op.floormod(inner[1], expr.b)))
-        return _op.const(0, expr.dtype), _op.const(expr.b.value - 1, expr.dtype)
-    if isinstance(expr, (Min, Max)):
-        a, b = relax_bounds(expr.a, ranges, analyzer), relax_bounds(expr.b, ranges, analyzer)
-        if a is None or b is None:
-            return None
-        pick = _op.min if isinstance(expr, Min) else _op.max
-        return pick(a[0], b[0]), pick(a[1], b[1])
-    return None
-
-
-def relax_range(rng, ranges, analyzer):
-    """The Range covered by ``rng`` (a Range of indices) over the relaxed variables, or None."""
-    lo = relax_bounds(rng.min, ranges, analyzer)
-    last = _op.subtract(_op.add(rng.min, rng.extent), 1)
-    hi = relax_bounds(last, ranges, analyzer)
-    if lo is None or hi is None:
-        return None
-    start = analyzer.simplify(lo[0])
-    extent = analyzer.simplify(_op.add(_op.subtract(hi[1], start), 1))
-    return Range.from_min_extent(start, extent)
-
-
 def bound_regions(realize, regions, ranges, analyzer):
     """``regions`` of a block (in its axes) as regions of the enclosing loops, relaxed over
     the loops in ``ranges``; a dimension that cannot be bounded covers the whole buffer."""
@@ -323,20 +258,6 @@ def bound_regions(realize, regions, ranges, analyzer):
                 relaxed = Range.from_min_extent(_op.const(0, dim.dtype), dim)
             dims.append(relaxed)
         out.append((region.buffer, dims))
-    return out
-
-
-def union_ranges(a, b, analyzer):
-    """The bounding box of two lists of Ranges."""
-    out = []
-    for ra, rb in zip(a, b):
-        if analyzer.can_prove_equal(ra.min, rb.min) and \
-                analyzer.can_prove_equal(ra.extent, rb.extent):
-            out.append(ra)
-            continue
-        lo = analyzer.simplify(_op.min(ra.min, rb.min))
-        hi = analyzer.simplify(_op.max(_op.add(ra.min, ra.extent), _op.add(rb.min, rb.extent)))
-        out.append(Range.from_min_extent(lo, analyzer.simplify(_op.subtract(hi, lo))))
     return out
 
 

@@ -10,9 +10,9 @@ class ScheduleError(RVMError):
     (one sentence), ``where`` what it was applied to (a block or loop) and
     ``detail`` facts found (e.g. the loop's extent).
 
-    >>> str(ScheduleError("split", "the factors' product must cover the loop extent",
-    ...                   "loop j", "factors [4, 8] give 32 < 128"))
-    "split on loop j: the factors' product must cover the loop extent (factors [4, 8] give 32 < 128)"
+    >>> print(ScheduleError("split", "the factors' product must cover the loop extent",
+    ...                     "loop j", "factors [4, 8] give 32 < 128"))
+    split on loop j: the factors' product must cover the loop extent (factors [4, 8] give 32 < 128)
     """
 
     def __init__(self, primitive, rule, where="", detail="", render_level="detail"):

@@ -2,18 +2,25 @@
 
 This package is a facade; the definitions live in its modules.
 """
+from rvm.transform.tir.compact_buffer_allocation import (
+    CompactBufferAllocation, compact_buffer_allocation,
+)
 from rvm.transform.tir.flatten_buffer import FlattenBuffer, flatten_buffer
 from rvm.transform.tir.localize_reduction import LocalizeReduction, localize_reduction
 from rvm.transform.tir.lower_init_block import LowerInitBlock, lower_init_block
 from rvm.transform.tir.lower_intrin import LowerIntrin, lower_intrin
 from rvm.transform.tir.lower_opaque_block import LowerOpaqueBlock, lower_opaque_block
 from rvm.transform.tir.pipeline import lower_module, lower_tir_pipeline
+from rvm.transform.tir.plan_buffer_allocation import (
+    PlanAndUpdateBufferAllocationLocation, plan_buffer_allocation,
+)
 from rvm.transform.tir.prim_func_pass import prim_func_pass
 from rvm.transform.tir.simplify import Simplify, simplify_prim_func
 
 __all__ = [
-    "FlattenBuffer", "LocalizeReduction", "LowerInitBlock", "LowerIntrin", "LowerOpaqueBlock",
-    "Simplify", "flatten_buffer", "localize_reduction", "lower_init_block", "lower_intrin",
-    "lower_module", "lower_opaque_block", "lower_tir_pipeline", "prim_func_pass",
-    "simplify_prim_func",
+    "CompactBufferAllocation", "FlattenBuffer", "LocalizeReduction", "LowerInitBlock",
+    "LowerIntrin", "LowerOpaqueBlock", "PlanAndUpdateBufferAllocationLocation", "Simplify",
+    "compact_buffer_allocation", "flatten_buffer", "localize_reduction", "lower_init_block",
+    "lower_intrin", "lower_module", "lower_opaque_block", "lower_tir_pipeline",
+    "plan_buffer_allocation", "prim_func_pass", "simplify_prim_func",
 ]

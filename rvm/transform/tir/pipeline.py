@@ -6,11 +6,13 @@ pipeline, so they execute the same lowered program.
 from rvm.ir.module import IRModule
 from rvm.tir.function import PrimFunc
 from rvm.transform.pass_infra import Sequential
+from rvm.transform.tir.compact_buffer_allocation import CompactBufferAllocation
 from rvm.transform.tir.flatten_buffer import FlattenBuffer
 from rvm.transform.tir.localize_reduction import LocalizeReduction
 from rvm.transform.tir.lower_init_block import LowerInitBlock
 from rvm.transform.tir.lower_intrin import LowerIntrin
 from rvm.transform.tir.lower_opaque_block import LowerOpaqueBlock
+from rvm.transform.tir.plan_buffer_allocation import PlanAndUpdateBufferAllocationLocation
 from rvm.transform.tir.simplify import Simplify
 
 
@@ -20,8 +22,9 @@ def lower_tir_pipeline():
     LocalizeReduction has opt_level 1: disable it (``PassContext(disabled_pass=
     ["LocalizeReduction"])``) to lower every init as a guarded statement.
     """
-    return Sequential([LocalizeReduction(), LowerInitBlock(), LowerOpaqueBlock(), FlattenBuffer(),
-                       Simplify(), LowerIntrin()], name="LowerTIR")
+    return Sequential([LocalizeReduction(), LowerInitBlock(), LowerOpaqueBlock(),
+                       PlanAndUpdateBufferAllocationLocation(), CompactBufferAllocation(),
+                       FlattenBuffer(), Simplify(), LowerIntrin()], name="LowerTIR")
 
 
 def lower_module(mod):

@@ -44,8 +44,9 @@ def test_localize_reduction_can_be_disabled():
 
 def test_pipeline_names_its_passes():
     names = [p.info.name for p in lower_tir_pipeline().passes]
-    assert names == ["LocalizeReduction", "LowerInitBlock", "LowerOpaqueBlock", "FlattenBuffer",
-                     "Simplify", "LowerIntrin"]
+    assert names == ["LocalizeReduction", "LowerInitBlock", "LowerOpaqueBlock",
+                     "PlanAndUpdateBufferAllocationLocation", "CompactBufferAllocation",
+                     "FlattenBuffer", "Simplify", "LowerIntrin"]
 
 
 def test_prim_func_pass_checks_results_and_keeps_unchanged_modules():

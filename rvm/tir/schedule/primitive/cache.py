@@ -9,6 +9,7 @@ of a matmul's output is a cache_write moved under the tile loops).
 from rvm.tir import op as _op
 from rvm.tir.buffer import decl_buffer
 from rvm.tir.expr import BufferLoad, IterVar, Range, Var
+from rvm.tir.analysis.region import union_ranges
 from rvm.tir.schedule import analysis as _an
 from rvm.tir.schedule.rv import BlockRV
 from rvm.tir.schedule.state import children_of
@@ -174,7 +175,7 @@ class CacheReadWrite:
             ranges = _an.loop_ranges(_an.loops_of(s))
             for buf, dims in _an.bound_regions(s.realize, getattr(s.stmt, kind), ranges, ana):
                 if buf is buffer:
-                    region = dims if region is None else _an.union_ranges(region, dims, ana)
+                    region = dims if region is None else union_ranges(region, dims, ana)
         if region is None:
             region = [Range.from_min_extent(_op.const(0, d.dtype), d) for d in buffer.shape]
         return region

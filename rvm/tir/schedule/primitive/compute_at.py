@@ -1,11 +1,14 @@
 """compute_at / reverse_compute_at: move a block under a loop of its consumers (producers),
 computing in each iteration exactly the region they use; and sample_compute_location.
 
-    for i, j in T.grid(128, 128): B[i, j] = ...        compute_at(B, i) (C reads B[i, :])
-    for i, j in T.grid(128, 128): C[i, j] = B[i, j]    ->   for i: for ax0 in range(128): B[i, ax0] = ...
-                                                                   for j in range(128): C[i, j] = ...
+    for i, j in T.grid(128, 128):                  for i in range(128):
+        B[i, j] = ...            compute_at(B, i)        for ax0 in range(128):
+    for i, j in T.grid(128, 128):       ->                  B[i, ax0] = ...
+        C[i, j] = B[i, j]                              for j in range(128):
+                                                           C[i, j] = B[i, j]
 """
 from rvm.tir import op as _op
+from rvm.tir.analysis.region import union_ranges
 from rvm.tir.expr import IntImm, IterVar, Range, Var
 from rvm.tir.schedule import analysis as _an
 from rvm.tir.schedule.error import ScheduleError
@@ -200,7 +203,7 @@ class ComputeLocation:
                 if id(buf) not in wanted:
                     continue
                 if id(buf) in region:
-                    dims = _an.union_ranges(region[id(buf)][1], dims, ana)
+                    dims = union_ranges(region[id(buf)][1], dims, ana)
                 region[id(buf)] = (buf, dims)
         return region
 

@@ -8,7 +8,7 @@ its defining expression into its consumers (into its producer).
     C[vi] = B[vi] + 1.0                  ->                  (in the loops of B)
 """
 from rvm.tir.analysis.block_access import get_block_read_write_region
-from rvm.tir.expr import BufferLoad, Var
+from rvm.tir.expr import Var
 from rvm.tir.schedule import analysis as _an
 from rvm.tir.schedule.state import REMOVE, replace_stmts
 from rvm.tir.stmt import BufferStore

@@ -14,7 +14,7 @@ from rvm.tir.schedule import analysis as _an
 from rvm.tir.schedule.rv import BlockRV
 from rvm.tir.schedule.state import replace_stmts
 from rvm.tir.stmt import (
-    Block, BlockRealize, BufferRegion, BufferStore, For, ForKind, stmt_seq,
+    Block, BlockRealize, BufferStore, For, ForKind, stmt_seq,
 )
 from rvm.tir.stmt_functor import substitute
 

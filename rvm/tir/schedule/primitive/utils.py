@@ -3,7 +3,6 @@ from rvm.ir.expr import PrimExpr
 from rvm.tir import op as _op
 from rvm.tir.arith import Analyzer
 from rvm.tir.expr import IntImm, Range
-from rvm.tir.stmt import BlockRealize
 from rvm.tir.stmt_functor import StmtExprMutator
 
 

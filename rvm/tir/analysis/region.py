@@ -1,0 +1,114 @@
+"""Regions of buffers covered by index expressions when some variables range over intervals.
+
+>>> from rvm.tir.expr import Var, Range
+>>> from rvm.tir.arith import Analyzer
+>>> i0, i1 = Var("i0"), Var("i1")
+>>> relax_range(Range.from_min_extent(i0 * 4 + i1, 1), {id(i1): Range(0, 4)}, Analyzer())
+Range(min=i0 * 4, extent=4)
+"""
+from rvm.ir.expr import PrimExpr
+from rvm.tir import op as _op
+from rvm.tir.expr import Add, Cast, FloorDiv, FloorMod, IntImm, Max, Min, Mul, Range, Sub, Var
+from rvm.tir.stmt_functor import StmtExprVisitor
+
+
+def _vars_in(expr):
+    found = set()
+
+    class _Find(StmtExprVisitor):
+        def visit_var_(self, op):
+            found.add(id(op))
+
+    _Find().visit(expr)
+    return found
+
+
+def relax_bounds(expr, ranges, analyzer):
+    """(lower, upper) inclusive bounds of an integer expression when the variables in
+    ``ranges`` ({id(var): Range}) take any value of their range; None if unknown."""
+    if not isinstance(expr, PrimExpr):
+        return None
+    if not _vars_in(expr) & set(ranges):
+        return expr, expr
+    if isinstance(expr, Var):
+        rng = ranges[id(expr)]
+        return rng.min, _op.subtract(_op.add(rng.min, rng.extent), 1)
+    if isinstance(expr, Cast):
+        inner = relax_bounds(expr.value, ranges, analyzer)
+        return None if inner is None else tuple(_op.cast(b, expr.dtype) for b in inner)
+    if isinstance(expr, (Add, Sub)):
+        a, b = relax_bounds(expr.a, ranges, analyzer), relax_bounds(expr.b, ranges, analyzer)
+        if a is None or b is None:
+            return None
+        if isinstance(expr, Add):
+            return _op.add(a[0], b[0]), _op.add(a[1], b[1])
+        return _op.subtract(a[0], b[1]), _op.subtract(a[1], b[0])
+    if isinstance(expr, Mul):
+        for x, c in ((expr.a, expr.b), (expr.b, expr.a)):
+            if isinstance(c, IntImm):
+                inner = relax_bounds(x, ranges, analyzer)
+                if inner is None:
+                    return None
+                lo, hi = _op.multiply(inner[0], c), _op.multiply(inner[1], c)
+                return (lo, hi) if c.value >= 0 else (hi, lo)
+        return None
+    if isinstance(expr, (FloorDiv, FloorMod)) and isinstance(expr.b, IntImm) \
+            and expr.b.value > 0:
+        inner = relax_bounds(expr.a, ranges, analyzer)
+        if inner is None:
+            return None
+        lo_q = analyzer.simplify(_op.floordiv(inner[0], expr.b))
+        hi_q = analyzer.simplify(_op.floordiv(inner[1], expr.b))
+        if isinstance(expr, FloorDiv):
+            return lo_q, hi_q
+        if analyzer.can_prove_equal(lo_q, hi_q):
+            return (analyzer.simplify(_op.floormod(inner[0], expr.b)),
+                    analyzer.simplify(_op.floormod(inner[1], expr.b)))
+        return _op.const(0, expr.dtype), _op.const(expr.b.value - 1, expr.dtype)
+    if isinstance(expr, (Min, Max)):
+        a, b = relax_bounds(expr.a, ranges, analyzer), relax_bounds(expr.b, ranges, analyzer)
+        if a is None or b is None:
+            return None
+        pick = _op.min if isinstance(expr, Min) else _op.max
+        return pick(a[0], b[0]), pick(a[1], b[1])
+    return None
+
+
+def relax_range(rng, ranges, analyzer):
+    """The Range covered by ``rng`` (a Range of indices) over the relaxed variables, or None."""
+    lo = relax_bounds(rng.min, ranges, analyzer)
+    last = _op.subtract(_op.add(rng.min, rng.extent), 1)
+    hi = relax_bounds(last, ranges, analyzer)
+    if lo is None or hi is None:
+        return None
+    start = analyzer.simplify(lo[0])
+    extent = analyzer.simplify(_op.add(_op.subtract(hi[1], start), 1))
+    return Range.from_min_extent(start, extent)
+
+
+def union_ranges(a, b, analyzer):
+    """The bounding box of two lists of Ranges."""
+    out = []
+    for ra, rb in zip(a, b):
+        if analyzer.can_prove_equal(ra.min, rb.min) and \
+                analyzer.can_prove_equal(ra.extent, rb.extent):
+            out.append(ra)
+            continue
+        lo = analyzer.simplify(_op.min(ra.min, rb.min))
+        hi = analyzer.simplify(_op.max(_op.add(ra.min, ra.extent), _op.add(rb.min, rb.extent)))
+        out.append(Range.from_min_extent(lo, analyzer.simplify(_op.subtract(hi, lo))))
+    return out
+
+
+
+
+def covers(outer, inner, analyzer):
+    """Whether the Ranges ``outer`` provably contain the Ranges ``inner``, dimension by
+    dimension."""
+    for o, i in zip(outer, inner):
+        if not analyzer.can_prove(_op.greater_equal(i.min, o.min)):
+            return False
+        if not analyzer.can_prove(_op.less_equal(_op.add(i.min, i.extent),
+                                                 _op.add(o.min, o.extent))):
+            return False
+    return True
