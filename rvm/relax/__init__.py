@@ -2,7 +2,8 @@
 
 This package is a facade; the definitions live in its modules. The build and
 run side (``build``, ``VirtualMachine``, ``ExecBuilder``, ``Executable``,
-``transform``) is loaded on first use, since those layers import this one.
+``transform``) and the importers (``frontend``) are loaded on first use, since those
+layers import this one.
 """
 import importlib
 
@@ -45,8 +46,8 @@ _LAZY_ATTRS = {
 
 
 def __getattr__(name):
-    if name == "transform":
-        return importlib.import_module("rvm.relax.transform")
+    if name in ("transform", "frontend"):
+        return importlib.import_module(f"rvm.relax.{name}")
     if name in _LAZY_ATTRS:
         module, attr = _LAZY_ATTRS[name]
         try:

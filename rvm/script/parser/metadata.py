@@ -5,7 +5,8 @@
     metadata = {"relax.expr.Constant": [{"dtype": "float32", "shape": [2, 3],
                                          "data": "<base64 of the bytes>"}, ...]}
 
-that the parser reads back for ``metadata["relax.expr.Constant"][i]``.
+that the parser reads back for ``metadata["relax.expr.Constant"][i]``; arrays held by
+function attributes (an importer's ``params``) are ``metadata["runtime.NDArray"][i]``.
 """
 import ast
 import base64
@@ -16,6 +17,7 @@ from rvm.runtime.data_type import DataType
 from rvm.runtime.ndarray import array
 
 CONSTANT_KEY = "relax.expr.Constant"
+NDARRAY_KEY = "runtime.NDArray"
 
 
 def encode_array(arr):

@@ -14,7 +14,7 @@ from rvm.tir import expr as _e
 from rvm.tir.function import PrimFunc
 from rvm.script.parser.core import CONVERTED_ERRORS, Builtin, Namespace
 from rvm.script.parser.diagnostics import ParseError
-from rvm.script.parser.metadata import decode_array
+from rvm.script.parser.metadata import NDARRAY_KEY, decode_array
 from rvm.script.parser.relax_builtins import (
     RELAX_TABLE, Marker, MatchCastSpec, as_sinfo, call_packed, operator_builtin, to_relax,
 )
@@ -36,7 +36,8 @@ class ModuleRef:
 
 
 class MetadataRef:
-    """``metadata`` in printed text: ``metadata["relax.expr.Constant"][i]``."""
+    """``metadata`` in printed text: ``metadata["relax.expr.Constant"][i]`` (a Constant),
+    ``metadata["runtime.NDArray"][i]`` (an array, in function attributes)."""
 
     def __init__(self, table):
         self.table = table
@@ -52,7 +53,8 @@ class MetadataRef:
             raise IndexError(f"metadata[{key!r}] has {len(entries)} entries, index {index} is "
                              "out of range")
         if (key, index) not in self.cache:
-            self.cache[(key, index)] = _r.Constant(decode_array(entries[index]))
+            value = decode_array(entries[index])
+            self.cache[(key, index)] = value if key == NDARRAY_KEY else _r.Constant(value)
         return self.cache[(key, index)]
 
 

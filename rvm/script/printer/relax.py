@@ -9,7 +9,8 @@ from rvm.relax import struct_info as _si
 from rvm.relax.binding import DataflowBlock, MatchCast, SeqExpr, VarBinding
 from rvm.relax.op.registry import Op
 from rvm.tir import expr as _e
-from rvm.script.parser.metadata import CONSTANT_KEY, encode_array
+from rvm.runtime.ndarray import NDArray
+from rvm.script.parser.metadata import CONSTANT_KEY, NDARRAY_KEY, encode_array
 from rvm.script.printer.names import NameTable, identifier
 from rvm.script.printer.tir import INDENT, decorator, value_text, var_decl
 from rvm.script.printer.tir_expr import ExprPrinter, quote
@@ -18,27 +19,36 @@ _DPS = {"relax.call_tir": "R.call_tir", "relax.call_dps_packed": "R.call_dps_pac
 
 
 class Metadata:
-    """Constants shown as ``metadata["relax.expr.Constant"][i]``, numbered by first use."""
+    """Constants shown as ``metadata["relax.expr.Constant"][i]`` and arrays (in function
+    attributes) as ``metadata["runtime.NDArray"][i]``, numbered by first use."""
 
     def __init__(self):
-        self.entries = []
+        self.entries = {}
         self.index = {}
 
-    def ref(self, const):
-        """The ``metadata[...]`` text referring to ``const``."""
-        k = self.index.get(id(const))
+    def ref(self, value):
+        """The ``metadata[...]`` text referring to ``value`` (a Constant or an NDArray)."""
+        key = CONSTANT_KEY if isinstance(value, _r.Constant) else NDARRAY_KEY
+        k = self.index.get(id(value))
         if k is None:
-            k = self.index[id(const)] = len(self.entries)
-            self.entries.append(const)
-        return f'metadata["{CONSTANT_KEY}"][{k}]'
+            entries = self.entries.setdefault(key, [])
+            k = self.index[id(value)] = len(entries)
+            entries.append(value)
+        return f'metadata["{key}"][{k}]'
+
+    def array_ref(self, value):
+        """``ref`` for an NDArray attribute value; None for anything else."""
+        return self.ref(value) if isinstance(value, NDArray) else None
 
     def section(self):
         """The ``metadata = {...}`` assignment the parser reads back."""
-        lines = [f'metadata = {{"{CONSTANT_KEY}": [']
-        for const in self.entries:
-            entry = encode_array(const.data.numpy())
-            lines.append(f'    {{"dtype": {quote(entry["dtype"])}, "shape": {entry["shape"]}, '
-                         f'"data": {quote(entry["data"])}}},')
+        lines = []
+        for key, values in self.entries.items():
+            lines.append(("metadata = {" if not lines else "], ") + f'"{key}": [')
+            for value in values:
+                entry = encode_array((value.data if key == CONSTANT_KEY else value).numpy())
+                lines.append(f'    {{"dtype": {quote(entry["dtype"])}, "shape": '
+                             f'{entry["shape"]}, "data": {quote(entry["data"])}}},')
         lines.append("]}")
         return "\n".join(lines)
 
@@ -363,7 +373,8 @@ def print_relax_function(func, name, depth=0, meta=None, module_functions=None,
     printer.signature = False
     inner = depth + 1
     if attrs:
-        printer.emit(inner, f"R.func_attr({value_text(attrs, printer.tir)})")
+        text = value_text(attrs, printer.tir, printer.meta.array_ref)
+        printer.emit(inner, f"R.func_attr({text})")
     for v in tir_vars:
         printer.emit(inner, f"{names.get(v)} = {var_decl(v)}")
     if module_functions is not None and _uses_global_vars(func, module_functions):

@@ -25,8 +25,9 @@ def is_const(x, value):
     return isinstance(x, _e.IntImm) and x.value == value
 
 
-def value_text(value, expr):
-    """Attribute values (Python literals, PrimExprs, nested lists and dicts) as script text."""
+def value_text(value, expr, leaf=None):
+    """Attribute values (Python literals, PrimExprs, nested lists and dicts) as script text;
+    ``leaf(value)`` gives the text of other values (arrays as ``metadata[...]``)."""
     if value is None or isinstance(value, (bool, int, float)):
         return repr(value)
     if isinstance(value, str):
@@ -34,15 +35,18 @@ def value_text(value, expr):
     if isinstance(value, PrimExpr):
         return expr(value)
     if isinstance(value, list):
-        return "[" + ", ".join(value_text(v, expr) for v in value) + "]"
+        return "[" + ", ".join(value_text(v, expr, leaf) for v in value) + "]"
     if isinstance(value, tuple):
-        inner = ", ".join(value_text(v, expr) for v in value)
+        inner = ", ".join(value_text(v, expr, leaf) for v in value)
         return f"({inner},)" if len(value) == 1 else f"({inner})"
     if isinstance(value, dict):
-        items = ", ".join(f"{value_text(k, expr)}: {value_text(v, expr)}"
+        items = ", ".join(f"{value_text(k, expr, leaf)}: {value_text(v, expr, leaf)}"
                           for k, v in value.items())
         return "{" + items + "}"
-    raise TypeError(f"cannot print attribute value of type {type(value).__name__}")
+    text = leaf(value) if leaf is not None else None
+    if text is None:
+        raise TypeError(f"cannot print attribute value of type {type(value).__name__}")
+    return text
 
 
 def shape_text(dims, expr):
