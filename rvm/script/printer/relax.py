@@ -118,6 +118,14 @@ def _implied_by_call(value, sinfo):
     return structural_equal(stated, sinfo, map_free_vars=False)
 
 
+def _as_lists(value):
+    """Operator attributes print their sequences as lists, as TVM's printer does
+    (``strides=[1, 1]``); the builders store them as tuples."""
+    if isinstance(value, (tuple, list)):
+        return [_as_lists(v) for v in value]
+    return value
+
+
 class RelaxPrinter:
     """Prints one Relax function's bindings and expressions into ``lines``."""
 
@@ -272,7 +280,7 @@ class RelaxPrinter:
             return f"R.call_packed({', '.join(parts)})"
         parts = list(args)
         for key, value in (e.attrs or {}).items():
-            parts.append(f"{key}={value_text(value, self.tir)}")
+            parts.append(f"{key}={value_text(_as_lists(value), self.tir)}")
         parts += self._sinfo_kw("sinfo_args", e.sinfo_args)
         return f"{self.expr(op)}({', '.join(parts)})"
 
