@@ -1,15 +1,38 @@
 """cffi build script for the native runtime (run by setup.py at install).
 
 The extension `rvm.runtime._native` contains the whole C runtime of
-native/src: the packed calling convention, the global registry, tensors and
-the CPython bridge. Its public C API is native/include/rvm/c_runtime_api.h.
+native/src: the packed calling convention, the global registry, tensors, the
+CPython bridge and the VM engine. Its public C API is
+native/include/rvm/c_runtime_api.h.
+
+Before compiling, it generates native/generated/rvm_vm_contract.h from the VM
+contract, rvm/bytecode/contract.py (opcodes, the linked form, shape codes, the
+C builtins), so the C engine reads the numbers and names the Python side
+defines.
 """
+import importlib.util
 import pathlib
 
 from cffi import FFI
 
 ROOT = pathlib.Path(__file__).resolve().parent
+GENERATED = ROOT / "generated"
+
+
+def _write_contract_header():
+    """native/vm_contract_header.py, loaded from its file, writes the header; its path."""
+    spec = importlib.util.spec_from_file_location("vm_contract_header",
+                                                  ROOT / "vm_contract_header.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.write_contract_header(), module.CONTRACT
+
+
+HEADER, CONTRACT = _write_contract_header()
 SOURCES = sorted(str(p.relative_to(ROOT.parent)) for p in (ROOT / "src").glob("*.c"))
+DEPENDS = sorted(str(p.relative_to(ROOT.parent))
+                 for p in [*(ROOT / "src").glob("*.h"), *(ROOT / "include").rglob("*.h"), HEADER,
+                           CONTRACT])
 
 ffibuilder = FFI()
 # Only what Python calls through cffi; everything else goes through the bridge.
@@ -26,8 +49,11 @@ ffibuilder.set_source(
     int rvm_bridge_install(const char* module_name);
     """,
     sources=SOURCES,
-    include_dirs=[str((ROOT / "include").relative_to(ROOT.parent)), str((ROOT / "src").relative_to(ROOT.parent))],
-    extra_compile_args=["-O2", "-std=gnu11", "-fvisibility=hidden", "-Wall", "-Wno-unused-parameter"],
+    depends=DEPENDS,
+    include_dirs=[str(p.relative_to(ROOT.parent))
+                  for p in (ROOT / "include", ROOT / "src", GENERATED)],
+    extra_compile_args=["-O2", "-std=gnu11", "-fvisibility=hidden", "-Wall",
+                        "-Wno-unused-parameter"],
     libraries=["dl", "pthread"],
     py_limited_api=False,
 )

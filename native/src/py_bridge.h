@@ -77,6 +77,16 @@ PyObject* rvm_packed_func_from_callable(PyObject* callable, PyObject* name);
 RVMObject* rvm_packed_func_handle(PackedFuncObject* f);
 PyObject* rvm_ndarray_wrap(RVMNDArray* arr, int steal);
 
+/* A Python object carried through C unchanged (kRVMObjectPython), and back. */
+RVMObject* rvm_py_box(PyObject* obj);
+PyObject* rvm_py_box_object(RVMObject* box); /* borrowed */
+static inline int rvm_is_py_box(RVMValue v, int code) {
+  return code == kRVMObjectHandle && v.v_handle != NULL &&
+         ((RVMObject*)v.v_handle)->type_index == kRVMObjectPython;
+}
+/* The Python type name a value has (or converts to), for error messages. */
+const char* rvm_value_type_name(RVMValue v, int code);
+
 int rvm_py_trampoline(RVMValue* args, int* codes, int n, RVMValue* ret, int* ret_code,
                       void* resource);
 

@@ -17,7 +17,7 @@ static void delete_py_box(RVMObject* obj) {
   free(box);
 }
 
-static RVMObject* box_python_object(PyObject* obj) {
+RVMObject* rvm_py_box(PyObject* obj) {
   PyObjectBox* box = (PyObjectBox*)malloc(sizeof(PyObjectBox));
   if (box == NULL) {
     PyErr_NoMemory();
@@ -27,6 +27,32 @@ static RVMObject* box_python_object(PyObject* obj) {
   Py_INCREF(obj);
   box->obj = obj;
   return &box->header;
+}
+
+PyObject* rvm_py_box_object(RVMObject* box) { return ((PyObjectBox*)box)->obj; }
+
+const char* rvm_value_type_name(RVMValue v, int code) {
+  static const char* names[] = {"NoneType", "int", "float", "bool", "str", "bytes", "handle",
+                                "DLTensor", "DataType", "Device", "NDArray", "PackedFunc",
+                                "ShapeTuple", "Array"};
+  if (code >= 0 && code < (int)(sizeof(names) / sizeof(names[0]))) return names[code];
+  if (code != kRVMObjectHandle || v.v_handle == NULL) return "unknown";
+  switch (((RVMObject*)v.v_handle)->type_index) {
+    case kRVMObjectStorage:
+      return "Storage";
+    case kRVMObjectVMState:
+      return "VMState";
+    case kRVMObjectPython: {
+      /* A type's name lives as long as the type, which the boxed object keeps alive. */
+      PyGILState_STATE st = PyGILState_Ensure();
+      const char* name = Py_TYPE(rvm_py_box_object((RVMObject*)v.v_handle))->tp_name;
+      PyGILState_Release(st);
+      const char* dot = strrchr(name, '.');
+      return dot != NULL ? dot + 1 : name;
+    }
+    default:
+      return "Object";
+  }
 }
 
 static const char* func_name(PackedFuncObject* f) {
@@ -266,7 +292,7 @@ int rvm_py_to_value(PyObject* obj, ArgSlots* slots, int i, PackedFuncObject* f, 
   if (repl == NULL) return -1;
   if (repl == obj) {
     Py_DECREF(repl);
-    RVMObject* box = box_python_object(obj);
+    RVMObject* box = rvm_py_box(obj);
     if (box == NULL) return -1;
     v->v_handle = box;
     *code = kRVMObjectHandle;

@@ -1,12 +1,14 @@
-/* The native engine's storage allocators: pooled (storages kept and handed out
- * again once only the pool holds them) and naive (a new storage per request),
- * with the same counters and size rounding as rvm.vm.allocator. */
+/* The VM's one allocator: a VM state object (what C builtins receive as their vm
+ * argument) holding a storage pool per device. Pooled: storages are kept and
+ * handed out again once only the pool holds them (rounded to 64 bytes, at most
+ * POOL_SCAN inspected per request); naive: a new storage per request. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "vm_engine.h"
 
-#define POOL_SCAN 8 /* storages inspected per request, as PooledAllocator.SCAN */
+#define POOL_SCAN 8
 
 static void delete_storage(RVMObject* obj) {
   RVMVMStorage* s = (RVMVMStorage*)obj;
@@ -14,28 +16,54 @@ static void delete_storage(RVMObject* obj) {
   free(s);
 }
 
-int rvm_vm_is_storage(RVMValue v, int code) {
-  if (code != kRVMObjectHandle || v.v_handle == NULL) return 0;
+RVMVMStorage* rvm_vm_storage_of(RVMValue v, int code) {
+  if (code != kRVMObjectHandle || v.v_handle == NULL) return NULL;
   RVMObject* obj = (RVMObject*)v.v_handle;
-  return obj->type_index == kRVMObjectStorage && obj->deleter == delete_storage;
+  if (obj->type_index != kRVMObjectStorage || obj->deleter != delete_storage) return NULL;
+  return (RVMVMStorage*)obj;
 }
 
-int rvm_vm_pool_init(RVMVMStoragePool* pool, int naive, DLDevice device) {
-  memset(pool, 0, sizeof(*pool));
-  pool->naive = naive;
-  pool->device = device;
-  return 0;
-}
-
-void rvm_vm_pool_free(RVMVMStoragePool* pool) {
+static void free_pool(RVMVMStoragePool* pool) {
   for (int32_t c = 0; c < pool->num_classes; ++c) {
     RVMVMSizeClass* cls = &pool->classes[c];
     for (int32_t i = 0; i < cls->count; ++i) RVMObjectFree(&cls->items[i]->header);
     free(cls->items);
   }
   free(pool->classes);
-  pool->classes = NULL;
-  pool->num_classes = pool->cap = 0;
+}
+
+static void delete_state(RVMObject* obj) {
+  RVMVMState* state = (RVMVMState*)obj;
+  for (int32_t d = 0; d < state->num_devices; ++d) free_pool(&state->pools[d]);
+  free(state);
+}
+
+RVMVMState* rvm_vm_state_new(int32_t num_devices, int naive) {
+  if (num_devices < 1) {
+    rvm_set_error("ValueError: a VM needs at least one device, got %d", (int)num_devices);
+    return NULL;
+  }
+  RVMVMState* state = (RVMVMState*)calloc(
+      1, sizeof(RVMVMState) + sizeof(RVMVMStoragePool) * (size_t)num_devices);
+  if (state == NULL) {
+    rvm_set_error("MemoryError: cannot allocate a VM state");
+    return NULL;
+  }
+  rvm_object_init(&state->header, kRVMObjectVMState, delete_state);
+  state->num_devices = num_devices;
+  for (int32_t d = 0; d < num_devices; ++d) {
+    state->pools[d].naive = naive;
+    state->pools[d].device.device_type = kDLCPU;
+    state->pools[d].device.device_id = d;
+  }
+  return state;
+}
+
+RVMVMState* rvm_vm_state_of(RVMValue v, int code) {
+  if (code != kRVMObjectHandle || v.v_handle == NULL) return NULL;
+  RVMObject* obj = (RVMObject*)v.v_handle;
+  return obj->type_index == kRVMObjectVMState && obj->deleter == delete_state ? (RVMVMState*)obj
+                                                                              : NULL;
 }
 
 static RVMVMStorage* new_storage(RVMVMStoragePool* pool, int64_t nbytes) {
@@ -43,8 +71,7 @@ static RVMVMStorage* new_storage(RVMVMStoragePool* pool, int64_t nbytes) {
   void* data = s != NULL ? rvm_aligned_alloc((size_t)nbytes) : NULL;
   if (data == NULL) {
     free(s);
-    PyErr_Format(PyExc_MemoryError, "alloc_storage: cannot allocate %lld bytes",
-                 (long long)nbytes);
+    rvm_set_error("MemoryError: alloc_storage: cannot allocate %lld bytes", (long long)nbytes);
     return NULL;
   }
   rvm_object_init(&s->header, kRVMObjectStorage, delete_storage);
@@ -56,21 +83,26 @@ static RVMVMStorage* new_storage(RVMVMStoragePool* pool, int64_t nbytes) {
   return s;
 }
 
+/* Grows an array of n items of size each to hold one more; 0 on success. */
+static int grow(void** items, int32_t* cap, int32_t n, size_t each) {
+  if (n < *cap) return 0;
+  int32_t bigger = *cap ? *cap * 2 : 8;
+  void* grown = realloc(*items, each * (size_t)bigger);
+  if (grown == NULL) {
+    rvm_set_error("MemoryError: alloc_storage: cannot grow the storage pool");
+    return -1;
+  }
+  *items = grown;
+  *cap = bigger;
+  return 0;
+}
+
 static RVMVMSizeClass* size_class(RVMVMStoragePool* pool, int64_t size) {
   for (int32_t c = 0; c < pool->num_classes; ++c) {
     if (pool->classes[c].size == size) return &pool->classes[c];
   }
-  if (pool->num_classes == pool->cap) {
-    int32_t cap = pool->cap ? pool->cap * 2 : 8;
-    RVMVMSizeClass* grown =
-        (RVMVMSizeClass*)realloc(pool->classes, sizeof(RVMVMSizeClass) * (size_t)cap);
-    if (grown == NULL) {
-      PyErr_NoMemory();
-      return NULL;
-    }
-    pool->classes = grown;
-    pool->cap = cap;
-  }
+  if (grow((void**)&pool->classes, &pool->cap, pool->num_classes, sizeof(RVMVMSizeClass)) != 0)
+    return NULL;
   RVMVMSizeClass* cls = &pool->classes[pool->num_classes++];
   memset(cls, 0, sizeof(*cls));
   cls->size = size;
@@ -79,9 +111,12 @@ static RVMVMSizeClass* size_class(RVMVMStoragePool* pool, int64_t size) {
 
 RVMVMStorage* rvm_vm_pool_alloc(RVMVMStoragePool* pool, int64_t nbytes) {
   pool->requests++;
+  if (nbytes < 0 || nbytes > INT64_MAX - 64) {
+    rvm_set_error("MemoryError: alloc_storage: cannot allocate %lld bytes", (long long)nbytes);
+    return NULL;
+  }
   if (pool->naive) return new_storage(pool, nbytes);
-  int64_t size = (nbytes + 63) / 64 * 64;
-  if (size < 64) size = 64;
+  int64_t size = nbytes <= 64 ? 64 : (nbytes + 63) / 64 * 64;
   RVMVMSizeClass* cls = size_class(pool, size);
   if (cls == NULL) return NULL;
   int32_t count = cls->count;
@@ -99,16 +134,7 @@ RVMVMStorage* rvm_vm_pool_alloc(RVMVMStoragePool* pool, int64_t nbytes) {
     }
     cls->cursor = (start + POOL_SCAN) % count;
   }
-  if (cls->count == cls->cap) {
-    int32_t cap = cls->cap ? cls->cap * 2 : 4;
-    RVMVMStorage** grown = (RVMVMStorage**)realloc(cls->items, sizeof(RVMVMStorage*) * (size_t)cap);
-    if (grown == NULL) {
-      PyErr_NoMemory();
-      return NULL;
-    }
-    cls->items = grown;
-    cls->cap = cap;
-  }
+  if (grow((void**)&cls->items, &cls->cap, cls->count, sizeof(RVMVMStorage*)) != 0) return NULL;
   RVMVMStorage* s = new_storage(pool, size);
   if (s == NULL) return NULL;
   cls->items[cls->count++] = s; /* the pool's reference */

@@ -3,7 +3,8 @@ from rvm.bytecode.builder import ExecBuilder, Label
 from rvm.bytecode.errors import BytecodeVerificationError, ExecutableFormatError
 from rvm.bytecode.executable import Executable, load_module
 from rvm.bytecode.function import FuncInfo, FuncKind
-from rvm.bytecode.opcodes import OPCODES, Arg, ArgKind
+from rvm.bytecode.contract import OPCODES, ArgKind
+from rvm.bytecode.instruction import Arg
 
 __all__ = ["OPCODES", "Arg", "ArgKind", "BytecodeVerificationError", "ExecBuilder",
            "Executable", "ExecutableFormatError", "FuncInfo", "FuncKind", "Label",

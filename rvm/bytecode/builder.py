@@ -17,9 +17,8 @@ from rvm.bytecode.disasm import disassemble_function
 from rvm.bytecode.errors import BytecodeVerificationError
 from rvm.bytecode.executable import Executable
 from rvm.bytecode.function import FuncInfo, FuncKind
-from rvm.bytecode.opcodes import (
-    CALL, GOTO, IF, IMM_MAX, IMM_MIN, RET, VOID_REG, Arg, ArgKind, Instruction,
-)
+from rvm.bytecode.contract import CALL, GOTO, IF, IMM_MAX, IMM_MIN, RET, VOID_REG, ArgKind
+from rvm.bytecode.instruction import Arg, Instruction
 from rvm.bytecode.verify import verify_function
 from rvm.runtime.container import ShapeTuple
 from rvm.runtime.module import Module

@@ -5,7 +5,7 @@ function, ``%void`` the null argument and ``%vm`` the virtual machine state.
 """
 from rvm.bytecode.constants import describe_constant
 from rvm.bytecode.function import FuncKind
-from rvm.bytecode.opcodes import VOID_REG, ArgKind, Operand
+from rvm.bytecode.contract import VOID_REG, ArgKind, Operand
 
 
 def format_arg(arg, func_names):
@@ -91,3 +91,17 @@ def disassemble_function(ex, func_index, mark_pc=None):
         text = format_instruction(ex.instructions[pc], pc, info.start, names)
         lines.append(f"{mark}{pc - info.start:>4}: {text}")
     return "\n".join(lines)
+
+
+def describe_position(ex, func_index, pc, depth=0):
+    """Where a VM is, for error notes: function, instruction (disassembled), source binding
+    and call depth, at absolute instruction ``pc`` of function ``func_index``."""
+    info = ex.func_table[func_index]
+    if not info.start <= pc < info.end:
+        return f"in VM function '{info.name}'"
+    names = [f.name for f in ex.func_table]
+    text = format_instruction(ex.instructions[pc], pc, info.start, names)
+    source = ex.source_map.get(pc)
+    where = f", binding {source[0]}:{source[1]}" if source else ""
+    nested = f" (call depth {depth})" if depth else ""
+    return f"in VM function '{info.name}', instruction {pc - info.start}: {text}{where}{nested}"

@@ -12,7 +12,7 @@ from rvm.bytecode.constants import constant_tag
 from rvm.bytecode.disasm import disassemble
 from rvm.bytecode.errors import ExecutableFormatError
 from rvm.bytecode.function import FuncKind
-from rvm.bytecode.opcodes import encode_instruction
+from rvm.bytecode.instruction import encode_instruction
 from rvm.bytecode.serialize import MAGIC, dump_executable, undump_executable
 from rvm.bytecode.verify import verify_executable
 from rvm.runtime.loader import register_file_loader

@@ -21,7 +21,7 @@ import msgpack
 from rvm.bytecode.constants import decode_constant, encode_constant
 from rvm.bytecode.errors import ExecutableFormatError
 from rvm.bytecode.function import FuncInfo, FuncKind
-from rvm.bytecode.opcodes import decode_instructions, encode_instruction
+from rvm.bytecode.instruction import decode_instructions, encode_instruction
 
 MAGIC = b"RVMEXEC\x00"
 FORMAT_VERSION = 1

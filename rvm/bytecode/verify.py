@@ -10,7 +10,7 @@ arguments as the callee takes. Errors name the function and the instruction.
 from rvm.bytecode.disasm import format_instruction
 from rvm.bytecode.errors import BytecodeVerificationError
 from rvm.bytecode.function import FuncKind
-from rvm.bytecode.opcodes import VOID_REG, ArgKind, Operand
+from rvm.bytecode.contract import VOID_REG, ArgKind, Operand
 
 MAX_REGS = 1 << 20
 

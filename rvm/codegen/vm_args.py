@@ -11,7 +11,7 @@ into a register first.
 >>> [v.name_hint for v in used_vars(Function([x], SeqExpr([], Tuple([x, x]))))]
 ['x']
 """
-from rvm.bytecode.opcodes import IMM_MAX, IMM_MIN
+from rvm.bytecode.contract import IMM_MAX, IMM_MIN
 from rvm.ir.expr import GlobalVar
 from rvm.relax.binding import SeqExpr
 from rvm.relax.expr import (

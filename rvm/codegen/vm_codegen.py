@@ -26,7 +26,7 @@ into one merge register.
 0: ret   %0  ; ident:return
 """
 from rvm.bytecode.builder import ExecBuilder
-from rvm.bytecode.opcodes import ArgKind
+from rvm.bytecode.contract import ArgKind
 from rvm.codegen.vm_args import ArgConverter, alias_names, used_vars
 from rvm.ir.expr import GlobalVar
 from rvm.relax.binding import BindingBlock, MatchCast, SeqExpr, VarBinding

@@ -23,6 +23,7 @@ For each Relax function:
 
 Afterwards no binding value mentions a symbolic variable.
 """
+from rvm.bytecode.contract import MakeCode, MatchCode
 from rvm.ir.expr import GlobalVar
 from rvm.relax.binding import BindingBlock, MatchCast, SeqExpr, VarBinding
 from rvm.relax.expr import (
@@ -41,8 +42,9 @@ from rvm.transform.shape_func import HeapLayout, make_shape_func, tir_vars_of
 from rvm.transform.sinfo_text import dim_text as sinfo_text_dim
 from rvm.transform.sinfo_text import sinfo_text
 
-MATCH_EQUAL_IMM, MATCH_STORE, MATCH_NO_OP, MATCH_EQUAL_HEAP = 0, 1, 2, 3
-MAKE_IMM, MAKE_LOAD = 0, 1
+MATCH_EQUAL_IMM, MATCH_STORE, MATCH_NO_OP, MATCH_EQUAL_HEAP = (
+    int(c) for c in (MatchCode.EQUAL_IMM, MatchCode.STORE, MatchCode.NO_OP, MatchCode.EQUAL_HEAP))
+MAKE_IMM, MAKE_LOAD = int(MakeCode.IMM), int(MakeCode.LOAD)
 
 
 def _is_const(expr):

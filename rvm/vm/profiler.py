@@ -1,24 +1,11 @@
-"""Profiling and instrumentation of the VM's packed calls.
+"""Profiles and instruments of the VM's call sites.
 
-Both work by wrapping the callees of a freshly decoded copy of the code, so the
-plain interpreter loop pays nothing for them.
+Both engines observe a call site (any CALL but a VM-to-VM call) only while an
+instrument or a profile is set, and pay one test per call otherwise. A profile
+is the per-site count and time of one run; ``ProfileReport`` names each site
+by function, position, callee and source binding.
 """
-import time
-
 NO_OP, SKIP_RUN = 0, 1  # what an instrument returns before a call
-
-
-def instrument_wrapper(instrument):
-    """The wrap function of ``VirtualMachine.set_instrument``."""
-    def wrap(callee, func_index, position, name):
-        def instrumented(*args):
-            if instrument(callee, name, True, None, *args) == SKIP_RUN:
-                return None
-            result = callee(*args)
-            instrument(callee, name, False, result, *args)
-            return result
-        return instrumented
-    return wrap
 
 
 class ProfileReport:
@@ -28,36 +15,22 @@ class ProfileReport:
     total (seconds), mean (seconds) and share (of the run's wall time).
     """
 
-    def __init__(self, func_name):
+    def __init__(self, func_name, ex, samples, total, result):
+        """``samples`` maps absolute instruction indices to [calls, seconds]."""
         self.func_name = func_name
-        self._sites = {}
-        self.total = 0.0
-        self.result = None
-
-    def record(self, key, elapsed):
-        site = self._sites[key]
-        site[0] += 1
-        site[1] += elapsed
-
-    def add_site(self, key):
-        self._sites.setdefault(key, [0, 0.0])
-
-    def run(self, fn):
-        start = time.perf_counter()
-        self.result = fn()
-        self.total = time.perf_counter() - start
-
-    @property
-    def rows(self):
-        out = []
-        for (function, position, callee, binding), (calls, total) in self._sites.items():
-            if calls == 0:
-                continue
-            out.append({"function": function, "position": position, "binding": binding,
-                        "callee": callee, "calls": calls, "total": total,
-                        "mean": total / calls,
-                        "share": total / self.total if self.total else 0.0})
-        return sorted(out, key=lambda r: -r["total"])
+        self.total = total
+        self.result = result
+        self.rows = []
+        for pc, (calls, seconds) in samples.items():
+            index = ex.function_at(pc)
+            info = ex.func_table[index]
+            source = ex.source_of(pc)
+            callee = ex.func_table[ex.instructions[pc].field("func")].name
+            self.rows.append({"function": info.name, "position": pc - info.start,
+                              "binding": source[1] if source else "", "callee": callee,
+                              "calls": calls, "total": seconds, "mean": seconds / calls,
+                              "share": seconds / total if total else 0.0})
+        self.rows.sort(key=lambda r: -r["total"])
 
     def table(self):
         """The report as a text table, slowest call site first."""
@@ -76,23 +49,3 @@ class ProfileReport:
 
     def __str__(self):
         return self.table()
-
-
-def timing_wrapper(report, ex):
-    """The wrap function of ``VirtualMachine.profile``: records into ``report``."""
-    clock = time.perf_counter
-
-    def wrap(callee, func_index, position, name):
-        info = ex.func_table[func_index]
-        source = ex.source_map.get(info.start + position)
-        key = (info.name, position, name, source[1] if source else "")
-        report.add_site(key)
-
-        def timed(*args):
-            start = clock()
-            try:
-                return callee(*args)
-            finally:
-                report.record(key, clock() - start)
-        return timed
-    return wrap

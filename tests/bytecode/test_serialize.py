@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from rvm.bytecode.errors import BytecodeVerificationError, ExecutableFormatError
 from rvm.bytecode.executable import Executable
 from rvm.bytecode.function import FuncInfo, FuncKind
-from rvm.bytecode.opcodes import CALL, GOTO, RET, Arg, ArgKind, Instruction
+from rvm.bytecode.contract import CALL, GOTO, RET, ArgKind
+from rvm.bytecode.instruction import Arg, Instruction
 from rvm.bytecode.serialize import FORMAT_VERSION, MAGIC, SECTIONS, dump_executable
 from rvm.runtime.module import register_module_loader
 from rvm.runtime.ndarray import NDArray

@@ -4,7 +4,8 @@ import pytest
 from rvm.bytecode.errors import BytecodeVerificationError
 from rvm.bytecode.executable import Executable
 from rvm.bytecode.function import FuncInfo, FuncKind
-from rvm.bytecode.opcodes import CALL, GOTO, IF, RET, Arg, ArgKind, Instruction
+from rvm.bytecode.contract import CALL, GOTO, IF, RET, ArgKind
+from rvm.bytecode.instruction import Arg, Instruction
 
 
 def reg(i):

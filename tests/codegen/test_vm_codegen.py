@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import rvm
-from rvm.bytecode.opcodes import VOID_REG, ArgKind
+from rvm.bytecode.contract import VOID_REG, ArgKind
 from rvm.codegen.vm_codegen import CodegenError, vm_codegen
 from rvm.driver.build_module import build as build_kernels
 from rvm.ir.module import IRModule

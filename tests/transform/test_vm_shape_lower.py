@@ -211,7 +211,8 @@ def test_prim_value_parameter_defines_its_variable():
     np.testing.assert_array_equal(_run(PRIM_DEFINES, 3, y).numpy(), 2 * y)
     with pytest.raises(ValueError, match=r"parameter 'y'.*expected 6"):
         _run(PRIM_DEFINES, 3, np.arange(4, dtype="float32"))
-    with pytest.raises(TypeError, match=r"parameter 'k'.*expected a int64 value, got float"):
+    with pytest.raises(TypeError,
+                       match=r"parameter 'k'.*expected a value of dtype int64, got float"):
         _run(PRIM_DEFINES, 3.5, y)
 
 

@@ -1,6 +1,6 @@
-"""Every VM test runs on both engines (test_native chooses its engine itself)."""
+"""Every VM test runs on both engines."""
 from tests.vm.engines import parametrize_engines, vm_engine  # noqa: F401  (the fixture)
 
 
 def pytest_generate_tests(metafunc):
-    parametrize_engines(metafunc, skip=("test_native",))
+    parametrize_engines(metafunc)

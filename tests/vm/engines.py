@@ -1,8 +1,7 @@
 """The engine fixture: VM tests run once per engine.
 
 ``vm_engine`` sets the engine a ``VirtualMachine`` built without ``engine=``
-uses (``rvm.vm.machine.DEFAULT_ENGINE``) for a whole test module; executables
-the native engine cannot run (closures) fall back to the python engine there.
+uses (``rvm.vm.machine.DEFAULT_ENGINE``) for a whole test module.
 """
 import pytest
 

@@ -6,8 +6,7 @@ from rvm.bytecode.builder import ExecBuilder
 from rvm.runtime.container import ShapeTuple
 from rvm.runtime.data_type import DataType
 from rvm.runtime.device import cpu
-from rvm.runtime.packed_func import register_func
-from rvm.vm.allocator import PooledAllocator, Storage
+from rvm.runtime.packed_func import get_global_func, register_func
 from rvm.vm.machine import VirtualMachine
 
 
@@ -67,46 +66,58 @@ def test_naive_allocates_every_time():
         VirtualMachine(_planned_program(), cpu(), memory_cfg="arena")
 
 
-def test_storage_bounds_and_release():
-    storage = Storage(64, cpu())
-    t = storage.alloc_tensor(48, (4,), "float32")
+def _alloc(vm, nbytes):
+    return get_global_func("vm.builtin.alloc_storage")(vm.state, nbytes)
+
+
+def _view(storage, offset, shape):
+    return get_global_func("vm.builtin.alloc_tensor")(storage, offset, ShapeTuple(shape),
+                                                      DataType("float32"))
+
+
+def test_storage_bounds_and_reuse():
+    vm = VirtualMachine(_planned_program(), cpu())
+    storage = _alloc(vm, 64)
+    t = _view(storage, 48, (4,))
     assert t.shape == (4,) and t.dtype == "float32"
-    with pytest.raises(ValueError, match=r"float32\[5\] \(20 bytes\) at offset 48 does not "
-                                         "fit in a storage of 64 bytes"):
-        storage.alloc_tensor(48, (5,), "float32")
-    pool = PooledAllocator(cpu())
-    first = pool.alloc(10)
-    assert pool.alloc(10) is not first      # still referenced here
-    del first
-    assert pool.release_free() == 2
+    with pytest.raises(ValueError, match=r"^alloc_tensor: float32\[5\] \(20 bytes\) at offset "
+                                         "48 does not fit in a storage of 64 bytes$"):
+        _view(storage, 48, (5,))
+    with pytest.raises(ValueError, match=r"^alloc_tensor: negative dimension in shape \(-1,\)$"):
+        _view(storage, 0, (-1,))
+    with pytest.raises(TypeError, match="^alloc_tensor: expected a Storage, got NDArray$"):
+        _view(t, 0, (1,))
+    with pytest.raises(TypeError, match="^alloc_storage: expected the VM state as argument 1, "
+                                        "got int$"):
+        get_global_func("vm.builtin.alloc_storage")(0, 16)
+    del storage, t
+    _alloc(vm, 10)                                   # the free storage comes back
+    assert vm.memory_stats()[0]["allocations"] == 1
 
 
 def test_pool_reuses_freed_storage_among_many_live_ones():
-    from rvm.vm.allocator import PooledAllocator
-
-    alloc = PooledAllocator(cpu())
-    live = [alloc.alloc(256) for _ in range(50)]       # kept alive, like collected outputs
-    assert alloc.num_allocations == 50
+    vm = VirtualMachine(_planned_program(), cpu())
+    live = [_alloc(vm, 256) for _ in range(50)]       # kept alive, like collected outputs
+    assert vm.memory_stats()[0]["allocations"] == 50
     freed = live[10:40]
     del live[10:40]
     del freed
     for _ in range(30):                                 # 30 requests, 30 free storages
-        live.append(alloc.alloc(256))
-    assert alloc.num_allocations <= 50 + 30 // PooledAllocator.SCAN + 1
-    views = [s.alloc_tensor(0, (4,), "float32") for s in live]
+        live.append(_alloc(vm, 256))
+    # each request inspects at most 8 storages of its size, starting where the last stopped
+    assert vm.memory_stats()[0]["allocations"] <= 50 + 30 // 8 + 1
+    views = [_view(s, 0, (4,)) for s in live]
     assert all(v.shape == (4,) for v in views)
 
 
 def test_tensor_views_keep_their_storage_busy():
-    from rvm.vm.allocator import PooledAllocator
-
-    alloc = PooledAllocator(cpu())
-    storage = alloc.alloc(64)
-    tensor = storage.alloc_tensor(0, (16,), "float32")
+    vm = VirtualMachine(_planned_program(), cpu())
+    storage = _alloc(vm, 64)
+    tensor = _view(storage, 0, (16,))
     del storage
-    second = alloc.alloc(64)  # the tensor still uses the first storage: a new one
-    assert alloc.num_allocations == 2
+    second = _alloc(vm, 64)  # the tensor still uses the first storage: a new one
+    assert vm.memory_stats()[0]["allocations"] == 2
     del second
     del tensor
-    alloc.alloc(64)
-    assert alloc.num_allocations == 2
+    _alloc(vm, 64)
+    assert vm.memory_stats()[0]["allocations"] == 2

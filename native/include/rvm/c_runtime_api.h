@@ -91,6 +91,7 @@ typedef enum {
   kRVMObjectStorage = 5,   /* a raw allocation NDArrays may view */
   kRVMObjectPython = 6,    /* a Python object carried through C unchanged */
   kRVMObjectDLPack = 7,    /* keeps an imported DLManagedTensor alive */
+  kRVMObjectVMState = 8,   /* a virtual machine's devices and storage pools (C builtins' vm) */
   kRVMObjectUserBegin = 64,
 } RVMObjectTypeIndex;
 

@@ -2,6 +2,7 @@
  * rvm.runtime.load_library, its functions registered at load time. */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "rvm/c_runtime_api.h"
 
@@ -140,3 +141,30 @@ static int CallN(RVMValue* args, int* codes, int n, RVMValue* ret, int* ret_code
   return 0;
 }
 RVM_REGISTER_GLOBAL("ext.call_n", CallN);
+
+/* ext.wait_flag(ms): 1 once another thread has called ext.set_flag (the flag is then
+ * cleared), 0 if none did within ms milliseconds. */
+static int flag = 0;
+static int WaitFlag(RVMValue* args, int* codes, int n, RVMValue* ret, int* ret_code, void* res) {
+  if (n != 1 || codes[0] != kRVMInt) {
+    RVMAPISetLastError("TypeError: ext.wait_flag expects (milliseconds)");
+    return -1;
+  }
+  ret->v_int64 = 0;
+  *ret_code = kRVMInt;
+  for (int64_t i = 0; i < args[0].v_int64 * 10; ++i) {
+    if (__atomic_exchange_n(&flag, 0, __ATOMIC_ACQ_REL)) {
+      ret->v_int64 = 1;
+      break;
+    }
+    usleep(100);
+  }
+  return 0;
+}
+RVM_REGISTER_GLOBAL("ext.wait_flag", WaitFlag);
+
+static int SetFlag(RVMValue* args, int* codes, int n, RVMValue* ret, int* ret_code, void* res) {
+  __atomic_store_n(&flag, 1, __ATOMIC_RELEASE);
+  return 0;
+}
+RVM_REGISTER_GLOBAL("ext.set_flag", SetFlag);

@@ -1,38 +1,17 @@
-"""The instruction set: one OPCODES table that encoding, decoding, verification and
-disassembly all read.
+"""Instructions and their words, in the layout the OPCODES table of rvm.bytecode.contract
+gives: encoding, decoding, and the decoded form (Instruction) the rest of the package uses.
 
-The machine has registers ``R``, a constant pool ``K`` and a function table ``F``.
-An instruction is a sequence of 64-bit words: its opcode, then its operands in
-the order the table gives. Argument operands of CALL are one word each, a kind
-in the top 8 bits and a 56-bit value (sign-extended for immediates).
-
->>> OPCODES["call"].rtl
-'R[dst] := F[func](args...)'
 >>> decode_arg(encode_arg(Arg(ArgKind.IMM, -3)))
 Arg(IMM, -3)
+>>> encode_instruction(Instruction(RET, (0,)))
+[2, 0]
 """
-import enum
 from typing import NamedTuple
 
+from rvm.bytecode.contract import (
+    BY_CODE, IMM_MAX, IMM_MIN, MAX_ARGS, RET, VALUE_BITS, VALUE_MASK, ArgKind, Opcode, Operand,
+)
 from rvm.bytecode.errors import ExecutableFormatError
-
-VALUE_BITS = 56
-VALUE_MASK = (1 << VALUE_BITS) - 1
-IMM_MIN = -(1 << (VALUE_BITS - 1))
-IMM_MAX = (1 << (VALUE_BITS - 1)) - 1
-VOID_REG = -1            # a CALL destination that discards the result
-MAX_ARGS = 1 << 16       # per CALL; a larger count in a file is a format error
-
-
-class ArgKind(enum.IntEnum):
-    """What the value of a CALL argument word means."""
-
-    REG = 0        # R[value]
-    IMM = 1        # the integer value itself
-    CONST = 2      # K[value]
-    FUNC = 3       # F[value], as a callable
-    VOID = 4       # None
-    VM_STATE = 5   # the running virtual machine (for builtins that need it)
 
 
 class Arg(NamedTuple):
@@ -43,38 +22,6 @@ class Arg(NamedTuple):
 
     def __repr__(self):
         return f"Arg({self.kind.name}, {self.value})"
-
-
-class Operand(enum.Enum):
-    """Operand layouts; each takes one word except ARGS (a count, then one word each)."""
-
-    DST = "dst"        # register written, or VOID_REG
-    REG = "reg"        # register read
-    FUNC = "func"      # function table index
-    ARGS = "args"      # argument list
-    OFFSET = "offset"  # relative jump, in instructions
-
-
-class Opcode(NamedTuple):
-    """An opcode: its code word, mnemonic, operand layout and register-transfer spec."""
-
-    code: int
-    name: str
-    operands: tuple    # ((field name, Operand), ...)
-    rtl: str
-    ends_block: bool   # control does not fall through to the next instruction
-
-
-OPCODES = {op.name: op for op in (
-    Opcode(1, "call", (("dst", Operand.DST), ("func", Operand.FUNC), ("args", Operand.ARGS)),
-           "R[dst] := F[func](args...)", False),
-    Opcode(2, "ret", (("result", Operand.REG),), "return R[result]", True),
-    Opcode(3, "goto", (("offset", Operand.OFFSET),), "pc += offset", True),
-    Opcode(4, "if", (("cond", Operand.REG), ("offset", Operand.OFFSET)),
-           "if not R[cond]: pc += offset (else pc += 1)", False),
-)}
-BY_CODE = {op.code: op for op in OPCODES.values()}
-CALL, RET, GOTO, IF = (OPCODES[n] for n in ("call", "ret", "goto", "if"))
 
 
 class Instruction(NamedTuple):

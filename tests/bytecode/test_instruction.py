@@ -4,9 +4,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rvm.bytecode.errors import ExecutableFormatError
-from rvm.bytecode.opcodes import (
-    BY_CODE, CALL, GOTO, IF, IMM_MAX, IMM_MIN, OPCODES, RET, VALUE_MASK, Arg, ArgKind,
-    Instruction, Operand, decode_arg, decode_instructions, encode_arg, encode_instruction,
+from rvm.bytecode.contract import (
+    BY_CODE, CALL, GOTO, IF, IMM_MAX, IMM_MIN, OPCODES, RET, VALUE_MASK, ArgKind, Operand,
+)
+from rvm.bytecode.instruction import (
+    Arg, Instruction, decode_arg, decode_instructions, encode_arg, encode_instruction,
 )
 
 

@@ -1,0 +1,61 @@
+"""The builtins implemented in Python: closures, calls of kernels with symbolic extents,
+and tensor-to-shape conversion.
+
+The others (memory, shape checks and matching, tuples, conditions) are implemented
+in C only; ``rvm.bytecode.contract.C_BUILTINS`` lists them. All are registered in the
+global registry under ``vm.builtin.*``.
+
+>>> from rvm.runtime.packed_func import get_global_func
+>>> get_global_func("vm.builtin.make_closure")(lambda a, b: a - b, 10)(3)
+7
+"""
+from rvm.bytecode.contract import INVOKE_CLOSURE
+from rvm.runtime.container import ShapeTuple
+from rvm.runtime.ndarray import NDArray
+from rvm.runtime.packed_func import PackedFunc, register_func
+from rvm.vm.closure import VMClosure
+
+
+def _builtin(name):
+    def register(fn):
+        register_func(name, fn, override=True)
+        return fn
+    return register
+
+
+@_builtin("vm.builtin.make_closure")
+def make_closure(func, *saved_args):
+    """A closure: ``func`` with ``saved_args`` bound in front of the call's arguments."""
+    if isinstance(func, VMClosure):
+        return VMClosure(func.vm, func.func_index, func.saved_args + saved_args)
+    if not callable(func):
+        raise TypeError(f"make_closure: expected a function, got {type(func).__name__}")
+    return PackedFunc(lambda *args: func(*saved_args, *args))
+
+
+@_builtin(INVOKE_CLOSURE)
+def invoke_closure(vm, closure, *args):
+    """Calls ``closure`` with ``args`` (after its saved arguments). Both engines run a
+    closure of their own VM in a new frame instead (CalleeKind.CLOSURE)."""
+    if isinstance(closure, VMClosure):
+        return closure.vm.invoke_closure(closure, *args)
+    if not callable(closure):
+        raise TypeError(f"invoke_closure: expected a closure, got {type(closure).__name__}")
+    return closure(*args)
+
+
+@_builtin("vm.builtin.call_tir_dyn")
+def call_tir_dyn(func, *args):
+    """Calls ``func(args[:-1]..., *shape)``: the last argument is a shape whose dimensions
+    are passed as trailing integers (kernels with symbolic extents)."""
+    if not args or not isinstance(args[-1], tuple):
+        raise TypeError("call_tir_dyn: the last argument must be a shape of extra integers")
+    return func(*args[:-1], *args[-1])
+
+
+@_builtin("vm.builtin.tensor_to_shape")
+def tensor_to_shape(tensor):
+    """The shape whose dimensions are the values of a 1-d integer tensor."""
+    if not isinstance(tensor, NDArray) or tensor.ndim != 1 or not tensor.dtype.is_int:
+        raise TypeError(f"tensor_to_shape: expected a 1-d integer tensor, got {tensor!r:.60}")
+    return ShapeTuple(int(v) for v in tensor.numpy())
