@@ -1,5 +1,5 @@
-"""VM call overhead of both engines (python, native): µs per call of an identity function
-and ns per instruction of a chain of 10 calls to a no-op kernel.
+"""VM call overhead of both engines (python, native): µs per call of an identity function,
+ns per instruction of a chain of 10 calls to a no-op kernel, and what profiling adds.
 
     python benchmarks/bench_vm.py
 
@@ -7,7 +7,9 @@ Baselines: a plain Python function call measured in the same run, and Apache
 TVM's Relax VM on this machine (identity 0.72 µs per call from Python, 0.36 µs
 per added call_tir), figures recorded beforehand since TVM is not installed.
 The no-op kernel takes (x, out) NDArrays in destination-passing style, once as
-a Python function and once compiled from C.
+a Python function and once compiled from C. "profiled" is the chain of C calls
+run while a profile is on (every call site timed), against the same chain
+unprofiled.
 """
 import pathlib
 import statistics
@@ -67,6 +69,24 @@ def median_us(fn, *args, number=NUMBER):
     return statistics.median(times) / number * 1e6
 
 
+def median_profiled_us(vm, name, *args):
+    """(us per call of ``name`` while a profile is on, us per call without), measured in
+    alternation (what profiling adds to a call)."""
+    native, fn = vm._native, vm[name]
+    profiled, plain = [], []
+    for _ in range(REPEAT):
+        if native is not None:
+            native.start_profile()
+        else:
+            vm.profile_samples = {}
+        profiled.append(timeit.timeit(lambda: fn(*args), number=NUMBER // 4))
+        if native is not None:
+            native.stop_profile()
+        vm.profile_samples = None
+        plain.append(timeit.timeit(lambda: fn(*args), number=NUMBER // 4))
+    return statistics.median(profiled), statistics.median(plain)
+
+
 def main():
     def py_noop(x, out):
         pass
@@ -87,13 +107,15 @@ def main():
 
     plain_us = median_us(plain_identity, x)
     per_plain = (median_us(plain_chain, x, out) - plain_us) / CHAIN
-    figures = {}
+    figures, profiled = {}, {}
     for engine in ENGINES:
         vm = VirtualMachine(ex, cpu(), engine=engine)
         vm_us = median_us(vm["identity"], x)
         per_py = (median_us(vm["chain_py_noop"], x, out) - vm_us) / CHAIN
-        per_c = (median_us(vm["chain_c_noop"], x, out) - vm_us) / CHAIN
+        chain_c = median_us(vm["chain_c_noop"], x, out)
+        per_c = (chain_c - vm_us) / CHAIN
         figures[engine] = (vm_us, per_py * 1e3, per_c * 1e3)
+        profiled[engine] = median_profiled_us(vm, "chain_c_noop", x, out)
 
     print(f"python {sys.version.split()[0]}; median of {REPEAT} repeats x {NUMBER} calls")
     print(f"{'measure':44s} {'python':>8s} {'native':>8s} {'TVM':>8s} {'native x TVM':>13s} "
@@ -106,6 +128,8 @@ def main():
         py, native = figures["python"][k], figures["native"][k]
         print(f"{name:44s} {py:8.2f} {native:8.2f} {tvm:8.2f} {native / tvm:13.2f} "
               f"{native / plain:15.2f}")
+    py, native = (profiled[e][0] / profiled[e][1] for e in ENGINES)
+    print(f"{'chain of C calls profiled, x unprofiled':44s} {py:8.2f} {native:8.2f}")
     print(f"{'plain Python: identity call, us':44s} {plain_us:8.3f}")
     print(f"{'plain Python: no-op call in a loop, ns per call':44s} {per_plain * 1e3:8.1f}")
 

@@ -109,12 +109,20 @@ static PyObject* native_vm_entry(NativeVMObject* self, PyObject* arg) {
   return (PyObject*)e;
 }
 
+static int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 static PyObject* native_vm_start_profile(NativeVMObject* self, PyObject* unused) {
   RVMVirtualMachine* vm = usable(self);
   if (vm == NULL) return NULL;
   free(vm->profile);
   vm->profile = (int64_t*)calloc((size_t)vm->num_code * 2 + 2, sizeof(int64_t));
   if (vm->profile == NULL) return PyErr_NoMemory();
+  vm->profile_ns = now_ns();
+  vm->profile_ticks = rvm_vm_ticks();
   Py_RETURN_NONE;
 }
 
@@ -123,11 +131,14 @@ static PyObject* native_vm_stop_profile(NativeVMObject* self, PyObject* unused) 
   RVMVirtualMachine* vm = &self->vm;
   int64_t* counts = vm->profile;
   vm->profile = NULL;
+  int64_t ticks = rvm_vm_ticks() - vm->profile_ticks, ns = now_ns() - vm->profile_ns;
+  double seconds_per_tick = ticks > 0 ? ns * 1e-9 / (double)ticks : 1e-9;
   PyObject* out = PyDict_New();
   for (int32_t pc = 0; counts != NULL && out != NULL && pc < vm->num_code; ++pc) {
     if (counts[2 * pc] == 0) continue;
     PyObject* key = PyLong_FromLong(pc);
-    PyObject* site = Py_BuildValue("[Ld]", (long long)counts[2 * pc], counts[2 * pc + 1] * 1e-9);
+    PyObject* site = Py_BuildValue("[Ld]", (long long)counts[2 * pc],
+                                   (double)counts[2 * pc + 1] * seconds_per_tick);
     if (key == NULL || site == NULL || PyDict_SetItem(out, key, site) != 0) Py_CLEAR(out);
     Py_XDECREF(key);
     Py_XDECREF(site);

@@ -3,7 +3,6 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "vm_engine.h"
 
@@ -174,11 +173,6 @@ int rvm_vm_call(RVMVirtualMachine* vm, RVMVMFunc* f, const RVMVMLinkedInstr* ins
   return 0;
 }
 
-static int64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* instrument(func, name, before, ret, *args); 1 when it answers SKIP_RUN (1) before. */
 static int notify(RVMVirtualMachine* vm, RVMVMFunc* f, const RVMVMLinkedInstr* ins, size_t base,
@@ -206,14 +200,14 @@ int rvm_vm_call_observed(RVMVirtualMachine* vm, int32_t pc, size_t base) {
   if (vm->instrument != NULL) skip = notify(vm, f, ins, base, NULL);
   if (skip < 0) return -1;
   if (!skip) {
-    int64_t start = now_ns();
+    int64_t start = rvm_vm_ticks();
     /* a closure runs through the Python builtin here, so its whole call is observed */
     rc = f->kind == kRVMCalleeC ? call_c(vm, f, ins, base, &ret, &ret_code)
                                 : from_result(call_py(vm, f->py, NULL, 0, ins, base), &ret,
                                               &ret_code);
     if (rc == 0 && vm->profile != NULL) {
       vm->profile[2 * pc] += 1;
-      vm->profile[2 * pc + 1] += now_ns() - start;
+      vm->profile[2 * pc + 1] += rvm_vm_ticks() - start;
     }
   }
   if (rc == 0 && !skip && vm->instrument != NULL) {

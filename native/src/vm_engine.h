@@ -19,6 +19,11 @@
 #ifndef RVM_VM_ENGINE_H_
 #define RVM_VM_ENGINE_H_
 
+#include <time.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
+
 #include "py_bridge.h"
 #include "rvm_vm_contract.h"
 
@@ -94,7 +99,8 @@ typedef struct RVMVirtualMachine {
   PyObject* closure_type;
   /* observation: a callback and timers per call site, only while set */
   PyObject* instrument;
-  int64_t* profile;          /* per instruction: calls, nanoseconds */
+  int64_t* profile;          /* per instruction: calls, ticks */
+  int64_t profile_ticks, profile_ns; /* the clocks when the profile started */
   /* running */
   RVMValue* reg_values;      /* register stack shared by the frames of all runs */
   int* reg_codes;
@@ -107,6 +113,18 @@ typedef struct RVMVirtualMachine {
   int32_t active_runs;       /* runs in progress (nested ones through Python callees) ... */
   unsigned long thread;      /* ... all on this thread */
 } RVMVirtualMachine;
+
+/* A fast clock for profiles: the time-stamp counter where there is one (converted with
+ * the rate measured over the profile), else nanoseconds. */
+static inline int64_t rvm_vm_ticks(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  return (int64_t)__rdtsc();
+#else
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+#endif
+}
 
 /* Takes the GIL back if the loop released it. */
 static inline void rvm_vm_hold_gil(RVMVirtualMachine* vm) {
