@@ -112,3 +112,22 @@ def test_not_a_tensor(vm):
     w0, b0, w1, b1 = _params()
     with pytest.raises(TypeError, match=r"main: parameter 'x'.*Tensor"):
         vm["main"]("not a tensor", w0, b0, w1, b1)
+
+
+@I.ir_module
+class WithScalar:
+    @R.function
+    def main(x: R.Tensor((2,), "float32"), k: R.Prim("int32")):
+        return (x, k)
+
+
+def test_scalar_parameter_of_the_wrong_kind_or_range():
+    vm = VirtualMachine(build(WithScalar), rvm.cpu())
+    x = np.ones(2, "float32")
+    assert vm["main"](x, 3)[1] == 3
+    with pytest.raises(TypeError, match=r"main: parameter 'k' expects int32: expected a value "
+                                        r"of dtype int32, got float"):
+        vm["main"](x, 2.5)
+    with pytest.raises(ValueError, match=r"main: parameter 'k' expects int32: 4294967296 does "
+                                         r"not fit in int32"):
+        vm["main"](x, 1 << 32)
