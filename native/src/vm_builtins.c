@@ -333,6 +333,13 @@ int rvm_builtin_check_tuple_info(RVM_VM_BUILTIN_ARGS) {
   return 0;
 }
 
+int rvm_builtin_check_func_info(RVM_VM_BUILTIN_ARGS) {
+  if (codes[0] == kRVMPackedFuncHandle) return 0; /* closures and callables arrive as these */
+  rvm_set_error("TypeError: %s: expected a function, got %s",
+                rvm_ctx_arg(args, codes, n, 1, "check_func_info"), TYPE_NAME(0));
+  return -1;
+}
+
 /* An int value fits in an integer dtype of bits bits, signed or not. */
 static int int_fits(int64_t v, DLDataType t) {
   if (t.bits >= 64) return t.code != kDLUInt || v >= 0;

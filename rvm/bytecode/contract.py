@@ -170,6 +170,7 @@ C_BUILTINS = {b.name: b for b in (
              "(arg, dtype ('': any scalar), err_ctx='') -> None: a scalar dtype can hold"),
     CBuiltin("vm.builtin.match_shape", 3, None,
              "(value, heap, ndim, code_0, value_0, ..., [err_ctx]) -> None (MatchCode pairs)"),
+    CBuiltin("vm.builtin.check_func_info", 1, 2, "(arg, err_ctx='') -> None: arg is callable"),
     CBuiltin("vm.builtin.match_prim_value", 4, 5,
              "(value, heap, code, value, err_ctx='') -> None: one MatchCode pair for an int"),
     CBuiltin("vm.builtin.make_shape", 2, None,

@@ -180,6 +180,37 @@ def test_scalar_checks_and_matches():
         match(8, heap, MATCH_STORE, 2, "k")
 
 
+def _apply_program():
+    ib = ExecBuilder()
+    with ib.function("apply", num_inputs=2, param_names=["f", "x"]):
+        ib.emit_call("vm.builtin.check_func_info", args=[ib.r(0), "apply: parameter 'f'"])
+        ib.emit_call("vm.builtin.invoke_closure", args=[ib.vm_state(), ib.r(0), ib.r(1)],
+                     dst=ib.r(2))
+        ib.emit_ret(ib.r(2))
+    with ib.function("double", num_inputs=1):
+        ib.emit_call("vm.builtin.make_tuple", args=[ib.r(0), ib.r(0)], dst=ib.r(1))
+        ib.emit_ret(ib.r(1))
+    with ib.function("main", num_inputs=1):
+        ib.emit_call("apply", args=[ib.f("double"), ib.r(0)], dst=ib.r(1))
+        ib.emit_ret(ib.r(1))
+    return ib.get()
+
+
+def test_check_func_info():
+    check = builtin("check_func_info")
+    check(len)
+    check(builtin("copy"), "f")
+    with pytest.raises(TypeError, match="^f: expected a function, got int$"):
+        check(3, "f")
+    with pytest.raises(TypeError, match="^check_func_info: expected a function, got NDArray$"):
+        check(array(np.ones(1)))
+    vm = VirtualMachine(_apply_program(), cpu())
+    assert tuple(vm["main"](4)) == (4, 4)                   # a VM closure
+    assert vm["apply"](lambda x: x + 1, 4) == 5              # any callable
+    with pytest.raises(TypeError, match="^apply: parameter 'f': expected a function, got str"):
+        vm["apply"]("f", 4)
+
+
 def _failing_calls():
     """One program per failing builtin call: (name, builtin, args)."""
     f32 = DataType("float32")
@@ -191,6 +222,7 @@ def _failing_calls():
         ("condition", "read_if_cond", ["no"]),
         ("shape_of", "shape_of", [5]),
         ("count", "copy", [1, 2]),
+        ("func_info", "check_func_info", [1.5, "f"]),
         ("prim_value", "check_prim_value_info", [1.5, DataType("int32"), "p"]),
     ]
 
