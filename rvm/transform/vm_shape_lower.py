@@ -5,7 +5,8 @@ For each Relax function:
 1. A shape heap is allocated (``vm.builtin.alloc_shape_heap``, one int64 slot
    per symbolic variable and per derived dimension such as ``n * 2``).
 2. Each parameter is checked against its struct info (``vm.builtin.check_tensor_info``,
-   ``check_shape_info``, ``check_tuple_info``, recursively into tuple fields),
+   ``check_shape_info``, ``check_tuple_info``, recursively into tuple fields,
+   ``check_prim_value_info``, ``check_func_info``),
    then ``vm.builtin.match_shape`` (``match_prim_value`` for an ``R.Prim(value=n)``
    parameter) stores the dimensions that define symbolic
    variables into the heap and checks the others (constants, variables seen
@@ -33,7 +34,8 @@ from rvm.relax.expr_functor import ExprVisitor
 from rvm.relax.function import Function
 from rvm.relax.op.memory import call_builtin_with_ctx, null_value
 from rvm.relax.struct_info import (
-    ObjectStructInfo, PrimStructInfo, ShapeStructInfo, TensorStructInfo, TupleStructInfo,
+    FuncStructInfo, ObjectStructInfo, PrimStructInfo, ShapeStructInfo, TensorStructInfo,
+    TupleStructInfo,
 )
 from rvm.tir.expr import FloatImm, IntImm, Var as TirVar
 from rvm.transform.lowering_util import bind
@@ -145,12 +147,16 @@ class _FunctionLowerer:
             if sinfo.value is not None and sinfo.dtype is not None and (
                     sinfo.dtype.is_int or sinfo.dtype.is_uint):
                 self.match_prim(value, sinfo.value, out, phase, err)
+        elif isinstance(sinfo, FuncStructInfo):
+            if phase == 1:
+                out.append(bind("_", _extern("vm.builtin.check_func_info", [value, err]))[1])
         elif isinstance(sinfo, TupleStructInfo):
             if phase == 1:
                 out.append(bind("_", _extern("vm.builtin.check_tuple_info", [
                     value, PrimValue(len(sinfo.fields)), err]))[1])
             for i, field in enumerate(sinfo.fields):
-                if not isinstance(field, (TensorStructInfo, ShapeStructInfo, TupleStructInfo)):
+                if not isinstance(field, (TensorStructInfo, ShapeStructInfo, TupleStructInfo,
+                                          PrimStructInfo, FuncStructInfo)):
                     continue
                 item, binding = bind(f"{getattr(value, 'name_hint', 'tuple')}_{i}",
                                      TupleGetItem(value, i))

@@ -131,3 +131,21 @@ def test_scalar_parameter_of_the_wrong_kind_or_range():
     with pytest.raises(ValueError, match=r"main: parameter 'k' expects int32: 4294967296 does "
                                          r"not fit in int32"):
         vm["main"](x, 1 << 32)
+
+
+@I.ir_module
+class WithCallable:
+    @R.function
+    def apply(f: R.Callable((R.Tensor((2,), "float32"),), R.Tensor((2,), "float32")),
+              x: R.Tensor((2,), "float32")):
+        y = f(x)
+        return y
+
+
+def test_callable_parameter_that_is_not_a_function():
+    vm = VirtualMachine(build(WithCallable), rvm.cpu())
+    x = np.ones(2, "float32")
+    np.testing.assert_array_equal(vm["apply"](lambda t: t, x).numpy(), x)
+    with pytest.raises(TypeError, match=r"apply: parameter 'f' expects Callable: expected a "
+                                        r"function, got int"):
+        vm["apply"](3, x)

@@ -8,7 +8,9 @@ from rvm.relax.binding import BindingBlock, MatchCast, SeqExpr, VarBinding
 from rvm.relax.expr import DataTypeImm, PrimValue, ShapeExpr, StringImm, Tuple, Var
 from rvm.relax.function import Function
 from rvm.relax.op.memory import call_builtin_with_ctx
-from rvm.relax.struct_info import ShapeStructInfo, TensorStructInfo, TupleStructInfo
+from rvm.relax.struct_info import (
+    FuncStructInfo, PrimStructInfo, ShapeStructInfo, TensorStructInfo, TupleStructInfo,
+)
 from rvm.tir.buffer import decl_buffer
 from rvm.tir.expr import IntImm
 from rvm.tir.function import PrimFunc
@@ -237,3 +239,17 @@ def test_variable_only_inside_an_expression_is_rejected_at_parse_time():
 
     with pytest.raises(ParseError, match="parameter 'y': symbolic variable 'n' is not defined"):
         from_source(SQUARE_BEFORE_ROOT.replace(', x: R.Tensor(("n",), "float32")', ''))
+
+
+def test_callable_parameters_and_tuple_fields_are_checked():
+    f = Var("f", FuncStructInfo([TensorStructInfo((2,), "float32")],
+                                TensorStructInfo((2,), "float32")))
+    t = Var("t", TupleStructInfo([PrimStructInfo("int32"), FuncStructInfo([], PrimStructInfo())]))
+    lowered = VMShapeLower()(IRModule({"g": FunctionBuilder([f, t]).finish(f)}))["g"]
+    calls = _calls(lowered)
+    assert calls == ["relax.null_value", "vm.builtin.check_func_info",
+                     "vm.builtin.check_tuple_info", "vm.builtin.check_prim_value_info",
+                     "vm.builtin.check_func_info"]
+    bindings = lowered.body.blocks[0].bindings
+    assert bindings[1].value.args[1].value == "g: parameter 'f' expects Callable"
+    assert bindings[-1].value.args[1].value == "g: parameter 't' field 1 expects Callable"
