@@ -17,7 +17,7 @@ __version__ = "0.1.0"
 
 _LAZY_SUBMODULES = (
     "support", "bytecode", "vm", "ir", "tir", "te", "topi", "relax", "transform", "script",
-    "frontend", "codegen", "driver", "tune", "target", "testing", "error",
+    "frontend", "codegen", "driver", "meta_schedule", "tune", "target", "testing", "error",
 )
 
 

@@ -19,13 +19,19 @@ def render_c(mod, use_openmp=True):
     return render_c_source(kernel_functions(mod), use_openmp)
 
 
-def build_c(mod, compiler=None):
-    """Compiles the lowered PrimFuncs of ``mod`` into a KernelLibrary (through the disk cache).
+def kernel_source(mod, compiler=None):
+    """(C source, kernel names, use_openmp) of the lowered PrimFuncs of ``mod``.
 
     OpenMP is used when some kernel has a parallel loop and the compiler supports it.
     """
     compiler = compiler or default_compiler()
     funcs = kernel_functions(mod)
     use_openmp = any(_has_parallel_loop(f) for _, f in funcs) and compiler.openmp
-    source = render_c_source(funcs, use_openmp)
-    return KernelLibrary.from_source(source, [name for name, _ in funcs], compiler, use_openmp)
+    return render_c_source(funcs, use_openmp), [name for name, _ in funcs], use_openmp
+
+
+def build_c(mod, compiler=None):
+    """Compiles the lowered PrimFuncs of ``mod`` into a KernelLibrary (through the disk cache)."""
+    compiler = compiler or default_compiler()
+    source, names, use_openmp = kernel_source(mod, compiler)
+    return KernelLibrary.from_source(source, names, compiler, use_openmp)

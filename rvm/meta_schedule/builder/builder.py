@@ -1,0 +1,62 @@
+"""The builder interface: candidate modules in, compiled artifacts (or reasons) out.
+
+A builder turns each ``BuilderInput(mod, target)`` into a ``BuilderResult``:
+the compiled kernel library (``artifact_path``, with the C ``source`` and the
+kernel ``functions`` it exports, so a remote runner can rebuild it) or an
+``error_msg`` saying why the candidate could not be built.
+"""
+
+
+class BuilderInput:
+    """A candidate to build: ``mod`` (an IRModule of one kernel) for ``target``."""
+
+    def __init__(self, mod, target, params=None):
+        self.mod = mod
+        self.target = target
+        self.params = params
+
+    def __repr__(self):
+        return f"BuilderInput(target={str(self.target)!r})"
+
+
+class BuilderResult:
+    """A built candidate: ``artifact_path`` or ``error_msg`` (exactly one is set)."""
+
+    def __init__(self, artifact_path=None, error_msg=None, source=None, functions=None,
+                 use_openmp=False):
+        if (artifact_path is None) == (error_msg is None):
+            raise ValueError("a BuilderResult has either an artifact_path or an error_msg")
+        self.artifact_path = artifact_path
+        self.error_msg = error_msg
+        self.source = source
+        self.functions = dict(functions or {})
+        self.use_openmp = use_openmp
+
+    def __repr__(self):
+        if self.error_msg is not None:
+            return f"BuilderResult(error_msg={self.error_msg[:80]!r})"
+        return f"BuilderResult(artifact_path={self.artifact_path!r})"
+
+
+class Builder:
+    """Base class of builders: ``build(builder_inputs) -> [BuilderResult]`` in order."""
+
+    def build(self, builder_inputs):
+        """Builds every input; a failure is a BuilderResult with ``error_msg``, never a raise."""
+        raise NotImplementedError
+
+    def close(self):
+        """Releases the builder's worker processes (a later build starts them again)."""
+
+
+class PyBuilder(Builder):
+    """A builder written in Python by subclassing (TVM's name for user-defined builders)."""
+
+
+def create(kind="local", *args, **kwargs):
+    """A builder by kind: "local" gives ``LocalBuilder(*args, **kwargs)``."""
+    if kind == "local":
+        from rvm.meta_schedule.builder.local_builder import LocalBuilder
+
+        return LocalBuilder(*args, **kwargs)
+    raise ValueError(f"unknown builder kind {kind!r}; expected 'local'")

@@ -1,0 +1,84 @@
+"""LocalBuilder: candidates lowered to C here, compiled by worker processes with a time limit.
+
+Lowering and C rendering run in the tuning process (they are deterministic
+and quick); the C compiler runs in a worker of a WorkerPool, so a compile
+that exceeds ``timeout_sec`` is killed and the candidate recorded as failed.
+Compiled objects land in the shared kernel cache, so building the same
+candidate twice compiles once.
+"""
+import os
+
+from rvm.codegen.c_target import kernel_source
+from rvm.meta_schedule.builder.builder import Builder, BuilderResult
+from rvm.meta_schedule.target import Target
+from rvm.meta_schedule.worker_pool import WorkerPool
+from rvm.runtime.compiler import Compiler, default_compiler
+from rvm.runtime.kernel_library import kernel_symbol
+from rvm.transform.tir.pipeline import lower_module
+
+_MAX_ERROR_CHARS = 4000
+
+
+def compile_source(source, use_openmp, cc):
+    """Worker job: compiles ``source`` through the kernel cache; the shared object's path."""
+    compiler = Compiler(cc) if cc else default_compiler()
+    return str(compiler.compile(source, use_openmp=use_openmp).path)
+
+
+def _short(text):
+    text = str(text)
+    return text if len(text) <= _MAX_ERROR_CHARS else text[:_MAX_ERROR_CHARS] + " ..."
+
+
+class LocalBuilder(Builder):
+    """Builds candidates on this machine.
+
+    ``max_workers`` compiler processes run at once (default: the core count);
+    a compile taking more than ``timeout_sec`` seconds fails the candidate.
+    ``cc`` overrides the C compiler command.
+    """
+
+    def __init__(self, max_workers=None, timeout_sec=30.0, cc=None):
+        self.max_workers = int(max_workers or os.cpu_count() or 1)
+        self.timeout_sec = float(timeout_sec)
+        self.cc = cc
+        self._pool = None
+
+    def _render(self, builder_input):
+        target = Target(builder_input.target)
+        if target.kind != "c":
+            raise ValueError(f"LocalBuilder builds C kernels; target {target} is not a C target")
+        lowered = lower_module(builder_input.mod)
+        compiler = Compiler(self.cc) if self.cc else default_compiler()
+        return kernel_source(lowered, compiler)
+
+    def build(self, builder_inputs):
+        rendered = []
+        for builder_input in builder_inputs:
+            try:
+                rendered.append(self._render(builder_input))
+            except Exception as err:  # a candidate the lowering or codegen rejects
+                rendered.append(f"lowering failed: {type(err).__name__}: {_short(err)}")
+        jobs = [(r[0], r[2], self.cc) for r in rendered if isinstance(r, tuple)]
+        if self._pool is None:
+            self._pool = WorkerPool(self.max_workers)
+        outcomes = iter(self._pool.map(f"{__name__}:compile_source", jobs, self.timeout_sec))
+        results = []
+        for r in rendered:
+            if not isinstance(r, tuple):
+                results.append(BuilderResult(error_msg=r))
+                continue
+            outcome = next(outcomes)
+            source, names, use_openmp = r
+            if outcome.ok:
+                results.append(BuilderResult(outcome.value, source=source,
+                                             functions={n: kernel_symbol(n) for n in names},
+                                             use_openmp=use_openmp))
+            else:
+                results.append(BuilderResult(error_msg=f"build failed: {_short(outcome.error)}"))
+        return results
+
+    def close(self):
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None

@@ -1,0 +1,42 @@
+"""The hardware fingerprint of a measurement: times from different machines never compare.
+
+A fingerprint names the CPU model, the number of cores the process may use
+and the C compiler with what ``-march=native`` means there, since all three
+change a kernel's time. Runners record it with every measurement.
+
+>>> fp = hardware_fingerprint()
+>>> "cores" in fp
+True
+"""
+import functools
+import os
+import platform
+
+from rvm.runtime.compiler import default_compiler
+
+
+def _cpu_model():
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _usable_cores():
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+@functools.lru_cache(maxsize=None)
+def hardware_fingerprint():
+    """``"<cpu model> | <n> cores | <compiler fingerprint>"`` for this process's machine."""
+    try:
+        compiler = default_compiler().fingerprint
+    except Exception as err:  # no compiler: the python target still measures
+        compiler = f"no C compiler ({type(err).__name__})"
+    return f"{_cpu_model()} | {_usable_cores()} cores | {compiler}"

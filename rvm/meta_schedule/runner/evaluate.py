@@ -1,0 +1,107 @@
+"""What a runner's worker process does with one candidate: check it, then time it.
+
+The candidate and the unscheduled reference kernel run on the same random
+arguments (seeded, so every candidate of a workload sees the same ones);
+every argument must come out equal within float tolerance, or the
+candidate fails with the first differing element. Then ``time_evaluator``
+measures it. Libraries and the reference's outputs stay loaded in the worker,
+so a workload's reference runs once per worker.
+"""
+import pathlib
+
+import numpy as np
+
+from rvm.meta_schedule.arg_info import ArgInfo
+from rvm.meta_schedule.hardware import hardware_fingerprint
+from rvm.runtime.compiler import CompiledLibrary
+from rvm.runtime.kernel_library import KernelLibrary
+from rvm.runtime.ndarray import array
+from rvm.runtime.profiling import time_evaluator
+
+RTOL = 1e-3
+ATOL = 1e-4  # times the largest magnitude of the expected tensor (at least 1)
+_LIBRARIES = {}
+_EXPECTED = {}
+
+
+class WrongResultError(ValueError):
+    """The candidate's outputs differ from the unscheduled kernel's."""
+
+    plain_message = True
+
+
+def load_kernel(artifact_path, functions, func_name):
+    """The packed function ``func_name`` of the compiled library at ``artifact_path``."""
+    lib = _LIBRARIES.get(artifact_path)
+    if lib is None:
+        compiled = CompiledLibrary(pathlib.Path(artifact_path), "", True)
+        lib = _LIBRARIES[artifact_path] = KernelLibrary("", functions, compiled, compiler=None)
+    return lib[func_name]
+
+
+def random_arguments(args_info, seed):
+    """Numpy arrays for ``args_info``: floats uniform in [-1, 1), integers in {0, 1}
+    (safe as indices), booleans random."""
+    rng = np.random.default_rng(seed)
+    arrays = []
+    for info in args_info:
+        dtype = np.dtype(str(info.dtype))
+        if dtype.kind == "f":
+            arrays.append(rng.uniform(-1.0, 1.0, info.shape).astype(dtype))
+        elif dtype.kind == "b":
+            arrays.append(rng.integers(0, 2, info.shape).astype(dtype))
+        elif dtype.kind in "iu":
+            arrays.append(rng.integers(0, 2, info.shape).astype(dtype))
+        else:
+            raise ValueError(f"cannot make random arguments of dtype {info.dtype}")
+    return arrays
+
+
+def _run(func, arrays):
+    args = [array(a) for a in arrays]
+    func(*args)
+    return args
+
+
+def check_outputs(got, expected, args_info):
+    """Raises WrongResultError naming the first argument and element that differ."""
+    for index, (g, e, info) in enumerate(zip(got, expected, args_info)):
+        if g.dtype.kind == "f":
+            scale = max(1.0, float(np.nanmax(np.abs(e), initial=0.0)))
+            close = np.isclose(g, e, rtol=RTOL, atol=ATOL * scale, equal_nan=True)
+        else:
+            close = g == e
+        if not close.all():
+            bad = np.argwhere(~close)[0]
+            where = tuple(int(i) for i in bad)
+            raise WrongResultError(
+                f"wrong result: argument {index} ({info.dtype}{info.shape}) differs from the "
+                f"unscheduled kernel in {int((~close).sum())} elements; at {list(where)} got "
+                f"{g[where].item()!r}, expected {e[where].item()!r}")
+
+
+def evaluate(spec):
+    """Worker job: checks the candidate of ``spec`` against its reference, then times it.
+
+    ``spec`` holds artifact_path, functions, func_name, args_info (JSON),
+    reference (None or {artifact_path, functions}), seed and config
+    (number, repeat, min_repeat_ms). Returns {"run_secs": [...], "fingerprint": ...}.
+    """
+    args_info = [ArgInfo.from_json(a) for a in spec["args_info"]]
+    inputs = random_arguments(args_info, spec["seed"])
+    func = load_kernel(spec["artifact_path"], spec["functions"], spec["func_name"])
+    reference = spec.get("reference")
+    if reference is not None:
+        key = (reference["artifact_path"], spec["func_name"], spec["seed"], repr(spec["args_info"]))
+        expected = _EXPECTED.get(key)
+        if expected is None:
+            ref = load_kernel(reference["artifact_path"], reference["functions"],
+                              spec["func_name"])
+            expected = _EXPECTED[key] = [a.numpy() for a in _run(ref, inputs)]
+        args = _run(func, inputs)
+        check_outputs([a.numpy() for a in args], expected, args_info)
+    else:
+        args = _run(func, inputs)
+    config = spec["config"]
+    timer = time_evaluator(func, config["number"], config["repeat"], config["min_repeat_ms"])
+    return {"run_secs": list(timer(*args).results), "fingerprint": hardware_fingerprint()}

@@ -1,0 +1,52 @@
+"""The worker process of a WorkerPool: ``python -m rvm.meta_schedule.worker READ_FD WRITE_FD``.
+
+It reads ``("module:function", args)`` jobs from READ_FD, runs them and writes
+``("ok", value)`` or ``("error", reason)`` to WRITE_FD, until READ_FD closes.
+A reason is the exception's type, message and line, or its message alone
+when the exception class sets ``plain_message = True``.
+Jobs talk over these descriptors only, so a kernel printing to stdout cannot
+corrupt the protocol.
+"""
+import importlib
+import sys
+import traceback
+from multiprocessing.connection import Connection
+
+_FUNCTIONS = {}
+
+
+def _resolve(name):
+    func = _FUNCTIONS.get(name)
+    if func is None:
+        module, _, attr = name.partition(":")
+        func = _FUNCTIONS[name] = getattr(importlib.import_module(module), attr)
+    return func
+
+
+def serve(reader, writer):
+    """Answers jobs until the reader reaches end of file."""
+    while True:
+        try:
+            name, args = reader.recv()
+        except EOFError:
+            return
+        try:
+            answer = ("ok", _resolve(name)(*args))
+        except Exception as err:  # reported to the pool, which records the failure
+            if getattr(err, "plain_message", False):  # the message says it all
+                writer.send(("error", str(err)))
+                continue
+            frames = traceback.extract_tb(err.__traceback__)[1:]  # below serve()
+            where = f" ({frames[-1].filename}:{frames[-1].lineno})" if frames else ""
+            answer = ("error", f"{type(err).__name__}: {err}{where}")
+        writer.send(answer)
+
+
+def main(argv):
+    reader = Connection(int(argv[1]), writable=False)
+    writer = Connection(int(argv[2]), readable=False)
+    serve(reader, writer)
+
+
+if __name__ == "__main__":
+    main(sys.argv)

@@ -1,0 +1,52 @@
+"""WorkerPool: jobs run in worker processes; timeouts and crashes are results, not raises."""
+import os
+
+import pytest
+
+from rvm.meta_schedule.worker_pool import WorkerPool
+
+
+@pytest.fixture(scope="module")
+def pool():
+    with WorkerPool(max_workers=2) as p:
+        yield p
+
+
+def test_map_keeps_order(pool):
+    results = pool.map("math:pow", [(2, k) for k in range(6)], timeout_sec=30)
+    assert [r.value for r in results] == [2.0 ** k for k in range(6)]
+    assert all(r.ok for r in results)
+
+
+def test_an_exception_is_a_failed_result(pool):
+    result = pool.run("math:sqrt", ("four",), timeout_sec=30)
+    assert not result.ok
+    assert result.error.startswith("TypeError:")
+
+
+def test_a_job_past_its_time_limit_is_killed_and_the_pool_goes_on(pool):
+    result = pool.run("time:sleep", (60,), timeout_sec=0.5)
+    assert not result.ok and result.error == "timed out after 0.5 s"
+    assert pool.run("math:sqrt", (16.0,), timeout_sec=30).value == 4.0
+
+
+def test_a_crashed_worker_is_reported_with_its_signal(pool):
+    result = pool.run("os:abort", (), timeout_sec=30)
+    assert not result.ok
+    assert result.error == "crashed: the worker process was killed by SIGABRT"
+    assert pool.run("os:getpid", (), timeout_sec=30).value != os.getpid()
+
+
+def test_an_exiting_worker_is_reported_with_its_status(pool):
+    result = pool.run("sys:exit", (3,), timeout_sec=30)
+    assert result.error == "crashed: the worker process exited with status 3"
+
+
+def test_workers_do_not_share_stdout_with_the_protocol(pool):
+    # A job printing to stdout must not corrupt the answer.
+    assert pool.run("builtins:print", ("noise",), timeout_sec=30).ok
+
+
+def test_bad_size():
+    with pytest.raises(ValueError, match="max_workers >= 1"):
+        WorkerPool(0)
