@@ -50,3 +50,14 @@ def _evaluate_call_tir(prim_func, args, out_sinfos):
 
 
 register_call_tir_evaluator(_evaluate_call_tir)
+
+# Passes defined above this layer (TVM keeps them in relax.transform), loaded on first use.
+_LAZY_PASSES = {
+    "MetaScheduleApplyDatabase": "rvm.meta_schedule.apply_database",
+}
+
+
+def __getattr__(name):
+    if name in _LAZY_PASSES:
+        return getattr(importlib.import_module(_LAZY_PASSES[name]), name)
+    raise AttributeError(f"module 'rvm.transform' has no attribute {name!r}")

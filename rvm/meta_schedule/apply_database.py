@@ -1,0 +1,62 @@
+"""MetaScheduleApplyDatabase: the pass that swaps tuned kernels into a Relax module.
+
+Exposed as ``relax.transform.MetaScheduleApplyDatabase(work_dir)``. The
+module is first prepared as for tuning (operators legalized into kernels);
+then every PrimFunc whose workload has records in the database is replaced
+by its best schedule, keeping the function's name and ``global_symbol``.
+Kernels without records stay as they are (``enable_warning`` lists them).
+"""
+import warnings
+
+from rvm.meta_schedule.arg_info import ArgInfo
+from rvm.meta_schedule.database.database import Database
+from rvm.meta_schedule.database.json_database import JSONDatabase
+from rvm.meta_schedule.extracted_task import prepare_for_tuning
+from rvm.tir.function import PrimFunc
+from rvm.transform.pass_infra import ModulePass, PassInfo
+
+
+def _with_symbol(func, symbol):
+    attrs = dict(func.attrs)
+    if symbol is None:
+        attrs.pop("global_symbol", None)
+    else:
+        attrs["global_symbol"] = symbol
+    return func.with_fields(attrs=attrs)
+
+
+def apply_database(mod, database, target=None, enable_warning=False):
+    """``mod`` with every kernel that has records replaced by its best schedule."""
+    prepared = prepare_for_tuning(mod)
+    result = prepared.copy()
+    missing = []
+    for gv, func in prepared.functions.items():
+        if not isinstance(func, PrimFunc):
+            continue
+        try:
+            ArgInfo.from_prim_func(func)
+        except ValueError:
+            continue  # symbolic shapes: never tuned
+        tuned = database.query_ir_module(func, target)
+        if tuned is None:
+            missing.append(gv.name_hint)
+            continue
+        result.update_func(gv, _with_symbol(tuned["main"], func.get_attr("global_symbol")))
+    if missing and enable_warning:
+        warnings.warn(f"MetaScheduleApplyDatabase: no tuning records for {', '.join(missing)}",
+                      RuntimeWarning, stacklevel=3)
+    return result
+
+
+def MetaScheduleApplyDatabase(work_dir=None, enable_warning=False):  # noqa: N802  (a pass)
+    """The pass applying the records of ``work_dir`` (default: the current database,
+    ``with database:``)."""
+
+    def transform(mod, ctx):
+        database = Database.current() if work_dir is None else JSONDatabase(work_dir=work_dir)
+        if database is None:
+            raise ValueError("MetaScheduleApplyDatabase needs a work_dir or an active "
+                             "database (with database: ...)")
+        return apply_database(mod, database, enable_warning=enable_warning)
+
+    return ModulePass(transform, PassInfo(0, "MetaScheduleApplyDatabase"))

@@ -1,0 +1,121 @@
+"""Task extraction: the kernels of a Relax module worth tuning, each once, with weights.
+
+``extract_tasks(mod, target, params)`` prepares the module as the build
+would (parameters bound, high-level operators legalized into kernels), then
+collects every PrimFunc a Relax function calls (``call_tir``, or
+``call_dps_packed`` by the kernel's name). Kernels that are structurally
+equal are one task whose ``weight`` is their number of call sites. Kernels
+with symbolic shapes cannot be measured and are left out (``skipped``
+lists them with the reason).
+"""
+from rvm.ir.module import IRModule
+from rvm.meta_schedule.arg_info import ArgInfo
+from rvm.meta_schedule.database.workload import workload_module
+from rvm.meta_schedule.target import Target
+from rvm.relax.expr import Call, ExternFunc
+from rvm.relax.expr_functor import ExprVisitor
+from rvm.relax.function import Function
+from rvm.tir.function import PrimFunc
+from rvm.transform.bind_params import BindParams
+from rvm.transform.legalize_ops import LegalizeOps
+
+
+class ExtractedTask:
+    """A kernel to tune: ``task_name``, its workload ``mod``, the ``target``, the
+    functions of the Relax module it stands for (``dispatched``) and ``weight``."""
+
+    def __init__(self, task_name, mod, target, dispatched, weight):
+        self.task_name = task_name
+        self.mod = mod
+        self.target = target
+        self.dispatched = list(dispatched)
+        self.weight = int(weight)
+
+    def __repr__(self):
+        return f"ExtractedTask({self.task_name!r}, weight={self.weight})"
+
+
+def prepare_for_tuning(mod, params=None):
+    """``mod`` as the build will compile it: ``params`` bound to "main", operators
+    legalized. Tuning and applying records both look at this form."""
+    if not isinstance(mod, IRModule):
+        raise TypeError(f"expected an IRModule, got {type(mod).__name__}")
+    if params:
+        mod = BindParams("main", params)(mod)
+    return LegalizeOps()(mod)
+
+
+class _KernelCalls(ExprVisitor):
+    """Counts call sites per PrimFunc name."""
+
+    def __init__(self, kernels):
+        self.kernels = kernels
+        self.counts = {}
+
+    def visit_call_(self, call):
+        name = getattr(call.op, "name", None)
+        callee = call.args[0] if call.args else None
+        kernel = None
+        if name == "relax.call_tir":
+            kernel = getattr(callee, "name_hint", None)
+        elif name == "relax.call_dps_packed" and isinstance(callee, ExternFunc):
+            kernel = callee.global_symbol
+        if kernel in self.kernels:
+            self.counts[kernel] = self.counts.get(kernel, 0) + 1
+        super().visit_call_(call)
+
+
+def kernel_call_counts(mod):
+    """{PrimFunc name: call sites in the Relax functions of ``mod``}."""
+    kernels = {gv.name_hint for gv, f in mod.functions.items() if isinstance(f, PrimFunc)}
+    visitor = _KernelCalls(kernels)
+    for _, func in mod.functions.items():
+        if isinstance(func, Function):
+            visitor.visit_expr(func)
+    return visitor.counts
+
+
+def extract_tasks(mod, target, params=None, module_equality="structural"):
+    """The tuning tasks of ``mod``: a list of ExtractedTask, in order of first call.
+
+    The list has an attribute ``skipped``: (kernel name, reason) pairs of
+    kernels that cannot be tuned (symbolic shapes, scalar parameters).
+    """
+    if module_equality != "structural":
+        raise ValueError(f"module_equality {module_equality!r} is not supported; "
+                         "expected 'structural'")
+    target = Target(target)
+    prepared = prepare_for_tuning(mod, params)
+    counts = kernel_call_counts(prepared)
+    tasks = []
+    skipped = []
+    by_workload = {}
+    for name, weight in counts.items():
+        func = prepared[name]
+        try:
+            ArgInfo.from_prim_func(func)
+        except ValueError as err:
+            skipped.append((name, str(err)))
+            continue
+        workload = workload_module(func)
+        key = _structural_key(workload)
+        task = next((t for t in by_workload.get(key[0], ()) if key[1](t.mod)), None)
+        if task is None:
+            task = ExtractedTask(name, workload, target, [], 0)
+            by_workload.setdefault(key[0], []).append(task)
+            tasks.append(task)
+        task.dispatched.append(IRModule({name: func}))
+        task.weight += weight
+    result = _TaskList(tasks)
+    result.skipped = skipped
+    return result
+
+
+class _TaskList(list):
+    skipped = ()
+
+
+def _structural_key(mod):
+    from rvm.ir.structural import structural_equal, structural_hash
+
+    return structural_hash(mod), lambda other: structural_equal(other, mod)

@@ -1,0 +1,49 @@
+"""The feature-extractor interface and PerStoreFeature, the one the cost models use.
+
+``extract_from(context, candidates)`` gives one feature vector (numpy
+float32) per MeasureCandidate. PerStoreFeature lowers each candidate's
+module as the builder does and describes its loop nest (see
+per_store_feature).
+"""
+import numpy as np
+
+from rvm.meta_schedule.arg_info import entry_prim_func
+from rvm.meta_schedule.feature_extractor.per_store_feature import (
+    FEATURE_NAMES, features_of_lowered,
+)
+from rvm.transform.tir.pipeline import lower_module
+
+
+class FeatureExtractor:
+    """Base class: ``extract_from(context, candidates) -> [np.ndarray]``."""
+
+    def extract_from(self, context, candidates):
+        raise NotImplementedError
+
+
+class PyFeatureExtractor(FeatureExtractor):
+    """A feature extractor written in Python by subclassing."""
+
+
+class PerStoreFeature(FeatureExtractor):
+    """Loop-nest features of each candidate's lowered kernel (``FEATURE_NAMES``).
+
+    >>> len(PerStoreFeature().feature_names) == len(FEATURE_NAMES)
+    True
+    """
+
+    feature_names = FEATURE_NAMES
+
+    def extract_from(self, context, candidates):
+        cores = getattr(getattr(context, "target", None), "num_cores", 1)
+        return [self.extract_from_module(c.sch.mod, cores) for c in candidates]
+
+    @staticmethod
+    def extract_from_module(mod, num_cores=1):
+        """The feature vector of a scheduled (not yet lowered) kernel module; zeros when the
+        module cannot be lowered (the builder will report why)."""
+        try:
+            lowered = lower_module(mod)
+            return features_of_lowered(entry_prim_func(lowered), num_cores)
+        except Exception:  # an unbuildable candidate: nothing to describe
+            return np.zeros(len(FEATURE_NAMES), dtype="float32")

@@ -1,0 +1,92 @@
+"""RewriteParallelVectorizeUnroll: the root block's annotations become loop kinds.
+
+For every loop nest under the root: the outermost loops that are spatial for
+every block under them are fused, as long as their extents multiply to at
+most the ``meta_schedule.parallel`` limit, and run in parallel; the
+innermost loop, when spatial and within the ``meta_schedule.vectorize``
+limit, becomes SIMD lanes; and inner loops are unrolled while the product
+of their extents stays within the sampled ``meta_schedule.unroll_explicit``
+step. The annotations are removed.
+"""
+from rvm.meta_schedule.loop_analysis import SPATIAL, const_extent, loop_types
+from rvm.meta_schedule.postproc.postproc import Postproc
+from rvm.meta_schedule.schedule_rule.parallel_vectorize_unroll import (
+    PARALLEL, UNROLL_EXPLICIT, UNROLL_IMPLICIT, VECTORIZE,
+)
+from rvm.tir.stmt import ForKind
+
+
+def _spatial(sch, loop):
+    return loop_types(sch, loop) <= {SPATIAL} and const_extent(sch.get(loop)) is not None
+
+
+class RewriteParallelVectorizeUnroll(Postproc):
+    """Turns the root's parallel/vectorize/unroll annotations into loop kinds."""
+
+    def apply(self, sch):
+        root = sch.get_block("root")
+        ann = dict(sch.get(root).annotations)
+        keys = [k for k in (PARALLEL, VECTORIZE, UNROLL_EXPLICIT, UNROLL_IMPLICIT) if k in ann]
+        if not keys:
+            return True
+        for key in keys:
+            sch.unannotate(root, key)
+        max_parallel = int(ann.get(PARALLEL, 0))
+        max_vector = int(ann.get(VECTORIZE, 0))
+        unroll = int(ann.get(UNROLL_EXPLICIT, ann.get(UNROLL_IMPLICIT, 0)))
+        for block in sch.get_child_blocks(root):
+            loops = sch.get_loops(block)
+            if not loops:
+                continue
+            if max_parallel > 1:
+                loops = self._parallelize(sch, block, loops, max_parallel)
+            vectorized = self._vectorize(sch, loops, max_vector) if max_vector > 1 else None
+            if unroll > 1:
+                self._unroll(sch, loops, vectorized, unroll)
+        return True
+
+    @staticmethod
+    def _parallelize(sch, block, loops, limit):
+        if sch.get(loops[0]).kind != ForKind.SERIAL:
+            return loops
+        chosen, product = [], 1
+        for loop in loops:
+            node = sch.get(loop)
+            extent = const_extent(node)
+            if node.kind != ForKind.SERIAL or not _spatial(sch, loop) or extent is None:
+                break
+            if product * extent > limit:
+                break
+            chosen.append(loop)
+            product *= extent
+        if product <= 1:
+            return loops
+        fused = sch.fuse(*chosen) if len(chosen) > 1 else chosen[0]
+        sch.parallel(fused)
+        return sch.get_loops(block)
+
+    @staticmethod
+    def _vectorize(sch, loops, limit):
+        inner = loops[-1]
+        node = sch.get(inner)
+        extent = const_extent(node)
+        if node.kind != ForKind.SERIAL or extent is None or not 1 < extent <= limit:
+            return None
+        if not _spatial(sch, inner):
+            return None
+        sch.vectorize(inner)
+        return inner
+
+    @staticmethod
+    def _unroll(sch, loops, vectorized, limit):
+        product = const_extent(sch.get(vectorized)) if vectorized is not None else 1
+        for loop in reversed(loops):
+            if loop is vectorized:
+                continue
+            node = sch.get(loop)
+            extent = const_extent(node)
+            if node.kind != ForKind.SERIAL or extent is None or product * extent > limit:
+                return
+            product *= extent
+            if extent > 1:
+                sch.unroll(loop)

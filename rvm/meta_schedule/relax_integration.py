@@ -1,0 +1,51 @@
+"""Tuning the kernels of a Relax model (TVM's ``ms.relax_integration``).
+
+>>> # ms.relax_integration.tune_relax(mod, params={}, target="c", work_dir="./tune_tmp",
+>>> #                                 max_trials_global=256)
+>>> # mod = relax.transform.MetaScheduleApplyDatabase("./tune_tmp")(mod)
+
+``extract_tasks`` finds the kernels (deduplicated by structural hash,
+weighted by call count), ``tune_relax`` tunes them together (trials go
+where the weighted latency is), and ``compile_relax`` builds the module with
+the best records applied.
+"""
+from rvm.meta_schedule.apply_database import apply_database
+from rvm.meta_schedule.extracted_task import ExtractedTask, extract_tasks
+from rvm.meta_schedule.target import Target
+from rvm.meta_schedule.tune import tune_tasks
+from rvm.meta_schedule.tune_context import TuneContext
+
+__all__ = ["ExtractedTask", "compile_relax", "extract_tasks", "tune_relax"]
+
+
+def tune_relax(mod, params, target, work_dir, max_trials_global, *, max_trials_per_task=None,
+               num_trials_per_iter=64, builder="local", runner="local", database="json",
+               cost_model="gbt", measure_callbacks=None, task_scheduler="gradient",
+               space="post-order-apply", strategy="evolutionary", seed=None,
+               module_equality="structural", progress=None):
+    """Tunes every kernel of ``mod`` (``params`` bound to "main" first) and returns the
+    database kept in ``work_dir``."""
+    target = Target(target)
+    tasks = extract_tasks(mod, target, params, module_equality)
+    seed = -1 if seed is None else int(seed)
+    contexts = [TuneContext(task.mod, target=target, space_generator=space,
+                            search_strategy=strategy, task_name=task.task_name,
+                            rand_state=seed if seed == -1 else seed + k)
+                for k, task in enumerate(tasks)]
+    database = tune_tasks(tasks=contexts, task_weights=[t.weight for t in tasks],
+                          work_dir=work_dir, max_trials_global=max_trials_global,
+                          max_trials_per_task=max_trials_per_task,
+                          num_trials_per_iter=num_trials_per_iter, builder=builder,
+                          runner=runner, database=database, cost_model=cost_model,
+                          measure_callbacks=measure_callbacks, task_scheduler=task_scheduler,
+                          module_equality=module_equality, progress=progress)
+    return database
+
+
+def compile_relax(database, mod, target, params=None, enable_warning=False):
+    """``relax.build`` of ``mod`` with the database's best kernels swapped in."""
+    from rvm.driver.relax_build import build
+    from rvm.meta_schedule.extracted_task import prepare_for_tuning
+
+    tuned = apply_database(prepare_for_tuning(mod, params), database, target, enable_warning)
+    return build(tuned, target=Target(target).kind)

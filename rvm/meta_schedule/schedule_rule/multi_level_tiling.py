@@ -1,0 +1,191 @@
+"""MultiLevelTiling: register and cache tiling of reduction blocks (matmul, dense, conv).
+
+Each spatial loop is split into four levels and each reduction loop into two
+(sampled perfect tilings), and the pieces are ordered by ``structure``
+"SSRSRS": outer spatial tiles (later fused and run in parallel), middle
+spatial tiles, outer reduction, inner spatial, inner reduction, innermost
+spatial (later vectorized and unrolled). The block then accumulates into a
+"local" buffer (``cache_write``) whose write-back is computed at the middle
+spatial tile, so the accumulators of one tile stay in registers for the
+whole reduction; elementwise consumers of the result (bias add, relu) are
+folded into that write-back (``reverse_compute_inline``).
+
+When every buffer the block reads is contiguous along a reduction axis
+(``Y[i, j] += X[i, k] * W[j, k]``) the innermost spatial axis strides
+through memory, so a second design space splits the innermost reduction
+loop by a vector length and ``rfactor``s it: partial sums are kept per lane
+in a tile of vector accumulators and summed once per output at the end.
+"""
+from rvm.meta_schedule.loop_analysis import (
+    REDUCTION, SPATIAL, const_extent, contiguous_axis_types, is_reduction_block,
+    iter_types_of_loop, realize_of,
+)
+from rvm.meta_schedule.schedule_rule.schedule_rule import ScheduleRule, schedule_errors
+
+TILED = "meta_schedule.tiled"  # block annotation: tiled by a rule already
+
+
+class ReuseType:
+    """How a tile reuses data: ``req`` "no", "may" (with and without) or "must";
+    ``levels``: the spatial tile levels (1-based) where the cache is computed;
+    ``scope``: the cache's storage scope."""
+
+    def __init__(self, req="must", levels=(2,), scope="local"):
+        if req not in ("no", "may", "must"):
+            raise ValueError(f"ReuseType req must be 'no', 'may' or 'must', got {req!r}")
+        self.req = req
+        self.levels = list(levels)
+        self.scope = scope
+
+
+def tile_loops(sch, s_loops, r_loops, structure, max_innermost_factor, inner=()):
+    """Splits ``s_loops``/``r_loops`` into the levels of ``structure`` (sampled tilings) and
+    orders the pieces by it, ``inner`` loops last; returns the spatial levels' loop lists.
+
+    The innermost tile of all but the last spatial loop is limited to 16 (it is unrolled),
+    the last spatial loop's to ``max_innermost_factor`` (it becomes the vector lanes)."""
+    n_s, n_r = structure.count("S"), structure.count("R")
+    s_tiles = [[] for _ in range(n_s)]
+    r_tiles = [[] for _ in range(n_r)]
+    for k, loop in enumerate(s_loops):
+        limit = max_innermost_factor if k == len(s_loops) - 1 else min(16, max_innermost_factor)
+        factors = sch.sample_perfect_tile(loop, n=n_s, max_innermost_factor=limit)
+        for level, part in enumerate(sch.split(loop, factors)):
+            s_tiles[level].append(part)
+    for loop in r_loops:
+        factors = sch.sample_perfect_tile(loop, n=n_r, max_innermost_factor=max_innermost_factor)
+        for level, part in enumerate(sch.split(loop, factors)):
+            r_tiles[level].append(part)
+    order, s_level, r_level = [], 0, 0
+    for ch in structure:
+        if ch == "S":
+            order.extend(s_tiles[s_level])
+            s_level += 1
+        else:
+            order.extend(r_tiles[r_level])
+            r_level += 1
+    sch.reorder(*order, *inner)
+    return s_tiles
+
+
+def classify_loops(sch, block):
+    """(spatial loops, reduction loops) of ``block``, or None when a loop is symbolic or
+    feeds both kinds of axes. Loops feeding no axis (unit loops) are left out."""
+    realize = realize_of(sch, block)
+    s_loops, r_loops = [], []
+    for loop_rv in sch.get_loops(block):
+        loop = sch.get(loop_rv)
+        if const_extent(loop) is None:
+            return None
+        types = iter_types_of_loop(realize, loop.loop_var)
+        if types == {SPATIAL}:
+            s_loops.append(loop_rv)
+        elif types == {REDUCTION}:
+            r_loops.append(loop_rv)
+        elif types:
+            return None
+    return s_loops, r_loops
+
+
+def fold_epilogue(sch, producer):
+    """Folds the chain of single elementwise consumers of ``producer`` into it."""
+    while True:
+        consumers = sch.get_consumers(producer)
+        if len(consumers) != 1:
+            return
+        try:
+            sch.reverse_compute_inline(consumers[0])
+        except schedule_errors():
+            return
+
+
+class MultiLevelTiling(ScheduleRule):
+    """Tiles reduction blocks (see the module docstring).
+
+    ``reduction_vector_lens``: the vector lengths of the rfactor design space
+    (empty: never); ``reuse_write``: the accumulator cache (a ReuseType).
+    """
+
+    def __init__(self, structure="SSRSRS", tile_binds=None, max_innermost_factor=64,
+                 vector_load_lens=None, reuse_read=None, reuse_write=None,
+                 reduction_vector_lens=(16,), filter_fn=None):
+        if set(structure) - {"S", "R"} or "S" not in structure:
+            raise ValueError(f"structure must be made of 'S' and 'R', got {structure!r}")
+        self.structure = structure
+        self.max_innermost_factor = int(max_innermost_factor)
+        self.reuse_write = reuse_write if reuse_write is not None else ReuseType()
+        self.reduction_vector_lens = tuple(reduction_vector_lens)
+        self.filter_fn = filter_fn
+
+    def apply(self, sch, block):
+        blk = sch.get(block)
+        if not is_reduction_block(blk) or TILED in blk.annotations:
+            return [sch]
+        if self.filter_fn is not None and not self.filter_fn(blk):
+            return [sch]
+        loops = classify_loops(sch, block)
+        if loops is None or not loops[0] or not loops[1]:
+            return [sch]
+        out = []
+        lens = self._vector_lens(sch, block, loops[1])
+        if lens:
+            for n in lens:
+                rf = self._apply_rfactor(sch.copy(), block, n)
+                if rf is not None:
+                    out.append(rf)
+        out.extend(self._apply_tiling(sch, block))
+        return out
+
+    def _vector_lens(self, sch, block, r_loops):
+        kinds = contiguous_axis_types(sch, block)
+        if not kinds or any(k != REDUCTION for k in kinds):
+            return []
+        extent = const_extent(sch.get(r_loops[-1]))
+        return [n for n in self.reduction_vector_lens if extent % n == 0 and extent > n]
+
+    def _apply_tiling(self, sch, block):
+        if self.reuse_write.req == "may":
+            return [self._tile(sch.copy(), block, cache=False), self._tile(sch, block, True)]
+        return [self._tile(sch, block, cache=self.reuse_write.req == "must")]
+
+    def _tile(self, sch, block, cache):
+        s_loops, r_loops = classify_loops(sch, block)
+        s_tiles = tile_loops(sch, s_loops, r_loops, self.structure, self.max_innermost_factor)
+        if cache and len(sch.get(block).writes) == 1:
+            writeback = sch.cache_write(block, 0, self.reuse_write.scope)
+            fold_epilogue(sch, writeback)
+            level = min(self.reuse_write.levels[0], len(s_tiles)) - 1
+            sch.reverse_compute_at(writeback, s_tiles[level][-1])
+        sch.annotate(block, TILED, 1)
+        return sch
+
+    def _apply_rfactor(self, sch, block, lanes):
+        """The vector-accumulator design space, or None when a primitive refuses it."""
+        try:
+            s_loops, r_loops = classify_loops(sch, block)
+            _, lane = sch.split(r_loops[-1], [None, lanes])
+            rf = sch.rfactor(lane, factor_axis=len(s_loops))
+            rf_s, rf_r = [], []
+            realize = realize_of(sch, rf)
+            lane_var = sch.get(lane).loop_var
+            for loop_rv in sch.get_loops(rf):
+                loop = sch.get(loop_rv)
+                if loop.loop_var is lane_var:
+                    continue
+                types = iter_types_of_loop(realize, loop.loop_var)
+                (rf_s if types == {SPATIAL} else rf_r if types == {REDUCTION} else [])\
+                    .append(loop_rv)
+            s_tiles = tile_loops(sch, rf_s, rf_r, self.structure, min(16, self.max_innermost_factor),
+                                 inner=[lane])
+            at = s_tiles[min(self.reuse_write.levels[0], len(s_tiles)) - 1][-1]
+            writeback = sch.cache_write(rf, 0, "local")
+            sch.compute_inline(writeback)
+            sch.reverse_compute_at(block, at)
+            consumers = sch.get_consumers(block)
+            for consumer in consumers:
+                sch.reverse_compute_at(consumer, at)
+            sch.annotate(rf, TILED, 1)
+            sch.annotate(block, TILED, 1)
+            return sch
+        except schedule_errors():
+            return None

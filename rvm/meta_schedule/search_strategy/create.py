@@ -1,0 +1,19 @@
+"""Search strategies by name (what ``tune_tir``'s ``strategy`` accepts)."""
+from rvm.meta_schedule.search_strategy.evolutionary_search import EvolutionarySearch
+from rvm.meta_schedule.search_strategy.replay import ReplayFunc, ReplayTrace
+from rvm.meta_schedule.search_strategy.search_strategy import SearchStrategy
+
+
+def create(kind=None, *args, **kwargs):
+    """A strategy by kind: None or "evolutionary" (EvolutionarySearch), "replay-trace"
+    (ReplayTrace), "replay-func" (ReplayFunc), or a SearchStrategy as it is."""
+    if isinstance(kind, SearchStrategy):
+        return kind
+    if kind is None or kind == "evolutionary":
+        return EvolutionarySearch(*args, **kwargs)
+    if kind == "replay-trace":
+        return ReplayTrace(*args, **kwargs)
+    if kind == "replay-func":
+        return ReplayFunc(*args, **kwargs)
+    raise ValueError(f"unknown search strategy {kind!r}; expected 'evolutionary', "
+                     "'replay-trace' or 'replay-func'")

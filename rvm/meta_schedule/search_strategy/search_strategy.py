@@ -1,0 +1,167 @@
+"""The search-strategy interface and what every strategy shares: the trial budget,
+the resume rule, and turning traces into candidates.
+
+A strategy is told the budget and the design spaces (``pre_tuning``), hands
+out batches of candidates (``generate_measure_candidates``, None when done)
+and hears back their measurements (``notify_runner_results``).
+
+Resume: the database's records of the workload count toward the budget
+(those for the same target), and a candidate whose scheduled module is
+structurally equal to one already recorded (measured or failed) is never
+handed out again, so a second run on the same work_dir measures only new
+candidates and a finished one measures nothing.
+"""
+from rvm.ir.structural import structural_hash
+from rvm.meta_schedule.arg_info import ArgInfo
+from rvm.meta_schedule.measure_candidate import MeasureCandidate
+
+
+def apply_postprocs(sch, postprocs):
+    """Runs ``postprocs`` on ``sch`` (after an EnterPostproc mark); False if one rejects it."""
+    sch.enter_postproc()
+    for postproc in postprocs or ():
+        if not postproc.apply(sch):
+            return False
+    return True
+
+
+def replay(mod, trace, seed, postprocs, decision_provider=None):
+    """A fresh Schedule of ``mod`` with ``trace`` (its postprocessing removed) replayed and
+    ``postprocs`` applied, or None when the trace or a postprocessor rejects it."""
+    from rvm.tir.schedule import Schedule
+
+    sch = Schedule(mod, seed=seed)
+    try:
+        trace.apply_to_schedule(sch, remove_postproc=True, decision_provider=decision_provider)
+        if not apply_postprocs(sch, postprocs):
+            return None
+    except (ValueError, TypeError, IndexError, KeyError, RuntimeError):
+        # ScheduleError is a ValueError: a decision that does not fit, an illegal step.
+        return None
+    return sch
+
+
+def without_decisions(trace):
+    """``trace`` minus its postprocessing and every decision (replaying it samples anew)."""
+    from rvm.tir.schedule import Trace
+
+    insts = []
+    for inst in trace.insts:
+        if inst.kind.name == "EnterPostproc":
+            break
+        insts.append(inst)
+    return Trace(insts, {})
+
+
+def candidate_hash(sch):
+    """The identity of a candidate: the structural hash of its scheduled module."""
+    return structural_hash(sch.mod)
+
+
+class SearchStrategy:
+    """Base class of search strategies."""
+
+    def __init__(self):
+        self.context = None
+        self._reset()
+
+    def _reset(self):
+        self.max_trials = 0
+        self.num_trials_per_iter = 0
+        self.design_spaces = []
+        self.database = None
+        self.cost_model = None
+        self.workload = None
+        self.measured = set()
+        self.trials = 0
+        self.args_info = []
+
+    def initialize_with_tune_context(self, context):
+        """Binds the strategy to ``context``."""
+        self.context = context
+
+    @property
+    def postprocs(self):
+        return getattr(self.context.space_generator, "postprocs", None) or ()
+
+    def pre_tuning(self, max_trials, num_trials_per_iter, design_spaces, database=None,
+                   cost_model=None):
+        """Starts a search: ``max_trials`` measurements in batches of ``num_trials_per_iter``."""
+        if int(max_trials) < 0 or int(num_trials_per_iter) < 1:
+            raise ValueError(f"expected max_trials >= 0 and num_trials_per_iter >= 1, got "
+                             f"{max_trials} and {num_trials_per_iter}")
+        self._reset()
+        self.max_trials = int(max_trials)
+        self.num_trials_per_iter = int(num_trials_per_iter)
+        self.design_spaces = [sch.trace for sch in design_spaces]
+        self.database = database
+        self.cost_model = cost_model
+        self.args_info = ArgInfo.from_entry_func(self.context.mod)
+        if database is not None:
+            self.workload = database.commit_workload(self.context.mod)
+            target = str(self.context.target)
+            for record in database.records_of(self.workload):
+                if record.candidate_hash is not None:
+                    self.measured.add(record.candidate_hash)
+                if record.target == target:
+                    self.trials += 1
+
+    @property
+    def remaining(self):
+        """Measurements left in the budget."""
+        return max(0, self.max_trials - self.trials)
+
+    def generate_measure_candidates(self, limit=None):
+        """The next batch (MeasureCandidates with a ``candidate_hash``), or None when done;
+        ``limit`` caps its size (a global budget shared by several tasks)."""
+        count = min(self.num_trials_per_iter, self.remaining)
+        if limit is not None:
+            count = min(count, int(limit))
+        if count <= 0:
+            return None
+        schedules = self.pick(count)
+        if not schedules:
+            return None
+        candidates = []
+        for sch, shash in schedules:
+            candidate = MeasureCandidate(sch, self.args_info)
+            candidate.candidate_hash = shash
+            candidates.append(candidate)
+        return candidates
+
+    def pick(self, count):
+        """Up to ``count`` new (Schedule, candidate hash) pairs, none measured before."""
+        raise NotImplementedError
+
+    def notify_runner_results(self, measure_candidates, results):
+        """Counts the measurements against the budget."""
+        self.trials += len(measure_candidates)
+        for candidate in measure_candidates:
+            self.measured.add(candidate.candidate_hash)
+
+    def post_tuning(self):
+        """Ends the search."""
+
+    # ---- shared sampling
+    def sample_new(self, count, seen, max_attempts):
+        """Up to ``count`` (Schedule, hash) pairs sampled afresh from the design spaces,
+        whose hashes are in neither ``self.measured`` nor ``seen`` (which is extended)."""
+        rng = self.context.rng
+        out = []
+        attempts = 0
+        while len(out) < count and attempts < max_attempts and self.design_spaces:
+            attempts += 1
+            trace = without_decisions(rng.choice(self.design_spaces))
+            sch = replay(self.context.mod, trace, self.context.fork_seed(), self.postprocs)
+            if sch is None:
+                continue
+            shash = candidate_hash(sch)
+            if shash in self.measured or shash in seen:
+                continue
+            seen.add(shash)
+            out.append((sch, shash))
+        return out
+
+
+class PySearchStrategy(SearchStrategy):
+    """A search strategy written in Python by subclassing."""

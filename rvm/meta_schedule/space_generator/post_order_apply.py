@@ -1,0 +1,73 @@
+"""PostOrderApply: the default design space, schedule rules applied block by block.
+
+The blocks of the workload are visited from the last to the first (so a
+consumer is handled, for instance inlined, before the producer it reads
+from is tiled), and every schedule rule is applied to each block; a rule
+may branch into several schedules, so the result is a list of design
+spaces. Rules are ScheduleRule objects (``ms.schedule_rule``).
+"""
+from rvm.meta_schedule.space_generator.space_generator import FROM_TARGET, SpaceGenerator
+
+
+def block_names(func):
+    """The names of the blocks of ``func`` except the root, in program order."""
+    from rvm.tir.stmt_functor import StmtExprVisitor
+
+    names = []
+
+    class _Blocks(StmtExprVisitor):
+        def visit_block_(self, op):
+            if op.name_hint != "root" and op.name_hint not in names:
+                names.append(op.name_hint)
+            super().visit_block_(op)
+
+    _Blocks().visit(func.body)
+    return names
+
+
+class PostOrderApply(SpaceGenerator):
+    """Applies ``sch_rules`` to every block, last block first.
+
+    ``f_block_filter(block) -> bool`` (on the Block node) limits the blocks.
+    """
+
+    def __init__(self, f_block_filter=None, sch_rules=FROM_TARGET, postprocs=FROM_TARGET,
+                 mutator_probs=FROM_TARGET):
+        super().__init__(sch_rules, postprocs, mutator_probs)
+        self.f_block_filter = f_block_filter
+
+    def generate_design_space(self, mod):
+        from rvm.tir.schedule import ScheduleError
+
+        root = self._new_schedule(mod)
+        names = block_names(root.mod[root.func_working_on or "main"])
+        states = [(root, len(names))]
+        done = []
+        while states:
+            sch, remaining = states.pop()
+            if remaining == 0:
+                done.append(sch)
+                continue
+            name = names[remaining - 1]
+            try:
+                block = sch.get_block(name)
+            except (ScheduleError, ValueError):  # an earlier rule removed it (inlined)
+                states.append((sch, remaining - 1))
+                continue
+            if self.f_block_filter is not None and not self.f_block_filter(sch.get(block)):
+                states.append((sch, remaining - 1))
+                continue
+            current = [sch]
+            for rule in self.sch_rules or ():
+                branched = []
+                for s in current:
+                    try:
+                        s.get(block)
+                    except (ScheduleError, ValueError):
+                        branched.append(s)
+                        continue
+                    branched.extend(rule.apply(s, block))
+                current = branched
+            for s in reversed(current):
+                states.append((s, remaining - 1))
+        return done

@@ -1,0 +1,212 @@
+"""TaskScheduler: the tuning loop over tasks (TVM's ``ms.task_scheduler``).
+
+``tune(tasks, task_weights, max_trials_global, ...)`` repeatedly picks a
+task (``next_task_id``, the subclasses' policy), takes a batch of candidates
+from its search strategy, builds them, measures them against the task's
+unscheduled kernel, records every outcome in the database (failures with
+their reason), teaches the cost model, and reports progress. It stops when
+every task's search is over or ``max_trials_global`` trials are recorded
+(records already in the database count: a finished run resumes to nothing).
+"""
+from rvm.meta_schedule.arg_info import entry_prim_func
+from rvm.meta_schedule.builder.builder import BuilderInput
+from rvm.meta_schedule.database.tuning_record import TuningRecord
+from rvm.meta_schedule.feature_extractor.per_store_feature import count_flops
+from rvm.meta_schedule.hardware import hardware_fingerprint
+from rvm.meta_schedule.runner.runner import RunnerInput, RunnerResult
+from rvm.meta_schedule.tune_log import TaskRow
+from rvm.transform.tir.pipeline import lower_module
+
+
+class _TaskState:
+    def __init__(self, task_id, context, weight, row):
+        self.task_id = task_id
+        self.context = context
+        self.weight = weight
+        self.row = row
+        self.reference = None
+        self.done = False
+        self.history = []  # best latency after each batch
+        self.measured_this_run = 0
+
+
+class TaskScheduler:
+    """Base class: subclasses choose the next task in ``next_task_id``."""
+
+    def __init__(self):
+        self.tasks = []
+
+    def next_task_id(self):
+        """The index of the task to tune next (only tasks not done), or -1."""
+        raise NotImplementedError
+
+    def _live(self):
+        return [k for k, t in enumerate(self.tasks) if not t.done]
+
+    def tune(self, tasks, task_weights, max_trials_global, max_trials_per_task,
+             num_trials_per_iter, builder, runner, database, cost_model, log):
+        """Tunes ``tasks`` (TuneContexts); returns the database."""
+        self.tasks = []
+        self.log = log
+        for k, (context, weight) in enumerate(zip(tasks, task_weights)):
+            flop = count_flops(entry_prim_func(lower_module(context.mod)))
+            row = TaskRow(k, context.task_name, flop, weight)
+            self.tasks.append(_TaskState(k, context, weight, row))
+            log.info(f'Initializing Task #{k}: "{context.task_name}"')
+            context.pre_tuning(max_trials_per_task, num_trials_per_iter, database=database,
+                               cost_model=cost_model)
+            strategy = context.search_strategy
+            best = database.get_top_k(strategy.workload, 1) if strategy.workload else []
+            row.record(best[0].mean_run_sec if best else None, strategy.trials)
+        self._build_references(builder)
+        log.table([t.row for t in self.tasks])
+        while True:
+            total = sum(t.context.search_strategy.trials for t in self.tasks)
+            left = max_trials_global - total
+            if left <= 0 or not self._live():
+                break
+            k = self.next_task_id()
+            if k < 0:
+                break
+            task = self.tasks[k]
+            log.info(f'TaskScheduler picks Task #{k}: "{task.context.task_name}"')
+            candidates = task.context.search_strategy.generate_measure_candidates(
+                limit=min(left, num_trials_per_iter))
+            if not candidates:
+                self._finish(task, "its search space has no new candidates"
+                             if task.context.search_strategy.remaining else "")
+                continue
+            results = self._measure(task, candidates, builder, runner)
+            self._record(task, candidates, results, database, cost_model)
+            if not task.context.search_strategy.remaining:
+                self._finish(task, "")
+        for task in self.tasks:
+            task.row.done = True
+            task.context.post_tuning()
+        return database
+
+    def _build_references(self, builder):
+        """Builds each task's unscheduled kernel, the outputs candidates must reproduce."""
+        inputs = [BuilderInput(t.context.mod, t.context.target) for t in self.tasks]
+        for task, result in zip(self.tasks, builder.build(inputs)):
+            if result.error_msg is not None:
+                self.log.warning(f'Task #{task.task_id} "{task.context.task_name}" is not '
+                                 f"tuned: its unscheduled kernel does not build: "
+                                 f"{result.error_msg}")
+                task.done = True
+            task.reference = result
+
+    def _measure(self, task, candidates, builder, runner):
+        context = task.context
+        self.log.info(f"Sending {len(candidates)} sample(s) to builder")
+        built = builder.build([BuilderInput(c.sch.mod, context.target) for c in candidates])
+        ok = [(c, b) for c, b in zip(candidates, built) if b.error_msg is None]
+        self.log.info(f"Sending {len(ok)} sample(s) to runner")
+        futures = runner.run([RunnerInput.from_builder_result(b, c.args_info, "main",
+                                                             task.reference) for c, b in ok])
+        measured = iter(f.result() for f in futures)
+        results = []
+        for b in built:
+            if b.error_msg is not None:
+                results.append(RunnerResult(error_msg=b.error_msg))
+            else:
+                results.append(next(measured))
+        return results
+
+    def _record(self, task, candidates, results, database, cost_model):
+        context = task.context
+        strategy = context.search_strategy
+        local = hardware_fingerprint()
+        for candidate, result in zip(candidates, results):
+            record = TuningRecord(candidate.sch.trace, strategy.workload, result.run_secs,
+                                  context.target, candidate.args_info,
+                                  result.fingerprint or local, result.error_msg,
+                                  candidate.candidate_hash)
+            database.commit_tuning_record(record)
+            if result.error_msg is not None:
+                task.row.failures += 1
+                self.log.info(f'Task #{task.task_id} "{context.task_name}": candidate failed: '
+                              f"{result.error_msg.splitlines()[0][:300]}")
+        if cost_model is not None:
+            cost_model.update(context, candidates, results)
+        context.notify_runner_results(candidates, results)
+        task.measured_this_run += len(candidates)
+        best = database.get_top_k(strategy.workload, 1)
+        task.row.record(best[0].mean_run_sec if best else None, strategy.trials)
+        task.history.append(task.row.best)
+        self.log.info(f'[Updated] Task #{task.task_id}: "{context.task_name}"')
+        self.log.table([t.row for t in self.tasks])
+        self.log.bar(task.row, strategy.max_trials)
+
+    def _finish(self, task, why):
+        task.done = True
+        task.row.done = True
+        left = len(self._live())
+        reason = f" ({why})" if why else ""
+        self.log.info(f"Task #{task.task_id} has finished{reason}. Remaining task(s): {left}")
+
+
+class PyTaskScheduler(TaskScheduler):
+    """A task scheduler written in Python by subclassing."""
+
+
+class RoundRobin(TaskScheduler):
+    """Tasks take turns."""
+
+    def __init__(self):
+        super().__init__()
+        self._last = -1
+
+    def next_task_id(self):
+        live = self._live()
+        if not live:
+            return -1
+        later = [k for k in live if k > self._last]
+        self._last = later[0] if later else live[0]
+        return self._last
+
+
+class GradientBased(TaskScheduler):
+    """Trials go where they are expected to cut the total weighted latency most.
+
+    Every task gets one batch first; then the task with the largest
+    ``weight * best latency * (alpha + recent relative improvement)`` is
+    picked, the improvement measured over the last ``window_size`` batches.
+    """
+
+    def __init__(self, alpha=0.2, window_size=3, seed=-1):
+        super().__init__()
+        self.alpha = float(alpha)
+        self.window_size = int(window_size)
+
+    def next_task_id(self):
+        live = self._live()
+        if not live:
+            return -1
+        fresh = [k for k in live if not self.tasks[k].history]
+        if fresh:
+            return fresh[0]
+        best_score, best_k = -1.0, live[0]
+        for k in live:
+            t = self.tasks[k]
+            history = [h for h in t.history if h is not None]
+            if not history:
+                return k
+            latest = history[-1]
+            window = history[-1 - self.window_size:]
+            improvement = (window[0] - latest) / window[0] if window[0] else 0.0
+            score = t.weight * latest * (self.alpha + improvement)
+            if score > best_score:
+                best_score, best_k = score, k
+        return best_k
+
+
+def create(kind="gradient"):
+    """A task scheduler by kind: "gradient" (GradientBased) or "round-robin" (RoundRobin)."""
+    if isinstance(kind, TaskScheduler):
+        return kind
+    if kind == "gradient":
+        return GradientBased()
+    if kind == "round-robin":
+        return RoundRobin()
+    raise ValueError(f"unknown task scheduler {kind!r}; expected 'gradient' or 'round-robin'")
