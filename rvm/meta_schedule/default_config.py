@@ -21,7 +21,7 @@ def schedule_rules(target):
         AutoInline(into_producer=False, into_consumer=True),
         MultiLevelTiling(structure="SSRSRS", max_innermost_factor=64),
         ParallelizeVectorizeUnroll(max_jobs_per_core=16, max_vectorize_extent=64,
-                                   unroll_max_steps=[0, 16, 64, 512], unroll_explicit=True),
+                                   unroll_max_steps=[0, 16, 64], unroll_explicit=True),
     ]
 
 

@@ -11,7 +11,7 @@ lists them with the reason).
 from rvm.ir.module import IRModule
 from rvm.meta_schedule.arg_info import ArgInfo
 from rvm.meta_schedule.database.workload import workload_module
-from rvm.meta_schedule.target import Target
+from rvm.meta_schedule.tune_target import tune_target
 from rvm.relax.expr import Call, ExternFunc
 from rvm.relax.expr_functor import ExprVisitor
 from rvm.relax.function import Function
@@ -84,7 +84,7 @@ def extract_tasks(mod, target, params=None, module_equality="structural"):
     if module_equality != "structural":
         raise ValueError(f"module_equality {module_equality!r} is not supported; "
                          "expected 'structural'")
-    target = Target(target)
+    target = tune_target(target)
     prepared = prepare_for_tuning(mod, params)
     counts = kernel_call_counts(prepared)
     tasks = []

@@ -11,7 +11,7 @@ the best records applied.
 """
 from rvm.meta_schedule.apply_database import apply_database
 from rvm.meta_schedule.extracted_task import ExtractedTask, extract_tasks
-from rvm.meta_schedule.target import Target
+from rvm.meta_schedule.tune_target import tune_target
 from rvm.meta_schedule.tune import tune_tasks
 from rvm.meta_schedule.tune_context import TuneContext
 
@@ -25,7 +25,7 @@ def tune_relax(mod, params, target, work_dir, max_trials_global, *, max_trials_p
                module_equality="structural", progress=None):
     """Tunes every kernel of ``mod`` (``params`` bound to "main" first) and returns the
     database kept in ``work_dir``."""
-    target = Target(target)
+    target = tune_target(target)
     tasks = extract_tasks(mod, target, params, module_equality)
     seed = -1 if seed is None else int(seed)
     contexts = [TuneContext(task.mod, target=target, space_generator=space,
@@ -48,4 +48,4 @@ def compile_relax(database, mod, target, params=None, enable_warning=False):
     from rvm.meta_schedule.extracted_task import prepare_for_tuning
 
     tuned = apply_database(prepare_for_tuning(mod, params), database, target, enable_warning)
-    return build(tuned, target=Target(target).kind)
+    return build(tuned, target=tune_target(target))

@@ -8,7 +8,7 @@ import warnings
 
 from rvm.ir.module import IRModule
 from rvm.meta_schedule.database.workload import workload_module
-from rvm.meta_schedule.target import Target
+from rvm.meta_schedule.tune_target import tune_target
 from rvm.meta_schedule.tune import tune_tasks
 from rvm.meta_schedule.tune_context import TuneContext
 from rvm.tir.function import PrimFunc
@@ -36,7 +36,7 @@ def tune_tir(mod, target, work_dir, max_trials_global, *, max_trials_per_task=No
     "evolutionary", "replay-trace" or a SearchStrategy. Records stay in ``work_dir``: a
     second call resumes, measuring only candidates not recorded yet."""
     funcs = _prim_funcs(mod)
-    target = Target(target)
+    target = tune_target(target)
     seed = -1 if seed is None else int(seed)
     tasks = []
     for k, (name, func) in enumerate(funcs):
@@ -57,7 +57,7 @@ def compile_tir(database, mod, target):
     """The best Schedule recorded for ``mod``'s (only, or "main") PrimFunc, or None (with a
     warning) when the database has no successful record of it. ``sch.mod["main"]`` is the
     tuned kernel."""
-    Target(target)
+    tune_target(target)
     workload = workload_module(mod)
     sch = database.query_schedule(workload, target, workload_name="main")
     if sch is None:

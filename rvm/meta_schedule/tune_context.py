@@ -9,7 +9,7 @@ import logging
 import random
 
 from rvm.meta_schedule.database.workload import workload_module
-from rvm.meta_schedule.target import Target
+from rvm.meta_schedule.tune_target import tune_target
 
 
 class TuneContext:
@@ -21,7 +21,7 @@ class TuneContext:
         from rvm.meta_schedule.space_generator.space_generator import create as create_space
 
         self.mod = None if mod is None else workload_module(mod)
-        self.target = None if target is None else Target(target)
+        self.target = None if target is None else tune_target(target)
         self.task_name = task_name
         if rand_state is None or rand_state == -1:
             rand_state = random.SystemRandom().randrange(1, 2 ** 31)

@@ -57,7 +57,8 @@ def summary_table(rows):
             speed = f"{row.gflops:.4f}"
             latency = f"{row.best * 1e6:.4f}"
             weighted = f"{row.best * 1e6 * row.weight:.4f}"
-        cells.append([str(row.task_id), row.name, str(row.flop), str(row.weight), speed, latency,
+        weight = f"{row.weight:g}"
+        cells.append([str(row.task_id), row.name, str(row.flop), weight, speed, latency,
                       weighted, str(row.trials), "Y" if row.done else ""])
     widths = [max(len(h), *(len(c[k]) for c in cells)) if cells else len(h)
               for k, h in enumerate(header)]

@@ -32,8 +32,11 @@ class Crash:
 class Hang:
     @T.prim_func
     def main(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
-        while A[0] < T.float32(2):
-            B[0] = A[0]
+        for i in range(16):
+            with T.block("B"):
+                vi = T.axis.spatial(16, i)
+                while A[0] < T.float32(2):
+                    B[vi] = A[vi]
 
 
 @I.ir_module

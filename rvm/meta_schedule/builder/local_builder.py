@@ -10,7 +10,7 @@ import os
 
 from rvm.codegen.c_target import kernel_source
 from rvm.meta_schedule.builder.builder import Builder, BuilderResult
-from rvm.meta_schedule.target import Target
+from rvm.meta_schedule.tune_target import tune_target
 from rvm.meta_schedule.worker_pool import WorkerPool
 from rvm.runtime.compiler import Compiler, default_compiler
 from rvm.runtime.kernel_library import kernel_symbol
@@ -45,9 +45,7 @@ class LocalBuilder(Builder):
         self._pool = None
 
     def _render(self, builder_input):
-        target = Target(builder_input.target)
-        if target.kind != "c":
-            raise ValueError(f"LocalBuilder builds C kernels; target {target} is not a C target")
+        tune_target(builder_input.target)  # a CPU target, or ValueError saying why not
         lowered = lower_module(builder_input.mod)
         compiler = Compiler(self.cc) if self.cc else default_compiler()
         return kernel_source(lowered, compiler)

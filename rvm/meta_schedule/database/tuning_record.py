@@ -14,6 +14,8 @@ the schedule machinery until one is used).
 import math
 
 from rvm.meta_schedule.arg_info import ArgInfo
+from rvm.tir.schedule.schedule import Schedule
+from rvm.tir.schedule.trace import Trace
 
 # The run time TVM records for a candidate that failed.
 MAX_MEAN_TIME = 1e10
@@ -56,8 +58,6 @@ class TuningRecord:
 
     def as_schedule(self):
         """A fresh Schedule of the workload with this record's trace applied."""
-        from rvm.tir.schedule import Schedule, Trace
-
         sch = Schedule(self.workload.mod)
         Trace.apply_json_to_schedule(self.trace_json, sch)
         return sch

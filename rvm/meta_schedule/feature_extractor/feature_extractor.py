@@ -11,6 +11,7 @@ from rvm.meta_schedule.arg_info import entry_prim_func
 from rvm.meta_schedule.feature_extractor.per_store_feature import (
     FEATURE_NAMES, features_of_lowered,
 )
+from rvm.meta_schedule.tune_target import num_cores
 from rvm.transform.tir.pipeline import lower_module
 
 
@@ -35,7 +36,8 @@ class PerStoreFeature(FeatureExtractor):
     feature_names = FEATURE_NAMES
 
     def extract_from(self, context, candidates):
-        cores = getattr(getattr(context, "target", None), "num_cores", 1)
+        target = getattr(context, "target", None)
+        cores = num_cores(target) if target is not None else 1
         return [self.extract_from_module(c.sch.mod, cores) for c in candidates]
 
     @staticmethod

@@ -2,7 +2,8 @@
 
 For every loop nest under the root: the outermost loops that are spatial for
 every block under them are fused, as long as their extents multiply to at
-most the ``meta_schedule.parallel`` limit, and run in parallel; the
+most the ``meta_schedule.parallel`` limit (the first such loop is taken
+whatever its extent), and run in parallel, unless the target has one core; the
 innermost loop, when spatial and within the ``meta_schedule.vectorize``
 limit, becomes SIMD lanes; and inner loops are unrolled while the product
 of their extents stays within the sampled ``meta_schedule.unroll_explicit``
@@ -13,6 +14,7 @@ from rvm.meta_schedule.postproc.postproc import Postproc
 from rvm.meta_schedule.schedule_rule.parallel_vectorize_unroll import (
     PARALLEL, UNROLL_EXPLICIT, UNROLL_IMPLICIT, VECTORIZE,
 )
+from rvm.meta_schedule.tune_target import num_cores
 from rvm.tir.stmt import ForKind
 
 
@@ -32,6 +34,9 @@ class RewriteParallelVectorizeUnroll(Postproc):
         for key in keys:
             sch.unannotate(root, key)
         max_parallel = int(ann.get(PARALLEL, 0))
+        context = getattr(self, "context", None)
+        if context is not None and num_cores(context.target) == 1:
+            max_parallel = 0
         max_vector = int(ann.get(VECTORIZE, 0))
         unroll = int(ann.get(UNROLL_EXPLICIT, ann.get(UNROLL_IMPLICIT, 0)))
         for block in sch.get_child_blocks(root):
@@ -55,7 +60,7 @@ class RewriteParallelVectorizeUnroll(Postproc):
             extent = const_extent(node)
             if node.kind != ForKind.SERIAL or not _spatial(sch, loop) or extent is None:
                 break
-            if product * extent > limit:
+            if chosen and product * extent > limit:
                 break
             chosen.append(loop)
             product *= extent

@@ -7,6 +7,7 @@ loop, and the largest unrolled step, sampled from ``unroll_max_steps`` (a
 decision the search varies, MutateUnroll).
 """
 from rvm.meta_schedule.schedule_rule.schedule_rule import ScheduleRule
+from rvm.meta_schedule.tune_target import num_cores
 
 PARALLEL = "meta_schedule.parallel"
 VECTORIZE = "meta_schedule.vectorize"
@@ -29,7 +30,7 @@ class ParallelizeVectorizeUnroll(ScheduleRule):
         root = sch.get_block("root")
         if PARALLEL in sch.get(root).annotations:
             return [sch]
-        cores = getattr(getattr(self.context, "target", None), "num_cores", 1)
+        cores = num_cores(self.context.target) if self.context is not None else 1
         if self.max_jobs_per_core != -1:
             sch.annotate(root, PARALLEL, self.max_jobs_per_core * max(1, cores))
         if self.max_vectorize_extent != -1:

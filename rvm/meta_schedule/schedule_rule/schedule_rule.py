@@ -5,6 +5,7 @@ for ``block`` (``[sch]`` itself when the rule does not apply; several when
 it branches, each a ``sch.copy()``). Rules may sample decisions; the search
 varies them.
 """
+from rvm.tir.schedule.error import ScheduleError
 
 
 class ScheduleRule:
@@ -27,6 +28,4 @@ class PyScheduleRule(ScheduleRule):
 
 def schedule_errors():
     """The exceptions a primitive raises for a use it does not allow."""
-    from rvm.tir.schedule import ScheduleError
-
     return (ScheduleError, ValueError)

@@ -14,6 +14,8 @@ candidates and a finished one measures nothing.
 from rvm.ir.structural import structural_hash
 from rvm.meta_schedule.arg_info import ArgInfo
 from rvm.meta_schedule.measure_candidate import MeasureCandidate
+from rvm.tir.schedule.schedule import Schedule
+from rvm.tir.schedule.trace import Trace
 
 
 def apply_postprocs(sch, postprocs):
@@ -28,8 +30,6 @@ def apply_postprocs(sch, postprocs):
 def replay(mod, trace, seed, postprocs, decision_provider=None):
     """A fresh Schedule of ``mod`` with ``trace`` (its postprocessing removed) replayed and
     ``postprocs`` applied, or None when the trace or a postprocessor rejects it."""
-    from rvm.tir.schedule import Schedule
-
     sch = Schedule(mod, seed=seed)
     try:
         trace.apply_to_schedule(sch, remove_postproc=True, decision_provider=decision_provider)
@@ -43,8 +43,6 @@ def replay(mod, trace, seed, postprocs, decision_provider=None):
 
 def without_decisions(trace):
     """``trace`` minus its postprocessing and every decision (replaying it samples anew)."""
-    from rvm.tir.schedule import Trace
-
     insts = []
     for inst in trace.insts:
         if inst.kind.name == "EnterPostproc":

@@ -7,6 +7,7 @@ may branch into several schedules, so the result is a list of design
 spaces. Rules are ScheduleRule objects (``ms.schedule_rule``).
 """
 from rvm.meta_schedule.space_generator.space_generator import FROM_TARGET, SpaceGenerator
+from rvm.tir.schedule.error import ScheduleError
 
 
 def block_names(func):
@@ -37,8 +38,6 @@ class PostOrderApply(SpaceGenerator):
         self.f_block_filter = f_block_filter
 
     def generate_design_space(self, mod):
-        from rvm.tir.schedule import ScheduleError
-
         root = self._new_schedule(mod)
         names = block_names(root.mod[root.func_working_on or "main"])
         states = [(root, len(names))]

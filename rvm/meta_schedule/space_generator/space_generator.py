@@ -6,6 +6,8 @@ their decisions. Each generator also carries the schedule rules, the
 postprocessors run on every candidate, and the mutators' probabilities;
 "from-target" picks the defaults for the tune context's target.
 """
+from rvm.tir.schedule.schedule import Schedule
+
 FROM_TARGET = "from-target"
 
 
@@ -38,8 +40,6 @@ class SpaceGenerator:
         raise NotImplementedError
 
     def _new_schedule(self, mod):
-        from rvm.tir.schedule import Schedule
-
         seed = self.context.fork_seed() if self.context is not None else None
         return Schedule(mod, seed=seed)
 
