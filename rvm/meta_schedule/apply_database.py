@@ -3,7 +3,8 @@
 Exposed as ``relax.transform.MetaScheduleApplyDatabase(work_dir)``. The
 module is first prepared as for tuning (operators legalized into kernels);
 then every PrimFunc whose workload has records in the database is replaced
-by its best schedule, keeping the function's name and ``global_symbol``.
+by its best schedule, keeping the function's name and ``global_symbol``, and
+marked opaque (``op_pattern``) so the build does not fuse it any further.
 Kernels without records stay as they are (``enable_warning`` lists them).
 """
 import warnings
@@ -16,12 +17,18 @@ from rvm.tir.function import PrimFunc
 from rvm.transform.pass_infra import ModulePass, PassInfo
 
 
-def _with_symbol(func, symbol):
+# TVM's kOpaque: the build's fusion passes must not merge a tuned kernel into another.
+OPAQUE = 8
+
+
+def _tuned(func, original):
     attrs = dict(func.attrs)
+    symbol = original.get_attr("global_symbol")
     if symbol is None:
         attrs.pop("global_symbol", None)
     else:
         attrs["global_symbol"] = symbol
+    attrs["op_pattern"] = OPAQUE
     return func.with_fields(attrs=attrs)
 
 
@@ -41,7 +48,7 @@ def apply_database(mod, database, target=None, enable_warning=False):
         if tuned is None:
             missing.append(gv.name_hint)
             continue
-        result.update_func(gv, _with_symbol(tuned["main"], func.get_attr("global_symbol")))
+        result.update_func(gv, _tuned(tuned["main"], func))
     if missing and enable_warning:
         warnings.warn(f"MetaScheduleApplyDatabase: no tuning records for {', '.join(missing)}",
                       RuntimeWarning, stacklevel=3)

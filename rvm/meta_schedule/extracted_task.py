@@ -1,7 +1,7 @@
 """Task extraction: the kernels of a Relax module worth tuning, each once, with weights.
 
 ``extract_tasks(mod, target, params)`` prepares the module as the build
-would (parameters bound, high-level operators legalized into kernels), then
+would (parameters bound, operators legalized into kernels and fused), then
 collects every PrimFunc a Relax function calls (``call_tir``, or
 ``call_dps_packed`` by the kernel's name). Kernels that are structurally
 equal are one task whose ``weight`` is their number of call sites. Kernels
@@ -17,7 +17,8 @@ from rvm.relax.expr_functor import ExprVisitor
 from rvm.relax.function import Function
 from rvm.tir.function import PrimFunc
 from rvm.transform.bind_params import BindParams
-from rvm.transform.legalize_ops import LegalizeOps
+from rvm.transform.pass_infra import Sequential
+from rvm.transform.pipeline import default_build_pipeline
 
 
 class ExtractedTask:
@@ -36,13 +37,19 @@ class ExtractedTask:
 
 
 def prepare_for_tuning(mod, params=None):
-    """``mod`` as the build will compile it: ``params`` bound to "main", operators
-    legalized. Tuning and applying records both look at this form."""
+    """``mod`` with its kernels as the build will compile them: ``params`` bound to "main",
+    then the graph-level passes of the default build pipeline (legalization, fusion: every
+    pass before ToNonDataflow). Tuning and applying records both look at this form."""
     if not isinstance(mod, IRModule):
         raise TypeError(f"expected an IRModule, got {type(mod).__name__}")
     if params:
         mod = BindParams("main", params)(mod)
-    return LegalizeOps()(mod)
+    graph_passes = []
+    for graph_pass in default_build_pipeline().passes:
+        if graph_pass.info.name == "ToNonDataflow":
+            break
+        graph_passes.append(graph_pass)
+    return Sequential(graph_passes, name="PrepareForTuning")(mod)
 
 
 class _KernelCalls(ExprVisitor):

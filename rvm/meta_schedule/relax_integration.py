@@ -12,6 +12,7 @@ the best records applied.
 from rvm.meta_schedule.apply_database import apply_database
 from rvm.meta_schedule.extracted_task import ExtractedTask, extract_tasks
 from rvm.meta_schedule.tune_target import tune_target
+from rvm.transform.bind_params import BindParams
 from rvm.meta_schedule.tune import tune_tasks
 from rvm.meta_schedule.tune_context import TuneContext
 
@@ -45,7 +46,8 @@ def tune_relax(mod, params, target, work_dir, max_trials_global, *, max_trials_p
 def compile_relax(database, mod, target, params=None, enable_warning=False):
     """``relax.build`` of ``mod`` with the database's best kernels swapped in."""
     from rvm.driver.relax_build import build
-    from rvm.meta_schedule.extracted_task import prepare_for_tuning
 
-    tuned = apply_database(prepare_for_tuning(mod, params), database, target, enable_warning)
+    if params:
+        mod = BindParams("main", params)(mod)
+    tuned = apply_database(mod, database, target, enable_warning)
     return build(tuned, target=tune_target(target))

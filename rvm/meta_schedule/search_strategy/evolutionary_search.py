@@ -17,7 +17,11 @@ from rvm.meta_schedule.search_strategy.search_strategy import (
 
 
 class EvolutionarySearch(SearchStrategy):
-    """Evolutionary search over trace decisions (TVM's parameter names)."""
+    """Evolutionary search over trace decisions (TVM's parameter names).
+
+    A batch of ``n`` candidates evolves a population of ``min(population_size,
+    max(16, 4 n))`` schedules.
+    """
 
     def __init__(self, population_size=96, init_measured_ratio=0.2, init_min_unmeasured=24,
                  max_fail_count=5, genetic_num_iters=3, genetic_mutate_prob=0.85,
@@ -79,7 +83,7 @@ class EvolutionarySearch(SearchStrategy):
         candidates = [MeasureCandidate(sch, self.args_info) for sch, _ in population]
         return [float(s) for s in self.cost_model.predict(self.context, candidates)]
 
-    def _evolve(self, population, seen):
+    def _evolve(self, population, seen, size):
         """Generations of mutation; every scored schedule goes into the returned pool."""
         rng = self.context.rng
         pool = {}
@@ -95,7 +99,7 @@ class EvolutionarySearch(SearchStrategy):
             low = min(scores)
             weights = [s - low + 1e-6 for s in scores]
             children = []
-            for _ in range(self.population_size):
+            for _ in range(size):
                 for _attempt in range(self.genetic_max_fail_count):
                     parent = rng.choices(population, weights)[0][0]
                     trace = self._mutate(parent.trace)
@@ -115,13 +119,15 @@ class EvolutionarySearch(SearchStrategy):
         return pool
 
     def pick(self, count):
+        # A small batch needs no big population: at most four candidates per wanted one.
+        population = min(self.population_size, max(16, 4 * count))
         seen = set()
-        measured = self._measured_population(int(self.population_size * self.init_measured_ratio))
+        measured = self._measured_population(int(population * self.init_measured_ratio))
         for _, shash in measured:
             seen.add(shash)
-        wanted = max(self.population_size - len(measured), self.init_min_unmeasured)
+        wanted = max(population - len(measured), min(self.init_min_unmeasured, population))
         fresh = self.sample_new(wanted, seen, wanted * self.max_fail_count)
-        pool = self._evolve(measured + fresh, seen)
+        pool = self._evolve(measured + fresh, seen, population)
         ranked = sorted(pool.items(), key=lambda kv: -kv[1][0])
         num_random = int(round(count * self.eps_greedy))
         picked, taken = [], set()
