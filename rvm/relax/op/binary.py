@@ -42,7 +42,7 @@ def _make(name, doc, compare=False, logical=False):
             out = TensorStructInfo(out.shape, "bool", out.ndim if out.shape is None else -1)
         return out
 
-    register_op(op_name, infer, description=doc)
+    register_op(op_name, infer, description=doc, attrs={})
 
     def build(x1, x2):
         x1, x2 = _operand(x1, x2, op_name), _operand(x2, x1, op_name)

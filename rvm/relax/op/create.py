@@ -9,7 +9,7 @@ from rvm.ir.expr import PrimExpr, RelaxExpr
 from rvm.relax.expr import Call, PrimValue, ShapeExpr, const
 from rvm.relax.op.attrs import dtype_attr
 from rvm.relax.op.infer_util import as_dim, attr, check_arity, tensor_arg
-from rvm.relax.op.registry import Op, register_op
+from rvm.relax.op.registry import REQUIRED, Op, register_op
 from rvm.relax.struct_info import PrimStructInfo, ShapeStructInfo, TensorStructInfo
 from rvm.tir import op as tir_op
 
@@ -75,12 +75,14 @@ def _infer_constant_like(name):
 
 for _name in ("zeros", "ones"):
     register_op(f"relax.{_name}", _infer_constant_fill(f"relax.{_name}"),
-                description=f"a tensor of {_name}")
+                description=f"a tensor of {_name}", attrs={"dtype": REQUIRED})
     register_op(f"relax.{_name}_like", _infer_constant_like(f"relax.{_name}_like"),
-                description=f"a tensor of {_name} shaped like another")
-register_op("relax.full", _infer_full, description="a tensor filled with one value")
+                description=f"a tensor of {_name} shaped like another", attrs={"dtype": None})
+register_op("relax.full", _infer_full, description="a tensor filled with one value",
+            attrs={"dtype": None})
 register_op("relax.full_like", _infer_full_like,
-            description="a tensor filled with one value, shaped like another")
+            description="a tensor filled with one value, shaped like another",
+            attrs={"dtype": None})
 
 
 def _shape_arg(shape):
@@ -161,7 +163,8 @@ def _infer_arange(call, ctx):
     return TensorStructInfo([arange_length(*bounds)], dtype)
 
 
-register_op("relax.arange", _infer_arange, description="evenly spaced values in a range")
+register_op("relax.arange", _infer_arange, description="evenly spaced values in a range",
+            attrs={"dtype": None})
 
 
 def _prim(value, name):

@@ -17,7 +17,7 @@ from rvm.relax.op.infer_util import (
     tensor_arg,
     with_shape,
 )
-from rvm.relax.op.registry import Op, register_op
+from rvm.relax.op.registry import REQUIRED, Op, register_op
 from rvm.relax.struct_info import TensorStructInfo
 from rvm.tir import op as tir_op
 
@@ -48,7 +48,8 @@ def _infer_take(call, ctx):
     return with_shape(data, list(dv[:axis]) + list(iv) + list(dv[axis + 1:]))
 
 
-register_op("relax.take", _infer_take, description="gather along an axis")
+register_op("relax.take", _infer_take, description="gather along an axis",
+            attrs={"axis": None, "mode": "fast"})
 
 
 def take(x, indices, axis=None, mode="fast"):
@@ -103,7 +104,9 @@ def _infer_strided_slice(call, ctx):
     return with_shape(sinfo, dims)
 
 
-register_op("relax.strided_slice", _infer_strided_slice, description="strided slice")
+register_op("relax.strided_slice", _infer_strided_slice, description="strided slice",
+            attrs={"axes": REQUIRED, "begin": REQUIRED, "end": REQUIRED, "strides": None,
+                   "assume_inbound": False})
 
 
 def strided_slice(x, axes, begin, end, strides=None, assume_inbound=False):

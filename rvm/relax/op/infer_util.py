@@ -8,6 +8,7 @@ import operator
 
 from rvm.ir.expr import PrimExpr
 from rvm.ir.structural import structural_equal
+from rvm.relax.op.registry import attr_value
 from rvm.relax.struct_info import TensorStructInfo
 from rvm.tir import op as tir_op
 from rvm.tir.arith import simplify_size
@@ -36,9 +37,7 @@ def check_arity(call, count, op_name):
         raise ValueError(f"{op_name} expects {expected} argument(s), got {len(call.args)}")
 
 
-def attr(call, key, default=None):
-    """The attribute ``key`` of ``call`` (``default`` when absent)."""
-    return (call.attrs or {}).get(key, default)
+attr = attr_value  # the attribute of a call, or the operator's declared default
 
 
 def check_rank(sinfo, ndim, op_name, name):

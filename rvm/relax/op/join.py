@@ -19,7 +19,7 @@ from rvm.relax.op.infer_util import (
     unify_dtype,
     with_shape,
 )
-from rvm.relax.op.registry import Op, register_op
+from rvm.relax.op.registry import REQUIRED, Op, register_op
 from rvm.relax.struct_info import TensorStructInfo, TupleStructInfo
 from rvm.tir import op as tir_op
 
@@ -61,7 +61,8 @@ def _infer_concat(call, ctx):
     return TensorStructInfo([as_dim(d) for d in out], dtype)
 
 
-register_op("relax.concat", _infer_concat, description="concatenate along an axis")
+register_op("relax.concat", _infer_concat, description="concatenate along an axis",
+            attrs={"axis": 0})
 
 
 def concat(tensors, axis=0):
@@ -115,7 +116,8 @@ def _infer_split(call, ctx):
     return TupleStructInfo(fields)
 
 
-register_op("relax.split", _infer_split, description="split into a tuple along an axis")
+register_op("relax.split", _infer_split, description="split into a tuple along an axis",
+            attrs={"indices_or_sections": REQUIRED, "axis": 0})
 
 
 def split(x, indices_or_sections, axis=0):
@@ -149,7 +151,8 @@ def _infer_tile(call, ctx):
     return with_shape(sinfo, [as_dim(d) * r for d, r in zip(values, repeats)])
 
 
-register_op("relax.tile", _infer_tile, description="repeat the whole tensor along axes")
+register_op("relax.tile", _infer_tile, description="repeat the whole tensor along axes",
+            attrs={"repeats": REQUIRED})
 
 
 def tile(data, repeats):
@@ -183,7 +186,8 @@ def _infer_repeat(call, ctx):
     return with_shape(sinfo, dims)
 
 
-register_op("relax.repeat", _infer_repeat, description="repeat each element along an axis")
+register_op("relax.repeat", _infer_repeat, description="repeat each element along an axis",
+            attrs={"repeats": REQUIRED, "axis": None})
 
 
 def repeat(data, repeats, axis=None):

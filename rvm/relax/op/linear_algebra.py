@@ -57,7 +57,8 @@ def _result_ndim(a_ndim, b_ndim):
     return max(a_ndim, b_ndim)
 
 
-register_op("relax.matmul", _infer_matmul, description="matrix product (numpy matmul)")
+register_op("relax.matmul", _infer_matmul, description="matrix product (numpy matmul)",
+            attrs={"out_dtype": None})
 
 
 def matmul(x1, x2, out_dtype=None):

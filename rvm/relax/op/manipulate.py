@@ -21,7 +21,7 @@ from rvm.relax.op.infer_util import (
     tensor_arg,
     with_shape,
 )
-from rvm.relax.op.registry import Op, register_op
+from rvm.relax.op.registry import REQUIRED, Op, register_op
 from rvm.relax.struct_info import ShapeStructInfo, TensorStructInfo
 from rvm.tir import op as tir_op
 from rvm.tir.expr import IntImm
@@ -50,7 +50,8 @@ def _infer_permute_dims(call, ctx):
     return with_shape(sinfo, None if values is None else [values[a] for a in axes])
 
 
-register_op("relax.permute_dims", _infer_permute_dims, description="transpose axes")
+register_op("relax.permute_dims", _infer_permute_dims, description="transpose axes",
+            attrs={"axes": None})
 
 
 def permute_dims(x, axes=None):
@@ -127,7 +128,8 @@ def _infer_reshape(call, ctx):
     return TensorStructInfo(values, sinfo.dtype)
 
 
-register_op("relax.reshape", _infer_reshape, description="reshape (one -1 allowed)")
+register_op("relax.reshape", _infer_reshape, description="reshape (one -1 allowed)",
+            attrs={})
 
 
 def reshape(x, shape):
@@ -158,7 +160,7 @@ def _infer_flatten(call, ctx):
     return TensorStructInfo([_product(values)], sinfo.dtype)
 
 
-register_op("relax.flatten", _infer_flatten, description="flatten to rank 1")
+register_op("relax.flatten", _infer_flatten, description="flatten to rank 1", attrs={})
 
 
 def flatten(x):
@@ -184,7 +186,8 @@ def _infer_expand_dims(call, ctx):
     return with_shape(sinfo, [1 if i in new else next(rest) for i in range(out_ndim)])
 
 
-register_op("relax.expand_dims", _infer_expand_dims, description="insert axes of size 1")
+register_op("relax.expand_dims", _infer_expand_dims, description="insert axes of size 1",
+            attrs={"axis": REQUIRED})
 
 
 def expand_dims(x, axis):
@@ -218,7 +221,8 @@ def _infer_squeeze(call, ctx):
     return with_shape(sinfo, [d for i, d in enumerate(values) if i not in axes])
 
 
-register_op("relax.squeeze", _infer_squeeze, description="remove axes of size 1")
+register_op("relax.squeeze", _infer_squeeze, description="remove axes of size 1",
+            attrs={"axis": None})
 
 
 def squeeze(x, axis=None):
@@ -247,7 +251,8 @@ def _infer_broadcast_to(call, ctx):
     return TensorStructInfo(values, sinfo.dtype)
 
 
-register_op("relax.broadcast_to", _infer_broadcast_to, description="broadcast to a shape")
+register_op("relax.broadcast_to", _infer_broadcast_to, description="broadcast to a shape",
+            attrs={})
 
 
 def broadcast_to(x, shape):

@@ -2,7 +2,10 @@
 
 Every operator has an ``FInferStructInfo`` attribute (``fn(call, ctx) ->
 StructInfo``, where ``ctx`` is the normalizing BlockBuilder or None) and an
-``FPurity`` flag. Higher layers attach more attributes by name (legalization
+``FPurity`` flag. An operator may declare its attributes (``attrs``: name ->
+default, or ``REQUIRED``), as TVM's typed Attrs do: a call with an unknown or a
+missing required attribute is then rejected before inference, and absent ones
+read as their defaults (``attr_value``). Higher layers attach more attributes by name (legalization
 rules, for instance) without this package importing them. Adding a
 high-level operator is one ``register_op`` call plus its Python constructor.
 """
@@ -11,6 +14,7 @@ import difflib
 from rvm.ir.expr import RelaxExpr
 
 _OPS = {}
+REQUIRED = type("Required", (), {"__repr__": lambda self: "REQUIRED"})()
 
 
 class Op(RelaxExpr):
@@ -67,11 +71,13 @@ class Op(RelaxExpr):
 
 
 def register_op(name, infer_struct_info, purity=True, num_inputs=None, description="",
-                override=False):
+                override=False, attrs=None):
     """Registers the operator ``name`` and returns its ``Op``.
 
-    ``num_inputs`` (when given) is checked before inference runs. An existing
-    operator is replaced only with ``override`` (its other attributes are kept).
+    ``num_inputs`` (when given) and the attribute names of ``attrs`` (when
+    given: name -> default value or ``REQUIRED``) are checked before inference
+    runs. An existing operator is replaced only with ``override`` (its other
+    attributes are kept).
 
     >>> from rvm.relax.struct_info import ObjectStructInfo
     >>> op = register_op("demo.opaque", lambda call, ctx: ObjectStructInfo(), override=True)
@@ -82,8 +88,9 @@ def register_op(name, infer_struct_info, purity=True, num_inputs=None, descripti
         raise ValueError(f"operator '{name}' is already registered; pass override=True to "
                          "replace it")
     op = _OPS.get(name) or Op(name)
-    op.set_attr("FInferStructInfo", _checked_arity(name, infer_struct_info, num_inputs),
-                override=True)
+    infer = _checked_attrs(name, _checked_arity(name, infer_struct_info, num_inputs), attrs)
+    op.set_attr("FInferStructInfo", infer, override=True)
+    op.set_attr("attr_defaults", None if attrs is None else dict(attrs), override=True)
     op.set_attr("FPurity", bool(purity), override=True)
     op.set_attr("description", description, override=True)
     _OPS[name] = op
@@ -100,6 +107,39 @@ def _checked_arity(name, infer, num_inputs):
         return infer(call, ctx)
 
     return checked
+
+
+def _checked_attrs(name, infer, attrs):
+    if attrs is None:
+        return infer
+
+    def checked(call, ctx):
+        given = call.attrs or {}
+        for key in given:
+            if key not in attrs:
+                close = difflib.get_close_matches(key, list(attrs), n=1)
+                hint = f" (did you mean '{close[0]}'?)" if close else ""
+                known = ", ".join(attrs) if attrs else "none"
+                raise ValueError(f"{name}: unknown attribute '{key}'{hint}; its attributes are "
+                                 f"{known}")
+        for key, default in attrs.items():
+            if default is REQUIRED and key not in given:
+                raise ValueError(f"{name}: missing the attribute '{key}'")
+        return infer(call, ctx)
+
+    return checked
+
+
+def attr_value(call, key, default=None):
+    """The attribute ``key`` of ``call``: its value, else the operator's declared default,
+    else ``default``."""
+    given = call.attrs or {}
+    if key in given:
+        return given[key]
+    declared = call.op.get_attr("attr_defaults") if isinstance(call.op, Op) else None
+    if declared and key in declared and declared[key] is not REQUIRED:
+        return declared[key]
+    return default
 
 
 def composite(builder):

@@ -32,7 +32,8 @@ def _infer_where(call, ctx):
     return TensorStructInfo(out.shape, dtype, out.ndim if out.shape is None else -1)
 
 
-register_op("relax.where", _infer_where, description="elementwise choice between two tensors")
+register_op("relax.where", _infer_where, description="elementwise choice between two tensors",
+            attrs={})
 
 
 def where(condition, x1, x2):
@@ -51,7 +52,7 @@ def _make_arg(name, doc):
         return reduced_sinfo(sinfo, None if axis is None else (axis,),
                              attr(call, "keepdims", False), op_name, dtype="int64")
 
-    register_op(op_name, infer, description=doc)
+    register_op(op_name, infer, description=doc, attrs={"axis": None, "keepdims": False})
 
     def build(x, axis=None, keepdims=False):
         axis = None if axis is None else int_attr(axis, op_name, "axis")

@@ -48,9 +48,9 @@ def _make(name, doc, float_only=False):
         sinfo = tensor_arg(call, 0, op_name, "x")
         if float_only and sinfo.dtype is not None and not sinfo.dtype.is_float:
             raise ValueError(f"{op_name} expects a float tensor, got {sinfo.dtype}")
-        return reduced_sinfo(sinfo, attr(call, "axis"), attr(call, "keepdims", False), op_name)
+        return reduced_sinfo(sinfo, attr(call, "axis"), attr(call, "keepdims"), op_name)
 
-    register_op(op_name, infer, description=doc)
+    register_op(op_name, infer, description=doc, attrs={"axis": None, "keepdims": False})
 
     def build(x, axis=None, keepdims=False):
         return Call(Op.get(op_name), [x], attrs={
@@ -92,7 +92,8 @@ def _make_scan(name, doc):
             normalize_axis(axis, sinfo.ndim, op_name)
         return TensorStructInfo(sinfo.shape, dtype, sinfo.ndim if sinfo.shape is None else -1)
 
-    register_op(op_name, infer, description=doc)
+    register_op(op_name, infer, description=doc,
+                attrs={"axis": None, "dtype": None, "exclusive": False})
 
     def build(data, axis=None, dtype=None, exclusive=None):
         return Call(Op.get(op_name), [data], attrs={

@@ -9,7 +9,7 @@ predicates ``isnan``/``isinf``/``isfinite``, which give bool); also ``clip`` and
 from rvm.ir.expr import RelaxExpr
 from rvm.relax.expr import Call, PrimValue
 from rvm.relax.op.infer_util import check_arity, tensor_arg
-from rvm.relax.op.registry import Op, register_op
+from rvm.relax.op.registry import REQUIRED, Op, register_op
 from rvm.relax.struct_info import PrimStructInfo, TensorStructInfo
 from rvm.runtime.data_type import DataType
 
@@ -39,7 +39,7 @@ def make_unary(op_name, py_name, doc, float_only=False, accepts=None, out_dtype=
             return sinfo
         return TensorStructInfo(sinfo.shape, out_dtype, sinfo.ndim if sinfo.shape is None else -1)
 
-    register_op(op_name, infer, description=doc)
+    register_op(op_name, infer, description=doc, attrs={})
 
     def build(x):
         return Call(Op.get(op_name), [x])
@@ -94,7 +94,8 @@ def _infer_astype(call, ctx):
     return TensorStructInfo(sinfo.shape, dtype, sinfo.ndim if sinfo.shape is None else -1)
 
 
-register_op("relax.astype", _infer_astype, description="elementwise cast")
+register_op("relax.astype", _infer_astype, description="elementwise cast",
+            attrs={"dtype": REQUIRED})
 
 
 def astype(x, dtype):
@@ -113,7 +114,8 @@ def _infer_clip(call, ctx):
     return sinfo
 
 
-register_op("relax.clip", _infer_clip, description="limit to [min, max] elementwise")
+register_op("relax.clip", _infer_clip, description="limit to [min, max] elementwise",
+            attrs={})
 
 
 def _bound(value, name):

@@ -228,7 +228,11 @@ def operator_builtin(name):
         if constructor is not None and sinfo_args is None:
             try:
                 made = constructor(*args, **attrs)
-            except TypeError:
+            except TypeError as err:
+                if op.get_attr("attr_defaults") is not None:
+                    # an operator with declared attributes prints what its builder takes
+                    text = str(err) if str(err).startswith("relax.") else f"R.{name}: {err}"
+                    raise parser.error(node, text) from None
                 made = None  # arguments as the Call stores them (printed text)
             if isinstance(made, _r.Call) and made.op is op:
                 return made

@@ -6,6 +6,7 @@ A rule returns the replacement of a (normalized) call, usually
 operator in place (a shape the kernel cannot be built for, for instance).
 """
 from rvm.relax.expr import Constant
+from rvm.relax.op.registry import attr_value
 from rvm.tir import op as tir_op
 
 LEGALIZE_RULES = {}
@@ -54,9 +55,7 @@ def te_rule(op_name, topi_fn, scalars=False, **fixed):
     return rule
 
 
-def attr(call, key, default=None):
-    """The attribute ``key`` of ``call`` (``default`` when absent)."""
-    return (call.attrs or {}).get(key, default)
+attr = attr_value  # the attribute of a call, or the operator's declared default
 
 
 def kernel_name(call):

@@ -1,7 +1,15 @@
 """Operators written as TVM's printer writes them (every attribute as a keyword, lists,
 "void" dtypes, R.prim_value bounds) parse, infer, and print back to an equal module."""
+import re
+
+import pytest
+
 from rvm.ir.structural import assert_structural_equal
+from rvm.relax.expr import Call, Var
+from rvm.relax.op.registry import Op
+from rvm.relax.struct_info import TensorStructInfo
 from rvm.script import from_source
+from rvm.script.parser.diagnostics import ParseError
 
 TVM_TEXT = '''
 @I.ir_module
@@ -44,3 +52,36 @@ def test_tvm_printed_operator_calls_parse_and_round_trip():
     assert [d.value for d in sinfo["lv4"].shape_values[1:]] == [4, 4, 4]
     assert sinfo["lv10"].shape_values[0] is n and sinfo["lv10"].shape_values[1].value == 4
     assert_structural_equal(from_source(mod.script()), mod)
+
+
+@pytest.mark.parametrize("body, message", [
+    ("y = R.sum(x, axes=1)", "R.sum: sum() got an unexpected keyword argument 'axes'"),
+    ("y = R.sum(x, axis='1')", "relax.sum: 'axis' must be an int or a list of ints, got '1'"),
+    ("y = R.nn.conv2d(x, w, stride=2)", "unexpected keyword argument 'stride'"),
+    ("y = R.nn.conv2d(x, w, groups=2)", "the 3 data channels are not divisible by groups=2"),
+])
+def test_bad_operator_calls_in_script_are_parse_errors(body, message):
+    text = f'''
+@R.function
+def main(x: R.Tensor((1, 3, 8, 8), "float32"), w: R.Tensor((4, 3, 3, 3), "float32")):
+    {body}
+    return y
+'''
+    with pytest.raises(ParseError, match=re.escape(message)) as info:
+        from_source(text)
+    assert ":4:" in str(info.value)  # the offending line
+
+
+def test_declared_attributes_are_checked_on_any_call(infer):
+    x = Var("x", TensorStructInfo((2, 3), "float32"))
+    with pytest.raises(ValueError, match=r"relax.sum: unknown attribute 'axes' \(did you mean "
+                                         r"'axis'\?\); its attributes are axis, keepdims"):
+        infer(Call(Op.get("relax.sum"), [x], {"axes": (1,)}))
+    with pytest.raises(ValueError, match="relax.expand_dims: missing the attribute 'axis'"):
+        infer(Call(Op.get("relax.expand_dims"), [x]))
+    assert infer(Call(Op.get("relax.sum"), [x])).ndim == 0  # absent: the default (all axes)
+    assert infer(Call(Op.get("relax.nn.conv2d"), [Var("d", TensorStructInfo((1, 3, 5, 5),
+                                                                            "float32")),
+                                                  Var("k", TensorStructInfo((2, 3, 3, 3),
+                                                                            "float32"))])
+                 ).shape_values[2].value == 3

@@ -28,7 +28,8 @@ def _infer_leakyrelu(call, ctx):
     return sinfo
 
 
-register_op("relax.nn.leakyrelu", _infer_leakyrelu, description="leaky rectified linear unit")
+register_op("relax.nn.leakyrelu", _infer_leakyrelu, description="leaky rectified linear unit",
+            attrs={"alpha": 0.01})
 
 
 def leakyrelu(data, alpha=0.01):
@@ -50,9 +51,9 @@ def _infer_softmax(op_name):
 
 
 register_op("relax.nn.softmax", _infer_softmax("relax.nn.softmax"),
-            description="softmax along an axis")
+            description="softmax along an axis", attrs={"axis": -1})
 register_op("relax.nn.log_softmax", _infer_softmax("relax.nn.log_softmax"),
-            description="log of softmax along an axis")
+            description="log of softmax along an axis", attrs={"axis": -1})
 
 
 def softmax(data, axis=-1):
@@ -78,7 +79,8 @@ def _infer_dropout(call, ctx):
 
 
 register_op("relax.nn.dropout", _infer_dropout,
-            description="dropout: (output, mask); the identity at inference")
+            description="dropout: (output, mask); the identity at inference",
+            attrs={"rate": 0.5})
 
 
 def dropout(data, rate=0.5):

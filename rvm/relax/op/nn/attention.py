@@ -63,7 +63,8 @@ def _infer_attention(call, ctx):
 
 
 register_op("relax.nn.attention", _infer_attention,
-            description="scaled dot-product attention over BSNH tensors")
+            description="scaled dot-product attention over BSNH tensors",
+            attrs={"scale": None, "causal_mask": None, "window_size": None})
 
 
 def attention(query, key, value, bias=None, scale=None, causal_mask=None, window_size=None):

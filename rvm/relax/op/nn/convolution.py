@@ -105,9 +105,13 @@ def _infer_conv2d_transpose(call, ctx):
                                       attr(call, "out_layout")), dtype)
 
 
-register_op("relax.nn.conv2d", _infer_conv2d, description="2-D convolution")
+_CONV_ATTRS = {"strides": (1, 1), "padding": (0, 0, 0, 0), "dilation": (1, 1), "groups": 1,
+               "data_layout": "NCHW", "kernel_layout": "OIHW", "out_layout": "NCHW",
+               "out_dtype": None}
+register_op("relax.nn.conv2d", _infer_conv2d, description="2-D convolution", attrs=_CONV_ATTRS)
 register_op("relax.nn.conv2d_transpose", _infer_conv2d_transpose,
-            description="2-D transposed convolution")
+            description="2-D transposed convolution",
+            attrs={**_CONV_ATTRS, "output_padding": (0, 0), "kernel_layout": "IOHW"})
 
 
 def _conv_attrs(name, strides, padding, dilation, groups, data_layout, kernel_layout,

@@ -23,7 +23,7 @@ from rvm.relax.op.infer_util import (
     tensor_arg,
     unify_dtype,
 )
-from rvm.relax.op.registry import Op, register_op
+from rvm.relax.op.registry import REQUIRED, Op, register_op
 from rvm.relax.struct_info import TensorStructInfo, TupleStructInfo
 
 
@@ -122,11 +122,17 @@ def _infer_batch_norm(call, ctx):
     return TupleStructInfo([data, stat, stat])
 
 
-register_op("relax.nn.layer_norm", _infer_layer_norm, description="layer normalization")
-register_op("relax.nn.rms_norm", _infer_rms_norm, description="root mean square normalization")
-register_op("relax.nn.group_norm", _infer_group_norm, description="group normalization")
+_COMMON = {"epsilon": 1e-5, "center": True, "scale": True}
+register_op("relax.nn.layer_norm", _infer_layer_norm, description="layer normalization",
+            attrs={"axes": REQUIRED, **_COMMON})
+register_op("relax.nn.rms_norm", _infer_rms_norm, description="root mean square normalization",
+            attrs={"axes": (-1,), "epsilon": 1e-5})
+register_op("relax.nn.group_norm", _infer_group_norm, description="group normalization",
+            attrs={"num_groups": REQUIRED, "channel_axis": REQUIRED, "axes": REQUIRED,
+                   **_COMMON})
 register_op("relax.nn.batch_norm", _infer_batch_norm,
-            description="batch normalization: (output, new moving mean, new moving variance)")
+            description="batch normalization: (output, new moving mean, new moving variance)",
+            attrs={"axis": REQUIRED, **_COMMON, "momentum": 0.1, "training": True})
 
 
 def _common(name, epsilon, center, scale):

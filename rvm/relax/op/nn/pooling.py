@@ -50,7 +50,9 @@ def _make_pool(kind):
         return TensorStructInfo(in_layout([n, c, oh, ow], "NCHW", attr(call, "out_layout")),
                                 data.dtype)
 
-    register_op(name, infer, description=f"2-D {kind} pooling")
+    register_op(name, infer, description=f"2-D {kind} pooling", attrs={
+        "pool_size": (1, 1), "strides": (1, 1), "padding": (0, 0, 0, 0), "dilation": (1, 1),
+        "ceil_mode": False, "count_include_pad": False, "layout": "NCHW", "out_layout": "NCHW"})
 
     def build(data, pool_size=(1, 1), strides=(1, 1), padding=(0, 0), dilation=(1, 1),
               ceil_mode=False, count_include_pad=False, layout="NCHW", out_layout=None):
@@ -91,7 +93,8 @@ def _infer_adaptive(call, ctx):
 
 
 register_op("relax.nn.adaptive_avg_pool2d", _infer_adaptive,
-            description="2-D average pooling to a given output size")
+            description="2-D average pooling to a given output size",
+            attrs={"output_size": None, "layout": "NCHW", "out_layout": "NCHW"})
 
 
 def adaptive_avg_pool2d(data, output_size=None, layout="NCHW", out_layout=None):
