@@ -6,6 +6,7 @@ from rvm.transform.tir.compact_buffer_allocation import (
     CompactBufferAllocation, compact_buffer_allocation,
 )
 from rvm.transform.tir.flatten_buffer import FlattenBuffer, flatten_buffer
+from rvm.transform.tir.hoist_accumulator_tile import HoistAccumulatorTile, hoist_accumulator_tile
 from rvm.transform.tir.localize_reduction import LocalizeReduction, localize_reduction
 from rvm.transform.tir.lower_init_block import LowerInitBlock, lower_init_block
 from rvm.transform.tir.lower_intrin import LowerIntrin, lower_intrin
@@ -16,11 +17,13 @@ from rvm.transform.tir.plan_buffer_allocation import (
 )
 from rvm.transform.tir.prim_func_pass import prim_func_pass
 from rvm.transform.tir.simplify import Simplify, simplify_prim_func
+from rvm.transform.tir.unroll_loop import UnrollLoop, unroll_loop
 
 __all__ = [
-    "CompactBufferAllocation", "FlattenBuffer", "LocalizeReduction", "LowerInitBlock",
-    "LowerIntrin", "LowerOpaqueBlock", "PlanAndUpdateBufferAllocationLocation", "Simplify",
-    "compact_buffer_allocation", "flatten_buffer", "localize_reduction", "lower_init_block",
-    "lower_intrin", "lower_module", "lower_opaque_block", "lower_tir_pipeline",
-    "plan_buffer_allocation", "prim_func_pass", "simplify_prim_func",
+    "CompactBufferAllocation", "FlattenBuffer", "HoistAccumulatorTile", "LocalizeReduction",
+    "LowerInitBlock", "LowerIntrin", "LowerOpaqueBlock", "PlanAndUpdateBufferAllocationLocation",
+    "Simplify", "UnrollLoop", "compact_buffer_allocation", "flatten_buffer",
+    "hoist_accumulator_tile", "localize_reduction", "lower_init_block", "lower_intrin",
+    "lower_module", "lower_opaque_block", "lower_tir_pipeline", "plan_buffer_allocation",
+    "prim_func_pass", "simplify_prim_func", "unroll_loop",
 ]

@@ -8,12 +8,14 @@ from rvm.tir.function import PrimFunc
 from rvm.transform.pass_infra import Sequential
 from rvm.transform.tir.compact_buffer_allocation import CompactBufferAllocation
 from rvm.transform.tir.flatten_buffer import FlattenBuffer
+from rvm.transform.tir.hoist_accumulator_tile import HoistAccumulatorTile
 from rvm.transform.tir.localize_reduction import LocalizeReduction
 from rvm.transform.tir.lower_init_block import LowerInitBlock
 from rvm.transform.tir.lower_intrin import LowerIntrin
 from rvm.transform.tir.lower_opaque_block import LowerOpaqueBlock
 from rvm.transform.tir.plan_buffer_allocation import PlanAndUpdateBufferAllocationLocation
 from rvm.transform.tir.simplify import Simplify
+from rvm.transform.tir.unroll_loop import UnrollLoop
 
 
 def lower_tir_pipeline():
@@ -24,7 +26,9 @@ def lower_tir_pipeline():
     """
     return Sequential([LocalizeReduction(), LowerInitBlock(), LowerOpaqueBlock(),
                        PlanAndUpdateBufferAllocationLocation(), CompactBufferAllocation(),
-                       FlattenBuffer(), Simplify(), LowerIntrin()], name="LowerTIR")
+                       HoistAccumulatorTile(), UnrollLoop(), FlattenBuffer(), Simplify(),
+                       LowerIntrin()],
+                      name="LowerTIR")
 
 
 def lower_module(mod):

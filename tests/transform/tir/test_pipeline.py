@@ -46,7 +46,8 @@ def test_pipeline_names_its_passes():
     names = [p.info.name for p in lower_tir_pipeline().passes]
     assert names == ["LocalizeReduction", "LowerInitBlock", "LowerOpaqueBlock",
                      "PlanAndUpdateBufferAllocationLocation", "CompactBufferAllocation",
-                     "FlattenBuffer", "Simplify", "LowerIntrin"]
+                     "HoistAccumulatorTile", "UnrollLoop", "FlattenBuffer", "Simplify",
+                     "LowerIntrin"]
 
 
 def test_prim_func_pass_checks_results_and_keeps_unchanged_modules():
