@@ -1,5 +1,6 @@
 """Each test module here lists its operator ``CASES``; tests taking ``case`` run once per case,
-and ``vm`` is the module's cases compiled together for the c target."""
+and ``vm`` is the module's cases built together, for the c target and for the python
+reference target."""
 import pytest
 
 from tests.transform.legalize.harness import build_family
@@ -11,6 +12,6 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize("case", cases, ids=[c.name for c in cases])
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="module", params=["c", "python"])
 def vm(request):
-    return build_family(request.module.CASES)
+    return build_family(request.module.CASES, target=request.param)

@@ -1,9 +1,9 @@
 """Operator cases checked three ways: the high-level module and its legalized form round-trip
 through script (the tests/transform conftest checks every module LegalizeOps sees), the
-legalized module holds only call_tir, and the kernels built for the c target compute what
-numpy does.
+legalized module holds only call_tir, and the kernels built for the c target (and the
+python reference target) compute what numpy does.
 
-A family's cases are compiled together (one module, one function per case), so a test run
+A family's cases are built together (one module, one function per case), so a test run
 invokes the C compiler once per family.
 """
 import numpy as np

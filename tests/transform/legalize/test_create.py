@@ -1,4 +1,5 @@
-"""Creation operators: legalization, script round trips, and numbers from the c target."""
+"""Creation operators: legalization, script round trips, and numbers from the c and python
+targets."""
 import numpy as np
 
 from rvm.relax import op as O
@@ -40,5 +41,5 @@ def test_legalized_and_round_trips(case):
     check_legalized(case)
 
 
-def test_c_target_matches_numpy(vm, case):
+def test_built_kernels_match_numpy(vm, case):
     check_numeric(vm, case)

@@ -1,4 +1,5 @@
-"""Elementwise operators: legalization, script round trips, and numbers from the c target."""
+"""Elementwise operators: legalization, script round trips, and numbers from the c and python
+targets."""
 import math
 
 import numpy as np
@@ -80,7 +81,7 @@ def test_legalized_and_round_trips(case):
     check_legalized(case)
 
 
-def test_c_target_matches_numpy(vm, case):
+def test_built_kernels_match_numpy(vm, case):
     check_numeric(vm, case)
 
 

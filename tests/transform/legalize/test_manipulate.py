@@ -1,5 +1,5 @@
 """Shape, joining and linear algebra operators: legalization, script round trips, and numbers
-from the c target."""
+from the c and python targets."""
 import numpy as np
 
 from rvm.relax import op as O
@@ -76,5 +76,5 @@ def test_legalized_and_round_trips(case):
     check_legalized(case)
 
 
-def test_c_target_matches_numpy(vm, case):
+def test_built_kernels_match_numpy(vm, case):
     check_numeric(vm, case)

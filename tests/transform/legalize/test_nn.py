@@ -1,5 +1,5 @@
-"""Neural-network operators: legalization, script round trips, and numbers from the c target
-against the numpy definitions of nn_reference."""
+"""Neural-network operators: legalization, script round trips, and numbers from the c and
+python targets against the numpy definitions of nn_reference."""
 import math
 
 import numpy as np
@@ -130,5 +130,5 @@ def test_legalized_and_round_trips(case):
     check_legalized(case)
 
 
-def test_c_target_matches_numpy(vm, case):
+def test_built_kernels_match_numpy(vm, case):
     check_numeric(vm, case)

@@ -1,4 +1,5 @@
-"""Reductions and scans: legalization, script round trips, and numbers from the c target."""
+"""Reductions and scans: legalization, script round trips, and numbers from the c and python
+targets."""
 import numpy as np
 
 from rvm.relax import op as O
@@ -58,5 +59,5 @@ def test_legalized_and_round_trips(case):
     check_legalized(case)
 
 
-def test_c_target_matches_numpy(vm, case):
+def test_built_kernels_match_numpy(vm, case):
     check_numeric(vm, case)
