@@ -8,6 +8,7 @@ from rvm.transform.annotate_tir_op_pattern import AnnotateTIROpPattern
 from rvm.transform.attach_global_symbol import AttachGlobalSymbol
 from rvm.transform.bind_params import BindParams
 from rvm.transform.call_tir_rewrite import CallTIRRewrite
+from rvm.transform.canonicalize_bindings import CanonicalizeBindings
 from rvm.transform.dead_code_elimination import DeadCodeElimination
 from rvm.transform.fold_constant import (
     FoldConstant, register_call_tir_evaluator, register_fold_evaluator,
@@ -32,6 +33,7 @@ from rvm.transform.vm_shape_lower import VMShapeLower
 
 __all__ = [
     "AnnotateTIROpPattern", "AttachGlobalSymbol", "BindParams", "CallTIRRewrite",
+    "CanonicalizeBindings",
     "DataflowBlockPass", "DeadCodeElimination", "FoldConstant", "FunctionPass", "FuseOps",
     "FuseTIR", "FuseTransposeMatmul", "KillAfterLastUse", "LEGALIZE_RULES",
     "LegalizeOps",

@@ -30,7 +30,7 @@ from rvm.tir.expr import Var as TirVar
 from rvm.tir.function import PrimFunc
 from rvm.transform.function_pass import rewrite_functions
 from rvm.transform.graph_partitioner import (
-    INJECTIVE, OPAQUE, GraphPartitioner, IndexedForwardGraph,
+    ELEMWISE, OPAQUE, GraphPartitioner, IndexedForwardGraph,
 )
 from rvm.transform.pass_infra import ModulePass, PassInfo
 from rvm.transform.symbolic import SymbolicBinder
@@ -119,7 +119,9 @@ class _GraphCreator(ExprVisitor):
             pattern = OPAQUE
             leaves = list(value.args) + ([value.op] if isinstance(value.op, Var) else [])
         elif isinstance(value, TupleGetItem):
-            pattern, leaves = INJECTIVE, [value.tuple_value]
+            # a projection of one field: elementwise with respect to that field, so a
+            # multi-output kernel (batch_norm) still takes its epilogue (relu)
+            pattern, leaves = ELEMWISE, [value.tuple_value]
         else:
             pattern, leaves = OPAQUE, _leaves_of(value)
         sources = [n for leaf in leaves for n in self._leaf_nodes(leaf)]

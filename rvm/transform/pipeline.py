@@ -5,6 +5,7 @@ Registered as the pipeline ``"default"`` (``get_pipeline("default")``).
 from rvm.transform.annotate_tir_op_pattern import AnnotateTIROpPattern
 from rvm.transform.attach_global_symbol import AttachGlobalSymbol
 from rvm.transform.call_tir_rewrite import CallTIRRewrite
+from rvm.transform.canonicalize_bindings import CanonicalizeBindings
 from rvm.transform.dead_code_elimination import DeadCodeElimination
 from rvm.transform.fold_constant import FoldConstant
 from rvm.transform.fuse_ops import FuseOps
@@ -23,8 +24,9 @@ def default_build_pipeline():
     """The passes ``relax.build`` runs before VM codegen, as one Sequential.
 
     Order: FuseTransposeMatmul (opt_level 1: ``matmul(x, permute_dims(w))`` as one NT
-    matmul kernel), LegalizeOps, DeadCodeElimination (opt_level 1: unused pure
-    bindings and private functions nothing calls), FoldConstant (kernels whose
+    matmul kernel), LegalizeOps, CanonicalizeBindings (opt_level 1: uses read values
+    where they are made, not through copies and tuples), DeadCodeElimination (opt_level 1:
+    unused pure bindings and private functions nothing calls), FoldConstant (kernels whose
     inputs are all constants, such as parameters bound by ``relax.build(...,
     params=)``, run at compile time), DeadCodeElimination, AnnotateTIROpPattern,
     FuseOps and FuseTIR (chains of kernel calls become one kernel; the fusion
@@ -68,11 +70,12 @@ def default_build_pipeline():
     annotations on variables may still mention them).
 
     >>> [p.info.name for p in default_build_pipeline().passes][:4]
-    ['FuseTransposeMatmul', 'LegalizeOps', 'DeadCodeElimination', 'FoldConstant']
+    ['FuseTransposeMatmul', 'LegalizeOps', 'CanonicalizeBindings', 'DeadCodeElimination']
     """
     return Sequential([
         FuseTransposeMatmul(),
         LegalizeOps(),
+        CanonicalizeBindings(),
         DeadCodeElimination(),
         FoldConstant(),
         DeadCodeElimination(),

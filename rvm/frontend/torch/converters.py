@@ -13,11 +13,10 @@ import math
 import operator
 
 from rvm.ir.expr import PrimExpr, RelaxExpr
-from rvm.relax.expr import TupleGetItem
 from rvm.relax.op import binary, linear_algebra, statistical, unary
 from rvm.relax.op.manipulate import permute_dims
 from rvm.relax.op.nn import activation
-from rvm.relax.struct_info import TensorStructInfo, TupleStructInfo
+from rvm.relax.struct_info import TensorStructInfo
 from rvm.frontend.torch.importer import torch_dtype
 
 CONVERTERS = {}
@@ -249,18 +248,6 @@ def _addmm(imp, node):
 
 
 # -- values of other kinds ------------------------------------------------------------------
-@converter("getitem")
-def _getitem(imp, node):
-    obj, index = args(imp, node, ("input", REQUIRED), ("index", REQUIRED))
-    if isinstance(obj, RelaxExpr) and isinstance(obj.struct_info_, TupleStructInfo):
-        if not isinstance(index, int):
-            raise TypeError(f"a tuple is indexed by an int, got {index!r}")
-        return imp.emit(TupleGetItem(obj, index))
-    if isinstance(obj, (list, tuple)):
-        return obj[index]
-    raise TypeError(f"cannot index a {type(obj).__name__}")
-
-
 @converter("getattr")
 def _getattr(imp, node):
     obj, attr = args(imp, node, ("input", REQUIRED), ("name", REQUIRED))

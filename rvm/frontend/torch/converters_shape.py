@@ -1,14 +1,19 @@
 """Converters of PyTorch's shape operators: view/reshape, permute/transpose, flatten,
-unsqueeze/squeeze, expand, cat/stack, split/chunk.
+unsqueeze/squeeze, expand, cat/stack, split/chunk, and indexing (``getitem`` of tuples and
+tensors, ``select``, ``slice``).
 
 Sizes may be symbolic (``x.size(0)`` of a symbolic batch is a ``tir`` variable), so
 new shapes are lists of ints and ``tir`` expressions.
 """
-from rvm.ir.expr import PrimExpr
-from rvm.relax.op import join, manipulate
+from rvm.ir.expr import PrimExpr, RelaxExpr
+from rvm.relax.expr import TupleGetItem, const
+from rvm.relax.op import index, join, manipulate
+from rvm.relax.struct_info import TupleStructInfo
 from rvm.frontend.torch.converters import (
-    REQUIRED, args, axis_list, converter, rank, tensor_sinfo,
+    REQUIRED, args, axis_list, converter, is_tensor, rank, tensor_sinfo,
 )
+
+_BIG = 2 ** 63 - 1  # an end bound meaning "to the end" (strided_slice clamps it)
 
 
 def _shape_args(imp, node, first=1):
@@ -151,13 +156,7 @@ def _chunk(imp, node):
 def _split_value(imp, x, spec, dim):
     out = imp.emit(join.split(x, spec, axis=dim))
     count = len(out.struct_info_.fields)
-    return tuple(imp.emit(_item(out, k)) for k in range(count))
-
-
-def _item(tup, k):
-    from rvm.relax.expr import TupleGetItem
-
-    return TupleGetItem(tup, k)
+    return tuple(imp.emit(TupleGetItem(out, k)) for k in range(count))
 
 
 @converter("stack")
@@ -167,3 +166,76 @@ def _stack(imp, node):
     parts = [imp.emit(manipulate.expand_dims(t, [axis])) for t in tensors]
     return imp.emit(join.concat(parts, axis=axis))
 
+
+@converter("getitem")
+def _getitem(imp, node):
+    obj, key = args(imp, node, ("input", REQUIRED), ("index", REQUIRED))
+    if isinstance(obj, RelaxExpr) and isinstance(obj.struct_info_, TupleStructInfo):
+        if not isinstance(key, int):
+            raise TypeError(f"a tuple is indexed by an int, got {key!r}")
+        return imp.emit(TupleGetItem(obj, key))
+    if isinstance(obj, (list, tuple)):
+        return obj[key]
+    if is_tensor(obj):
+        return tensor_getitem(imp, obj, key)
+    raise TypeError(f"cannot index a {type(obj).__name__}")
+
+
+@converter("select")
+def _select(imp, node):
+    x, dim, idx = args(imp, node, ("input", REQUIRED), ("dim", REQUIRED), ("index", REQUIRED))
+    return imp.emit(index.take(x, const(int(idx), "int64"), axis=axis_list(dim, rank(x))[0]))
+
+
+@converter("slice")
+def _slice(imp, node):
+    x, dim, start, end, step = args(imp, node, ("input", REQUIRED), ("dim", 0), ("start", None),
+                                    ("end", None), ("step", 1))
+    start = 0 if start is None else start
+    end = _BIG if end is None else min(end, _BIG) if isinstance(end, int) else end
+    return imp.emit(index.strided_slice(x, axis_list(dim, rank(x)), [start], [end], [step]))
+
+
+def tensor_getitem(imp, x, key):
+    """``x[key]`` for ints, slices, None and ``...`` (basic indexing) and a 1-D index
+    tensor (``take``)."""
+    key = list(key) if isinstance(key, tuple) else [key]
+    if len(key) == 1 and hasattr(key[0], "struct_info_"):
+        return imp.emit(index.take(x, key[0], axis=0))
+    ndim = rank(x)
+    used = sum(1 for k in key if k is not None and k is not Ellipsis)
+    if Ellipsis in key:
+        at = key.index(Ellipsis)
+        key = key[:at] + [slice(None)] * (ndim - used) + key[at + 1:]
+    key += [slice(None)] * (ndim - used - sum(1 for k in key if k is Ellipsis))
+    axes, begin, end, strides, squeeze, new_axes = [], [], [], [], [], []
+    axis = position = 0  # the axis of x, the axis of the result
+    for k in key:
+        if k is None:
+            new_axes.append(position)
+            position += 1
+            continue
+        if isinstance(k, slice):
+            position += 1
+            if k != slice(None):
+                axes.append(axis)
+                begin.append(0 if k.start is None else k.start)
+                end.append(_BIG if k.stop is None else k.stop)
+                strides.append(1 if k.step is None else k.step)
+        elif isinstance(k, int):
+            axes.append(axis)
+            begin.append(k)
+            end.append(_BIG if k == -1 else k + 1)
+            strides.append(1)
+            squeeze.append(axis)
+        else:
+            raise TypeError(f"an index must be an int, a slice, None or ..., got {k!r}")
+        axis += 1
+    out = x
+    if axes:
+        out = imp.emit(index.strided_slice(out, axes, begin, end, strides))
+    if squeeze:
+        out = imp.emit(manipulate.squeeze(out, squeeze))
+    if new_axes:
+        out = imp.emit(manipulate.expand_dims(out, new_axes))
+    return out

@@ -21,7 +21,7 @@ expressions. As the program returns a tuple, so does ``main``, unless
 """
 from rvm.relax.expr import Var
 from rvm.relax.struct_info import TensorStructInfo
-from rvm.frontend.torch import converters_shape  # noqa: F401  (registers its converters)
+from rvm.frontend.torch import converters_nn, converters_shape  # noqa: F401  (register)
 from rvm.frontend.torch.converters import CONVERTERS
 from rvm.frontend.torch.importer import GraphImporter, GraphImportError, torch_dtype
 
