@@ -2,8 +2,6 @@
 
 This package is a facade; the definitions live in its modules.
 """
-import importlib
-
 from rvm.transform.annotate_tir_op_pattern import AnnotateTIROpPattern
 from rvm.transform.attach_global_symbol import AttachGlobalSymbol
 from rvm.transform.bind_params import BindParams
@@ -43,23 +41,3 @@ __all__ = [
     "module_pass", "register_call_tir_evaluator", "register_fold_evaluator",
     "register_legalize", "register_pass", "register_pipeline",
 ]
-
-
-def _evaluate_call_tir(prim_func, args, out_sinfos):
-    # The driver builds kernels; it sits above this layer, so it is found at run time.
-    driver = importlib.import_module("rvm.driver.constant_eval")
-    return driver.evaluate_call_tir(prim_func, args, out_sinfos)
-
-
-register_call_tir_evaluator(_evaluate_call_tir)
-
-# Passes defined above this layer (TVM keeps them in relax.transform), loaded on first use.
-_LAZY_PASSES = {
-    "MetaScheduleApplyDatabase": "rvm.meta_schedule.apply_database",
-}
-
-
-def __getattr__(name):
-    if name in _LAZY_PASSES:
-        return getattr(importlib.import_module(_LAZY_PASSES[name]), name)
-    raise AttributeError(f"module 'rvm.transform' has no attribute {name!r}")
