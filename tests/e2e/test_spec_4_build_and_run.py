@@ -10,9 +10,6 @@ import rvm
 from rvm import relax
 from rvm.script import ir as I, relax as R, tir as T
 
-pytestmark = pytest.mark.skipif(not hasattr(relax, "build"),
-                                reason="relax.build is not in the rvm.relax facade yet")
-
 
 @I.ir_module
 class MyModule:

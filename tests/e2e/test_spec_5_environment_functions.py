@@ -7,9 +7,6 @@ from rvm import relax
 from rvm.script import ir as I, relax as R, tir as T
 from tests.e2e.test_spec_4_build_and_run import mlp_inputs, numpy_mlp
 
-pytestmark = pytest.mark.skipif(not hasattr(relax, "build"),
-                                reason="relax.build is not in the rvm.relax facade yet")
-
 CALLS = []
 
 

@@ -1,6 +1,5 @@
 """SPEC §6 as written: bind the parameters, run ``main(x)``, swap a kernel and rebuild."""
 import numpy as np
-import pytest
 
 import rvm
 from rvm import relax
@@ -9,9 +8,6 @@ from tests.e2e.test_spec_4_build_and_run import mlp_inputs, numpy_mlp
 from tests.e2e.test_spec_5_environment_functions import (  # noqa: F401  (fixture)
     MyModuleMixture, env_functions,
 )
-
-pytestmark = pytest.mark.skipif(not hasattr(relax, "build") or not hasattr(relax, "transform"),
-                                reason="relax.build/relax.transform are not in the facade yet")
 
 
 @T.prim_func
