@@ -5,48 +5,15 @@ aliases); leaves become immediates (small integers) or constant-pool entries
 (tensors, strings, dtypes, constant shapes, floats), each pooled once;
 function references become function arguments; a tuple argument is built
 into a register first.
-
->>> from rvm.relax.struct_info import TensorStructInfo
->>> x = Var("x", TensorStructInfo((2,), "float32"))
->>> [v.name_hint for v in used_vars(Function([x], SeqExpr([], Tuple([x, x]))))]
-['x']
 """
 from rvm.bytecode.contract import IMM_MAX, IMM_MIN
 from rvm.ir.expr import GlobalVar
 from rvm.relax.binding import SeqExpr
 from rvm.relax.expr import (
-    Call, Constant, DataTypeImm, ExternFunc, If, PrimValue, ShapeExpr, StringImm, Tuple,
-    TupleGetItem, Var,
+    Constant, DataTypeImm, ExternFunc, If, PrimValue, ShapeExpr, StringImm, Tuple, Var,
 )
-from rvm.relax.function import Function
 from rvm.runtime.container import ShapeTuple
 from rvm.tir.expr import FloatImm, IntImm
-
-
-def used_vars(func):
-    """The set of Relax Vars that ``func`` reads (anywhere but in a binding's left side)."""
-    used = set()
-    stack = [func.body]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, Var):
-            used.add(node)
-        elif isinstance(node, SeqExpr):
-            stack.append(node.body)
-            for block in node.blocks:
-                stack.extend(b.value for b in block.bindings)
-        elif isinstance(node, Call):
-            stack.append(node.op)
-            stack.extend(node.args)
-        elif isinstance(node, Tuple):
-            stack.extend(node.fields)
-        elif isinstance(node, TupleGetItem):
-            stack.append(node.tuple_value)
-        elif isinstance(node, If):
-            stack.extend((node.cond, node.true_branch, node.false_branch))
-        elif isinstance(node, Function):
-            stack.append(node.body)
-    return used
 
 
 def alias_names(func):

@@ -27,8 +27,9 @@ into one merge register.
 """
 from rvm.bytecode.builder import ExecBuilder
 from rvm.bytecode.contract import ArgKind
-from rvm.codegen.vm_args import ArgConverter, alias_names, used_vars
+from rvm.codegen.vm_args import ArgConverter, alias_names
 from rvm.ir.expr import GlobalVar
+from rvm.relax.analysis.var_analysis import used_vars
 from rvm.relax.binding import BindingBlock, MatchCast, SeqExpr, VarBinding
 from rvm.relax.expr import (
     Call, Constant, DataTypeImm, ExternFunc, If, PrimValue, ShapeExpr, StringImm, Tuple,
@@ -110,7 +111,7 @@ class _FunctionCodegen:
         self.name = symbols[gv.name_hint]
         self.func = func
         self.args = ArgConverter(ib, self._callee_arg, self._new_reg, self.name)
-        self.used = used_vars(func)
+        self.used = set(used_vars(func.body))
         self.num_regs = 0
         self.binding = "return"  # the binding being emitted, for the source map
         self.vm_funcs = {}  # function index of a referenced VM function -> its name

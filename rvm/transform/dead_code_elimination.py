@@ -13,7 +13,7 @@
   (``call_dps_packed("linear0", ...)`` runs the module's kernel ``linear0``).
 """
 from rvm.ir.expr import GlobalVar
-from rvm.relax.analysis.var_analysis import all_global_vars
+from rvm.relax.analysis.var_analysis import all_global_vars, used_vars
 from rvm.relax.binding import VarBinding
 from rvm.relax.expr import ExternFunc
 from rvm.relax.expr_functor import ExprMutator, ExprVisitor
@@ -23,23 +23,15 @@ from rvm.transform.pass_infra import ModulePass, PassInfo
 from rvm.transform.purity import is_pure_value
 
 
-class _UseCounter(ExprVisitor):
-    def __init__(self):
-        self.uses = {}
-
-    def visit_var_(self, var):
-        self.uses[id(var)] = self.uses.get(id(var), 0) + 1
-
-
 class _Remover(ExprMutator):
-    def __init__(self, uses, mod):
+    def __init__(self, used, mod):
         super().__init__()
-        self.uses = uses
+        self.used = used
         self.mod = mod
         self.removed = 0
 
     def _dead(self, binding):
-        return (isinstance(binding, VarBinding) and not self.uses.get(id(binding.var))
+        return (isinstance(binding, VarBinding) and id(binding.var) not in self.used
                 and is_pure_value(binding.value, self.mod))
 
     def visit_var_binding_(self, binding):
@@ -52,9 +44,7 @@ class _Remover(ExprMutator):
 def remove_unused_bindings(func, mod=None):
     """``func`` without unused pure bindings (repeated until none is left)."""
     while True:
-        counter = _UseCounter()
-        counter.visit_expr(func)
-        remover = _Remover(counter.uses, mod)
+        remover = _Remover({id(v) for v in used_vars(func)}, mod)
         new = remover.visit_expr(func)
         if not remover.removed:
             return func

@@ -17,6 +17,7 @@ are removed first; the new ones supersede them.
   constants or immediates (which hold nothing worth freeing) are never killed.
 """
 from rvm.ir.expr import GlobalVar
+from rvm.relax.analysis.var_analysis import used_vars
 from rvm.relax.binding import BindingBlock, SeqExpr, VarBinding
 from rvm.relax.expr import (
     Call, Constant, DataTypeImm, ExternFunc, If, PrimValue, ShapeExpr, StringImm, Var,
@@ -24,7 +25,7 @@ from rvm.relax.expr import (
 from rvm.relax.op.registry import Op
 from rvm.relax.struct_info import TupleStructInfo
 from rvm.transform.function_pass import function_pass
-from rvm.transform.lowering_util import bind, used_vars
+from rvm.transform.lowering_util import bind
 
 _LEAVES = (Constant, PrimValue, ShapeExpr, StringImm, DataTypeImm, ExternFunc, GlobalVar)
 _KILL_OPS = ("relax.memory.kill_tensor", "relax.memory.kill_storage", "relax.vm.kill_object")

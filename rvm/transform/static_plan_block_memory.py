@@ -23,6 +23,7 @@ shapes and those inside If branches are left for the VM to allocate.
 import math
 
 from rvm.ir.expr import GlobalVar
+from rvm.relax.analysis.var_analysis import used_vars
 from rvm.relax.binding import SeqExpr, VarBinding
 from rvm.relax.expr import Call, DataTypeImm, PrimValue, ShapeExpr, StringImm
 from rvm.relax.function import Function
@@ -30,7 +31,7 @@ from rvm.relax.op.memory import kill_storage, kill_tensor
 from rvm.relax.op.registry import Op
 from rvm.tir.expr import IntImm
 from rvm.transform.function_pass import function_pass
-from rvm.transform.lowering_util import bind, normalized, used_vars
+from rvm.transform.lowering_util import bind, normalized
 
 # Calls whose result never aliases their arguments.
 _NO_ALIAS_OPS = {

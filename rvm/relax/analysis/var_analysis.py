@@ -1,6 +1,8 @@
-"""Variable queries: free, bound and all Relax variables, and referenced GlobalVars.
+"""Variable queries: free, bound, used and all Relax variables, and referenced GlobalVars.
 
->>> from rvm.relax.binding import SeqExpr
+Every pass and the VM codegen ask these; "which variables are used" is
+computed here only.
+
 >>> from rvm.relax.expr import Tuple, Var
 >>> x, y = Var("x"), Var("y")
 >>> [v.name_hint for v in free_vars(Tuple([x, y, x]))]
@@ -37,6 +39,19 @@ def free_vars(expr):
     """Variables used in ``expr`` but not bound inside it, in order of first use."""
     c = _collect(expr)
     return [v for k, v in c.used.items() if k not in c.bound]
+
+
+def used_vars(expr):
+    """Variables read in ``expr`` (anywhere but on a binding's left side, nested branches and
+    functions included), each once, in order of first use.
+
+    >>> from rvm.relax.binding import BindingBlock, SeqExpr, VarBinding
+    >>> from rvm.relax.expr import Var
+    >>> x, z = Var("x"), Var("z")
+    >>> [v.name_hint for v in used_vars(SeqExpr([BindingBlock([VarBinding(z, x)])], z))]
+    ['x', 'z']
+    """
+    return list(_collect(expr).used.values())
 
 
 def bound_vars(expr):
