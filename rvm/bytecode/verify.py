@@ -5,12 +5,13 @@ indices are below ``num_regs``; constant and function indices are in range;
 jump targets stay inside the function; control never runs off the end (the
 last instruction is RET or GOTO) and there is a RET; every register is
 written before it is read on every path; calls to VM functions pass as many
-arguments as the callee takes. Errors name the function and the instruction.
+arguments as the callee takes, and calls to the C builtins of the contract as
+many as they accept. Errors name the function and the instruction.
 """
 from rvm.bytecode.disasm import format_instruction
 from rvm.bytecode.errors import BytecodeVerificationError
 from rvm.bytecode.function import FuncKind
-from rvm.bytecode.contract import VOID_REG, ArgKind, Operand
+from rvm.bytecode.contract import C_BUILTINS, VOID_REG, ArgKind, Operand
 
 MAX_REGS = 1 << 20
 
@@ -100,6 +101,12 @@ class _Checker:
             nargs = len(instr.field("args"))
             if callee.kind == FuncKind.VM and nargs != callee.num_args:
                 self.fail(pc, f"VM function '{callee.name}' takes {callee.num_args} "
+                              f"arguments, the call passes {nargs}")
+            builtin = C_BUILTINS.get(callee.name) if callee.kind == FuncKind.PACKED else None
+            if builtin is not None and not (builtin.min_args <= nargs and (
+                    builtin.max_args is None or nargs <= builtin.max_args)):
+                most = "any number" if builtin.max_args is None else builtin.max_args
+                self.fail(pc, f"builtin '{callee.name}' takes {builtin.min_args} to {most} "
                               f"arguments, the call passes {nargs}")
 
     def check_args(self, pc, args):

@@ -54,7 +54,7 @@ def build_rich_executable():
         ib.bind(skip)
         ib.emit_ret(ib.r(2))
     with ib.function("helper", num_inputs=1):
-        ib.emit_call("vm.builtin.copy", args=[ib.r(0), ib.vm_state(), ib.f("main")],
+        ib.emit_call("test.bytecode.pick", args=[ib.r(0), ib.vm_state(), ib.f("main")],
                      dst=ib.r(1))
         ib.emit_ret(ib.r(1))
     ib.add_kernel_library(NamesModule(["kernel_a"]))

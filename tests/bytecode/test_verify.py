@@ -1,10 +1,10 @@
 """The verifier's checks, on executables assembled directly (bypassing the builder)."""
 import pytest
 
+from rvm.bytecode.contract import CALL, GOTO, IF, RET, ArgKind
 from rvm.bytecode.errors import BytecodeVerificationError
 from rvm.bytecode.executable import Executable
 from rvm.bytecode.function import FuncInfo, FuncKind
-from rvm.bytecode.contract import CALL, GOTO, IF, RET, ArgKind
 from rvm.bytecode.instruction import Arg, Instruction
 
 
@@ -68,6 +68,20 @@ def test_vm_call_arity_is_checked():
     with pytest.raises(BytecodeVerificationError, match="'h' takes 2 arguments, the call "
                                                         "passes 1"):
         _make(code, extra=[callee])
+
+
+def test_builtin_call_arity_is_checked_from_the_contract():
+    copy = FuncInfo(FuncKind.PACKED, "vm.builtin.copy")
+    code = [Instruction(CALL, (1, 2, (reg(0), reg(0)))), Instruction(RET, (1,))]
+    with pytest.raises(BytecodeVerificationError, match="builtin 'vm.builtin.copy' takes 1 to 1 "
+                                                        "arguments, the call passes 2"):
+        _make(code, extra=[copy])
+    shape = FuncInfo(FuncKind.PACKED, "vm.builtin.match_shape")
+    code = [Instruction(CALL, (1, 2, (reg(0),))), Instruction(RET, (1,))]
+    with pytest.raises(BytecodeVerificationError, match="takes 3 to any number arguments"):
+        _make(code, extra=[shape])
+    code = [Instruction(CALL, (1, 2, (reg(0),))), Instruction(RET, (1,))]
+    _make(code, extra=[copy])
 
 
 def test_duplicate_names_and_bad_ranges():

@@ -221,7 +221,6 @@ def _failing_calls():
         ("reshape", "reshape", [np.zeros(3, "int32"), ShapeTuple((2,))]),
         ("condition", "read_if_cond", ["no"]),
         ("shape_of", "shape_of", [5]),
-        ("count", "copy", [1, 2]),
         ("func_info", "check_func_info", [1.5, "f"]),
         ("prim_value", "check_prim_value_info", [1.5, DataType("int32"), "p"]),
     ]
