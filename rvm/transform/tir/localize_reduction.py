@@ -24,6 +24,7 @@ they are; LowerInitBlock then guards their init.
 """
 from rvm.ir.structural import structural_equal
 from rvm.tir import op as _op
+from rvm.tir.analysis.index_eval import is_injective_on_grid
 from rvm.tir.buffer import decl_buffer
 from rvm.tir.expr import Add, BufferLoad, Cast, IntImm, IterVar, Max, Min, Mul, Sub, Var
 from rvm.tir.stmt import Allocate, BlockRealize, BufferStore, DeclBuffer, For, ForKind, stmt_seq
@@ -92,11 +93,21 @@ def _linear_terms(expr):
 
 
 def _visits_each_point_once(values, loops):
-    """Whether distinct iterations of ``loops`` give distinct tuples of ``values``.
+    """Whether distinct iterations of ``loops`` give distinct tuples of ``values``: proven
+    symbolically (a mixed radix), else by evaluating them on every iteration (constant loops,
+    such as those fuse and split make)."""
+    if _is_mixed_radix(values, loops):
+        return True
+    if all(isinstance(f.extent, IntImm) and isinstance(f.min, IntImm) and f.min.value == 0
+           for f in loops):
+        return bool(is_injective_on_grid(values, [(f.loop_var, f.extent.value) for f in loops]))
+    return False
 
-    Sufficient condition: every loop variable (but those of one-iteration loops)
-    appears in exactly one value, and within a value the terms form a mixed
-    radix (each coefficient at least the span of the smaller terms).
+
+def _is_mixed_radix(values, loops):
+    """A sufficient condition for ``_visits_each_point_once``: every loop variable (but
+    those of one-iteration loops) appears in exactly one value, and within a value the
+    terms form a mixed radix (each coefficient at least the span of the smaller terms).
     """
     extents = {id(f.loop_var): f.extent for f in loops}
     used = set()

@@ -7,7 +7,7 @@ from rvm.script import tir as T
 from rvm.tir.schedule import Schedule, ScheduleError
 
 from tests.tir.schedule.common import (
-    Elementwise, Matmul, MatmulRelu, check_numeric, check_schedule,
+    Elementwise, Matmul, MatmulRelu, RowSum, check_numeric, check_schedule,
 )
 
 
@@ -224,11 +224,60 @@ def test_reverse_compute_at_after_both_producers_share_a_loop():
     check_schedule(sch, TwoProducers)
 
 
-def test_reverse_compute_at_rejects_a_reduction_block():
-    sch = Schedule(MatmulRelu)
-    i, _ = sch.get_loops(sch.get_block("D"))
+def test_reverse_compute_at_rejects_a_block_reading_and_writing_one_buffer():
+    @I.ir_module
+    class InPlace:
+        @T.prim_func
+        def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+            B = T.alloc_buffer((8,))
+            for i in range(8):
+                with T.block("B"):
+                    vi = T.axis.spatial(8, i)
+                    B[vi] = A[vi]
+            for i in range(8):
+                with T.block("C"):
+                    vi = T.axis.spatial(8, i)
+                    C[vi] = C[vi] + B[vi]
+
+    sch = Schedule(InPlace)
     with pytest.raises(ScheduleError, match="complete block"):
-        sch.reverse_compute_at(sch.get_block("C"), i)
+        sch.reverse_compute_at(sch.get_block("C"), sch.get_loops(sch.get_block("B"))[0])
+
+
+def test_reverse_compute_at_a_reduction_over_produced_partial_sums():
+    sch = Schedule(RowSum, debug_mask="all")
+    block = sch.get_block("B")
+    _, k = sch.get_loops(block)
+    _, lane = sch.split(k, [None, 8])
+    rf = sch.rfactor(lane, 1)
+    i, _, _ = sch.get_loops(rf)
+    sch.reverse_compute_at(block, i)
+    assert len(sch.get_loops(block)) == 2
+    check_schedule(sch, RowSum)
+
+
+def test_reverse_compute_at_rejects_a_reduction_loop_of_the_producer():
+    sch = Schedule(RowSum)
+    block = sch.get_block("B")
+    _, k = sch.get_loops(block)
+    _, lane = sch.split(k, [None, 8])
+    rf = sch.rfactor(lane, 1)
+    i, k0, _ = sch.get_loops(rf)
+    sch.reorder(k0, i)
+    with pytest.raises(ScheduleError, match="would read partial results"):
+        sch.reverse_compute_at(block, k0)
+
+
+def test_reverse_compute_at_rejects_a_reduction_seeing_part_of_its_range():
+    sch = Schedule(RowSum)
+    block = sch.get_block("B")
+    _, k = sch.get_loops(block)
+    _, lane = sch.split(k, [None, 8])
+    rf = sch.rfactor(lane, 1)
+    i, k0, k1 = sch.get_loops(rf)
+    sch.reorder(k1, i, k0)
+    with pytest.raises(ScheduleError, match="only part of its range"):
+        sch.reverse_compute_at(block, k1)
 
 
 def test_compute_at_rejects_a_loop_of_its_own_nest():

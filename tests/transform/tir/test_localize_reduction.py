@@ -100,3 +100,22 @@ def test_unused_one_iteration_loop_does_not_block():
         k, 0, 8, "serial", _matmul_block(A, B, C, i, j, k)))))
     after = localize_reduction(tir.PrimFunc([A, B, C], nest))
     assert isinstance(after.body.body.body.body, tir.Allocate)
+
+
+def test_fused_spatial_loops_are_recognised_by_evaluation():
+    from rvm.script import tir as T
+
+    @T.prim_func
+    def fused(A: T.Buffer((4, 6, 8), "float32"), B: T.Buffer((4, 6), "float32")):
+        for f in range(24):
+            for k in range(8):
+                with T.block("B"):
+                    vi = T.axis.spatial(4, f // 6)
+                    vj = T.axis.spatial(6, f % 6)
+                    vk = T.axis.reduce(8, k)
+                    with T.init():
+                        B[vi, vj] = T.float32(0)
+                    B[vi, vj] = B[vi, vj] + A[vi, vj, vk]
+
+    after = localize_reduction(fused)
+    assert isinstance(after.body.block.body.body, tir.Allocate)

@@ -131,13 +131,7 @@ class ComputeLocation:
         if _an.is_ancestor(loop_sref, sref):
             raise self._error(name, "the block is already under the loop", sref,
                               _an.describe(loop_sref))
-        blk = sref.stmt
-        if reverse:
-            if not _an.is_complete_block(blk):
-                raise self._error(name, "the block must be a complete block (spatial axes "
-                                  "only, no buffer both read and written)", sref)
-        else:
-            _an.require_complete_or_reduction(name, sref)
+        _an.require_complete_or_reduction(name, sref)
         scope = _an.BlockScope(self.state, scope_sref)
         _an.require_dominant(name, scope, sref)
         others = scope.producers(sref) if reverse else scope.consumers(sref)
@@ -149,6 +143,15 @@ class ComputeLocation:
             if not _an.is_ancestor(loop_sref, other):
                 raise self._error(name, f"every {role} of the block must be under the loop",
                                   loop_sref, f'{role} "{other.stmt.name_hint}" is not')
+        if reverse:
+            around = [loop_sref] + [s for s in loop_sref.ancestors() if s.is_loop]
+            for producer in others:
+                for lp in around:
+                    if IterVar.CommReduce in _an.loop_bound_iter_types(producer,
+                                                                       lp.stmt.loop_var):
+                        raise self._error(name, "the loop must not be a reduction loop of a "
+                                          "producer: the block would read partial results",
+                                          lp, f'producer "{producer.stmt.name_hint}"')
         order = _order(self.state, scope_sref)
         if reverse != (order[id(sref)] > order[id(loop_sref)]):
             where = "after" if reverse else "before"
@@ -277,8 +280,16 @@ class ComputeLocation:
             if iv.iter_type == IterVar.DataPar and id(iv.var) in spans:
                 lo, extent = spans[id(iv.var)]
                 out.append((_op.cast(lo, iv.var.dtype), _op.cast(extent, iv.var.dtype)))
-            else:
-                out.append((iv.dom.min, iv.dom.extent))
+                continue
+            if id(iv.var) in spans:
+                lo, extent = spans[id(iv.var)]
+                end, dom_end = _op.add(lo, extent), _op.add(iv.dom.min, iv.dom.extent)
+                if not (ana.can_prove(_op.less_equal(lo, iv.dom.min)) and
+                        ana.can_prove(_op.greater_equal(end, dom_end))):
+                    raise self._error(name, "a reduction axis of the block would see only part "
+                                      "of its range in one iteration of the loop", sref,
+                                      f"axis {iv.var.name_hint}")
+            out.append((iv.dom.min, iv.dom.extent))
         return out
 
 

@@ -10,29 +10,15 @@ import numpy as np
 
 from rvm.tir import op as _op
 from rvm.tir.analysis.block_access import get_block_read_write_region
+from rvm.tir.analysis.index_eval import GRID_LIMIT, is_injective_on_grid
 from rvm.tir.arith import Analyzer
 from rvm.tir.buffer import Buffer
-from rvm.tir.expr import (
-    Add, BufferLoad, FloorDiv, FloorMod, IntImm, Max, Min, Mul, Range, Sub, Var,
-)
+from rvm.tir.expr import BufferLoad, IntImm, Range
 from rvm.tir.index_map import IndexMap
 from rvm.tir.stmt import BufferStore
 from rvm.tir.stmt_functor import StmtExprMutator, StmtExprVisitor
 
-_CHECK_LIMIT = 1 << 24
-_NP_OPS = {Add: np.add, Sub: np.subtract, Mul: np.multiply, FloorDiv: np.floor_divide,
-           FloorMod: np.mod, Min: np.minimum, Max: np.maximum}
-
-
-def _eval(expr, env):
-    if isinstance(expr, IntImm):
-        return np.int64(expr.value)
-    if isinstance(expr, Var):
-        return env[id(expr)]
-    op = _NP_OPS.get(type(expr))
-    if op is None:
-        raise ValueError(f"cannot evaluate {type(expr).__name__} in an index map")
-    return op(_eval(expr.a, env), _eval(expr.b, env))
+_CHECK_LIMIT = GRID_LIMIT
 
 
 class _Relayout(StmtExprMutator):
@@ -177,12 +163,8 @@ class LayoutTransformation:
                               "(no padding)", sref, f"{size} elements map into a shape "
                               f"{shape} of {new_size}")
         if size <= _CHECK_LIMIT and not assume_injective:
-            grids = np.indices([d.value for d in old.shape], dtype=np.int64)
-            env = {id(v): g for v, g in zip(index_map.initial_indices, grids)}
-            flat = np.zeros(grids.shape[1:], dtype=np.int64)
-            for expr, extent in zip(index_map.final_indices, shape):
-                flat = flat * extent + np.broadcast_to(_eval(expr, env), flat.shape)
-            if np.unique(flat).size != size:
+            axes = list(zip(index_map.initial_indices, [d.value for d in old.shape]))
+            if not is_injective_on_grid(index_map.final_indices, axes):
                 raise self._error(name, "the index map must be a bijection of the buffer's "
                                   "elements: two indices map to one element", sref)
         return [_op.const(d, old.shape[0].dtype) for d in shape]
