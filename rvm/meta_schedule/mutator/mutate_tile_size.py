@@ -3,9 +3,23 @@
 A SamplePerfectTile decision such as [4, 8, 2, 8] becomes [2, 8, 4, 8]: one
 level's factor is divided by one of its prime factors and another level's
 multiplied by it, so the product stays the loop's extent; the innermost
-level stays within the instruction's ``max_innermost_factor``.
+level stays within the instruction's ``max_innermost_factor``. A tile length
+drawn by SampleCategorical and used as a split factor (the vector lanes of
+MultiLevelTiling) is redrawn among its other candidates.
 """
 from rvm.meta_schedule.mutator.mutator import Mutator, decided
+
+
+def split_samplers(trace):
+    """The SampleCategorical instructions whose value is a Split factor."""
+    samplers = {inst.outputs[0]: inst for inst in decided(trace, "SampleCategorical")}
+    found = []
+    for inst in trace.insts:
+        if inst.kind.name == "Split":
+            for value in inst.inputs[1:]:
+                if value in samplers and samplers[value] not in found:
+                    found.append(samplers[value])
+    return [i for i in found if len(i.attrs[0]) > 1]
 
 
 def _prime_factors(n):
@@ -20,6 +34,17 @@ def _prime_factors(n):
     return out
 
 
+def _tilings_after(trace, sampler):
+    """The SamplePerfectTile instructions tiling a loop split by ``sampler``'s value."""
+    value = sampler.outputs[0]
+    split_loops = set()
+    for inst in trace.insts:
+        if inst.kind.name == "Split" and value in inst.inputs[1:]:
+            split_loops.update(inst.outputs)
+    return [inst for inst in trace.insts
+            if inst.kind.name == "SamplePerfectTile" and inst.inputs[0] in split_loops]
+
+
 class MutateTileSize(Mutator):
     """Changes one tiling decision (keeping the product)."""
 
@@ -30,6 +55,16 @@ class MutateTileSize(Mutator):
         insts = [i for i in decided(trace, "SamplePerfectTile")
                  if len(trace.get_decision(i)) > 1
                  and any(f > 1 for f in trace.get_decision(i))]
+        lengths = split_samplers(trace)
+        if lengths and (not insts or rng.random() < len(lengths) / (len(lengths) + len(insts))):
+            inst = rng.choice(lengths)
+            current = trace.get_decision(inst)
+            choice = rng.choice([k for k in range(len(inst.attrs[0])) if k != current])
+            mutated = trace.with_decision(inst, choice, remove_postproc=True)
+            for tiling in _tilings_after(trace, inst):
+                # The rest of the loop changed length: its tiling is drawn anew.
+                mutated = mutated.with_decision(tiling, None, remove_postproc=True)
+            return mutated
         if not insts:
             return None
         for _ in range(self.max_retry):

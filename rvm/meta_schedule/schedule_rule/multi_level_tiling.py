@@ -23,6 +23,10 @@ from rvm.meta_schedule.loop_analysis import (
 from rvm.meta_schedule.schedule_rule.schedule_rule import ScheduleRule, schedule_errors
 
 TILED = "meta_schedule.tiled"  # block annotation: tiled by a rule already
+# Lengths of the innermost (vector) tile: multiples of a 512-bit register of float32.
+VECTOR_LENS = (16, 32, 64)
+# The largest innermost tile of the other spatial loops: rows of the register tile.
+ROW_TILE = 8
 
 
 class ReuseType:
@@ -38,19 +42,34 @@ class ReuseType:
         self.scope = scope
 
 
-def tile_loops(sch, s_loops, r_loops, structure, max_innermost_factor, inner=()):
+def tile_loops(sch, s_loops, r_loops, structure, max_innermost_factor, inner=(),
+               vector_lens=VECTOR_LENS):
     """Splits ``s_loops``/``r_loops`` into the levels of ``structure`` (sampled tilings) and
     orders the pieces by it, ``inner`` loops last; returns the spatial levels' loop lists.
 
-    The innermost tile of all but the last spatial loop is limited to 16 (it is unrolled),
-    the last spatial loop's to ``max_innermost_factor`` (it becomes the vector lanes)."""
+    The last spatial loop's innermost tile becomes the vector lanes: its length is drawn
+    from ``vector_lens`` (those dividing the extent), and the rest of the loop is tiled;
+    without such a length it is a sampled tiling up to ``max_innermost_factor``. The
+    other spatial loops' innermost tiles (unrolled rows of the register tile) are at most
+    ``ROW_TILE``."""
     n_s, n_r = structure.count("S"), structure.count("R")
     s_tiles = [[] for _ in range(n_s)]
     r_tiles = [[] for _ in range(n_r)]
     for k, loop in enumerate(s_loops):
-        limit = max_innermost_factor if k == len(s_loops) - 1 else min(16, max_innermost_factor)
-        factors = sch.sample_perfect_tile(loop, n=n_s, max_innermost_factor=limit)
-        for level, part in enumerate(sch.split(loop, factors)):
+        last = k == len(s_loops) - 1
+        extent = const_extent(sch.get(loop))
+        lens = [v for v in vector_lens if extent % v == 0] if last else []
+        if lens and n_s > 1:
+            lanes = sch.sample_categorical(lens, [1.0 / len(lens)] * len(lens))
+            rest, vector = sch.split(loop, [None, lanes])
+            factors = sch.sample_perfect_tile(rest, n=n_s - 1,
+                                              max_innermost_factor=max_innermost_factor)
+            parts = list(sch.split(rest, factors)) + [vector]
+        else:
+            limit = max_innermost_factor if last else min(ROW_TILE, max_innermost_factor)
+            factors = sch.sample_perfect_tile(loop, n=n_s, max_innermost_factor=limit)
+            parts = sch.split(loop, factors)
+        for level, part in enumerate(parts):
             s_tiles[level].append(part)
     for loop in r_loops:
         factors = sch.sample_perfect_tile(loop, n=n_r, max_innermost_factor=max_innermost_factor)
@@ -175,8 +194,8 @@ class MultiLevelTiling(ScheduleRule):
                 types = iter_types_of_loop(realize, loop.loop_var)
                 (rf_s if types == {SPATIAL} else rf_r if types == {REDUCTION} else [])\
                     .append(loop_rv)
-            s_tiles = tile_loops(sch, rf_s, rf_r, self.structure, min(16, self.max_innermost_factor),
-                                 inner=[lane])
+            s_tiles = tile_loops(sch, rf_s, rf_r, self.structure, 16, inner=[lane],
+                                 vector_lens=())
             at = s_tiles[min(self.reuse_write.levels[0], len(s_tiles)) - 1][-1]
             writeback = sch.cache_write(rf, 0, "local")
             sch.compute_inline(writeback)
