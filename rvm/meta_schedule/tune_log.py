@@ -3,8 +3,9 @@ terminal, and a per-task summary table.
 
 Log lines go to ``work_dir/logs/tune.log`` and to the ``rvm.meta_schedule``
 logger. When standard error is a terminal, a one-line progress bar (task,
-trials, best latency and GFLOPS) is redrawn in place; the summary table
-(TVM's columns) is printed when tuning ends.
+trials, best latency and GFLOPS) is redrawn in place and the summary table
+(TVM's columns) is printed under it when tuning ends; otherwise the table is
+in the log only.
 
 >>> rows = [TaskRow(0, "main", 4194304, 1)]
 >>> rows[0].record(5.481e-6, 64)
@@ -126,12 +127,15 @@ class TuneLog:
         self._bar_shown = True
 
     def close(self, rows=None):
-        """Ends the bar line, prints the summary table, detaches the log file."""
+        """Ends the bar line, logs the summary table (and prints it under the bar),
+        detaches the log file."""
         if self._bar_shown:
             self.stream.write("\n")
             self.stream.flush()
         if rows is not None:
             self.table(rows)
-            print(summary_table(rows))
+            if self.progress:
+                self.stream.write(summary_table(rows) + "\n")
+                self.stream.flush()
         self.logger.removeHandler(self.handler)
         self.handler.close()

@@ -44,6 +44,8 @@ def test_tune_tir_with_the_default_space(tmp_path):
                            strategy=ms.search_strategy.EvolutionarySearch(population_size=12))
     records = database.get_all_tuning_records()
     assert len(records) == 4 and any(r.is_valid for r in records)
+    # The default space measures the unscheduled kernel too (an empty trace).
+    assert [r.trace_json for r in records].count([[], []]) == 1
     sch = ms.tir_integration.compile_tir(database, MyModule, TARGET)
     _check(sch)
 

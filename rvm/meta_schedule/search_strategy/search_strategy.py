@@ -5,6 +5,10 @@ A strategy is told the budget and the design spaces (``pre_tuning``), hands
 out batches of candidates (``generate_measure_candidates``, None when done)
 and hears back their measurements (``notify_runner_results``).
 
+With the default space (its generator sets ``measures_unscheduled``), the
+first batch also holds the unscheduled kernel, so the best found is never
+slower than what the build would use without tuning.
+
 Resume: the database's records of the workload count toward the budget
 (those for the same target), and a candidate whose scheduled module is
 structurally equal to one already recorded (measured or failed) is never
@@ -73,6 +77,7 @@ class SearchStrategy:
         self.measured = set()
         self.trials = 0
         self.args_info = []
+        self.baseline = None
 
     def initialize_with_tune_context(self, context):
         """Binds the strategy to ``context``."""
@@ -103,6 +108,11 @@ class SearchStrategy:
                     self.measured.add(record.candidate_hash)
                 if record.target == target:
                     self.trials += 1
+        if getattr(self.context.space_generator, "measures_unscheduled", False):
+            sch = Schedule(self.context.mod, seed=self.context.fork_seed())
+            shash = candidate_hash(sch)
+            if shash not in self.measured:
+                self.baseline = (sch, shash)
 
     @property
     def remaining(self):
@@ -117,7 +127,12 @@ class SearchStrategy:
             count = min(count, int(limit))
         if count <= 0:
             return None
-        schedules = self.pick(count)
+        schedules = []
+        if self.baseline is not None:
+            schedules.append(self.baseline)
+            self.baseline = None
+        if count > len(schedules):
+            schedules.extend(self.pick(count - len(schedules)))
         if not schedules:
             return None
         candidates = []

@@ -30,7 +30,10 @@ class PostOrderApply(SpaceGenerator):
     """Applies ``sch_rules`` to every block, last block first.
 
     ``f_block_filter(block) -> bool`` (on the Block node) limits the blocks.
+    The search also measures the unscheduled kernel (``measures_unscheduled``).
     """
+
+    measures_unscheduled = True
 
     def __init__(self, f_block_filter=None, sch_rules=FROM_TARGET, postprocs=FROM_TARGET,
                  mutator_probs=FROM_TARGET):
