@@ -1,4 +1,5 @@
-"""The main job of the README runs end to end (training, build, VM, export, reload)."""
+"""The main job of the README runs end to end (training, build, VM, export, reload, tuning
+with a budget kept in a work dir, tuned kernels swapped in)."""
 import pathlib
 import subprocess
 import sys
@@ -8,11 +9,18 @@ import pytest
 EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "mlp_digits.py"
 
 
-def test_mlp_digits_example_runs():
+def test_mlp_digits_example_runs(tmp_path):
     pytest.importorskip("sklearn")
-    out = subprocess.run([sys.executable, str(EXAMPLE)], capture_output=True, text=True,
-                         timeout=300)
+    work_dir = tmp_path / "tuning"
+    command = [sys.executable, str(EXAMPLE), "--work-dir", str(work_dir), "--trials", "4"]
+    out = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "rvm VM test accuracy" in out.stdout
     assert "reloaded: identical results" in out.stdout
-    assert "batch 1" in out.stdout
+    assert "same predictions" in out.stdout
+    assert "tuned/numpy" in out.stdout and "batch 450" in out.stdout
+    assert (work_dir / "database_tuning_record.json").read_text().count("\n") == 4 * 4
+    # A second run finds the records: nothing is measured again.
+    again = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert (work_dir / "database_tuning_record.json").read_text().count("\n") == 4 * 4

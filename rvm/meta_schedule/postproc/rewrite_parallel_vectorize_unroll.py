@@ -56,10 +56,13 @@ class RewriteParallelVectorizeUnroll(Postproc):
         if sch.get(loops[0]).kind != ForKind.SERIAL:
             return loops
         chosen, product = [], 1
+        dtype = sch.get(loops[0]).loop_var.dtype
         for loop in loops:
             node = sch.get(loop)
             extent = const_extent(node)
             if node.kind != ForKind.SERIAL or not _spatial(sch, loop) or extent is None:
+                break
+            if node.loop_var.dtype != dtype:  # fuse needs one index type (int32 or int64)
                 break
             if chosen and product * extent > limit:
                 break

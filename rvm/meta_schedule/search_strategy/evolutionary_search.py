@@ -56,7 +56,8 @@ class EvolutionarySearch(SearchStrategy):
                 trace = trace_from_json(record.trace_json)
             except ValueError:
                 continue
-            sch = replay(self.context.mod, trace, self.context.fork_seed(), self.postprocs)
+            sch = replay(self.context.mod, trace, self.context.fork_seed(), self.postprocs,
+                         failures=self.replay_failures)
             if sch is not None:
                 out.append((sch, candidate_hash(sch)))
         return out
@@ -106,7 +107,7 @@ class EvolutionarySearch(SearchStrategy):
                     if trace is None:
                         continue
                     sch = replay(self.context.mod, trace, self.context.fork_seed(),
-                                 self.postprocs)
+                                 self.postprocs, failures=self.replay_failures)
                     if sch is None:
                         continue
                     shash = candidate_hash(sch)

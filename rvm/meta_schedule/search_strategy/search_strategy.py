@@ -15,6 +15,8 @@ structurally equal to one already recorded (measured or failed) is never
 handed out again, so a second run on the same work_dir measures only new
 candidates and a finished one measures nothing.
 """
+import collections
+
 from rvm.ir.structural import structural_hash
 from rvm.meta_schedule.arg_info import ArgInfo
 from rvm.meta_schedule.measure_candidate import MeasureCandidate
@@ -31,16 +33,21 @@ def apply_postprocs(sch, postprocs):
     return True
 
 
-def replay(mod, trace, seed, postprocs, decision_provider=None):
+def replay(mod, trace, seed, postprocs, decision_provider=None, failures=None):
     """A fresh Schedule of ``mod`` with ``trace`` (its postprocessing removed) replayed and
-    ``postprocs`` applied, or None when the trace or a postprocessor rejects it."""
+    ``postprocs`` applied, or None when the trace or a postprocessor rejects it (the reason
+    is counted in ``failures``, a Counter, when given)."""
     sch = Schedule(mod, seed=seed)
     try:
         trace.apply_to_schedule(sch, remove_postproc=True, decision_provider=decision_provider)
         if not apply_postprocs(sch, postprocs):
+            if failures is not None:
+                failures["a postprocessor rejected the schedule"] += 1
             return None
-    except (ValueError, TypeError, IndexError, KeyError, RuntimeError):
+    except (ValueError, TypeError, IndexError, KeyError, RuntimeError) as err:
         # ScheduleError is a ValueError: a decision that does not fit, an illegal step.
+        if failures is not None:
+            failures[f"{type(err).__name__}: {str(err).splitlines()[0][:200]}"] += 1
         return None
     return sch
 
@@ -78,6 +85,7 @@ class SearchStrategy:
         self.trials = 0
         self.args_info = []
         self.baseline = None
+        self.replay_failures = collections.Counter()
 
     def initialize_with_tune_context(self, context):
         """Binds the strategy to ``context``."""
@@ -165,7 +173,8 @@ class SearchStrategy:
         while len(out) < count and attempts < max_attempts and self.design_spaces:
             attempts += 1
             trace = without_decisions(rng.choice(self.design_spaces))
-            sch = replay(self.context.mod, trace, self.context.fork_seed(), self.postprocs)
+            sch = replay(self.context.mod, trace, self.context.fork_seed(), self.postprocs,
+                         failures=self.replay_failures)
             if sch is None:
                 continue
             shash = candidate_hash(sch)

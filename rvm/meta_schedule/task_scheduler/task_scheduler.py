@@ -144,6 +144,10 @@ class TaskScheduler:
         left = len(self._live())
         reason = f" ({why})" if why else ""
         self.log.info(f"Task #{task.task_id} has finished{reason}. Remaining task(s): {left}")
+        failures = getattr(task.context.search_strategy, "replay_failures", None)
+        for message, count in failures.most_common(3) if failures else ():
+            self.log.info(f"Task #{task.task_id}: {count} sampled schedule(s) were invalid: "
+                          f"{message}")
 
 
 class PyTaskScheduler(TaskScheduler):

@@ -1,0 +1,74 @@
+"""RewriteParallelVectorizeUnroll on the default space's sketches: loop kinds from the root's
+annotations, numerically the same kernel."""
+import collections
+
+import numpy as np
+import pytest
+
+import rvm
+from rvm import meta_schedule as ms
+from rvm.meta_schedule.search_strategy.search_strategy import replay, without_decisions
+from rvm.script import ir as I, tir as T  # noqa: E741
+from rvm.tir.stmt import For, ForKind
+from rvm.tir.stmt_functor import post_order_visit
+from tests.meta_schedule.workloads import MyModule
+
+
+@I.ir_module
+class MixedIndexTypes:
+    """A batch dimension in int64 beside weight dimensions in int32 (as the example's)."""
+
+    @T.prim_func
+    def main(X: T.Buffer((T.int64(4), 128), "float32"), W: T.Buffer((10, 128), "float32"),
+             Z: T.Buffer((T.int64(4), 10), "float32")):
+        for i, j, r in T.grid(T.int64(4), 10, 128):
+            with T.block("Z"):
+                vi, vj, vr = T.axis.remap("SSR", [i, j, r])
+                with T.init():
+                    Z[vi, vj] = T.float32(0)
+                Z[vi, vj] = Z[vi, vj] + X[vi, vr] * W[vj, vr]
+
+
+def _candidates(mod, count, cores=2):
+    ctx = ms.TuneContext(mod, target=f"llvm --num-cores={cores}", rand_state=5)
+    out = []
+    for space in ctx.generate_design_space():
+        for seed in range(count):
+            failures = collections.Counter()
+            sch = replay(ctx.mod, without_decisions(space.trace), seed + 1,
+                         ctx.space_generator.postprocs, failures=failures)
+            assert sch is not None, failures
+            out.append(sch)
+    return out
+
+
+def _kinds(sch):
+    kinds = []
+    post_order_visit(sch.mod["main"].body,
+                     lambda n: kinds.append(n.kind) if isinstance(n, For) else None)
+    return kinds
+
+
+def test_matmul_candidates_get_parallel_vector_and_unrolled_loops():
+    kinds = [_kinds(sch) for sch in _candidates(MyModule, 6)]
+    assert all(ForKind.PARALLEL in k for k in kinds)
+    assert all(ForKind.VECTORIZED in k for k in kinds)
+    a = np.random.default_rng(0).standard_normal((128, 128)).astype("float32")
+    for sch in _candidates(MyModule, 2):
+        c = rvm.nd.empty((128, 128), "float32")
+        rvm.build(sch.mod, target="c")["main"](rvm.nd.array(a), rvm.nd.array(a), c)
+        np.testing.assert_allclose(c.numpy(), a @ a, rtol=1e-4, atol=1e-3)
+
+
+def test_one_core_targets_get_no_parallel_loop():
+    assert all(ForKind.PARALLEL not in _kinds(s) for s in _candidates(MyModule, 3, cores=1))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_loops_of_mixed_index_types_are_fused_only_where_they_agree(seed):
+    (sch,) = _candidates(MixedIndexTypes, 1)
+    x = np.random.default_rng(seed).standard_normal((4, 128)).astype("float32")
+    w = np.random.default_rng(seed + 1).standard_normal((10, 128)).astype("float32")
+    z = rvm.nd.empty((4, 10), "float32")
+    rvm.build(sch.mod, target="c")["main"](rvm.nd.array(x), rvm.nd.array(w), z)
+    np.testing.assert_allclose(z.numpy(), x @ w.T, rtol=1e-4, atol=1e-4)
