@@ -2,12 +2,13 @@
 import numpy as np
 
 import rvm
-from rvm import relax
+from rvm import relax, tir, topi
 from rvm.ir.structural import assert_structural_equal
 from rvm.script import ir as I
 from rvm.script import relax as R
 from rvm.script import tir as T
 from rvm.transform.fuse_transpose_matmul import FuseTransposeMatmul
+from rvm.tir.function import PrimFunc
 from rvm.transform.pass_infra import PassContext
 
 
@@ -82,3 +83,42 @@ def test_at_opt_level_zero_the_build_keeps_the_transpose():
         lowered = relax.transform.default_build_pipeline()(Before)
     assert "NT_matmul" not in lowered
     assert "NT_matmul" in relax.transform.default_build_pipeline()(Before)
+
+
+def _mlp(form, weights):
+    """x (n, 8) -> 6 -> 3 with relu: R.matmul/R.permute_dims/R.add/R.nn.relu, or
+    emit_te(topi.nn.dense)/topi.add/topi.nn.relu (seed 004's form); weights bound."""
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo((tir.Var("n", "int64"), 8), "float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            h = x
+            for k, (w, b) in enumerate(weights):
+                w, b = relax.const(w), relax.const(b)
+                if form == "high level":
+                    h = bb.emit(relax.op.add(relax.op.matmul(h, relax.op.permute_dims(w)), b))
+                    h = bb.emit(relax.op.nn.relu(h)) if k == 0 else h
+                else:
+                    h = bb.emit_te(topi.add, bb.emit_te(topi.nn.dense, h, w), b)
+                    h = bb.emit_te(topi.nn.relu, h) if k == 0 else h
+            out = bb.emit_output(h)
+        bb.emit_func_output(out)
+    kernels = relax.transform.default_build_pipeline()(bb.get())
+    return [f for f in kernels.functions.values() if isinstance(f, PrimFunc)
+            and not f.get_attr("global_symbol").startswith("shape_func")]
+
+
+def test_the_high_level_mlp_compiles_to_the_kernels_of_the_emit_te_dense_one():
+    # so the two forms run at the same speed (benchmarks/bench_mlp_forms.py measures it)
+    rng = np.random.default_rng(0)
+    weights = [(rng.standard_normal((m, n)).astype("float32"),
+                rng.standard_normal(m).astype("float32")) for n, m in ((8, 6), (6, 3))]
+    high, dense = _mlp("high level", weights), _mlp("emit_te", weights)
+    assert sorted(f.get_attr("global_symbol") for f in high) == ["fused_NT_matmul1_add1",
+                                                                 "fused_NT_matmul_add_relu"]
+    assert len(dense) == 2
+    for name in ("fused_NT_matmul_add_relu", "fused_NT_matmul1_add1"):
+        kernel = next(f for f in high if f.get_attr("global_symbol") == name)
+        twin = next(f for f in dense
+                    if f.get_attr("global_symbol") == name.replace("NT_matmul", "dense"))
+        assert_structural_equal(kernel.with_fields(attrs=twin.attrs), twin)

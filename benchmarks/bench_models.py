@@ -1,0 +1,188 @@
+"""Three PyTorch models through rvm next to torch eager and onnxruntime, in one run.
+
+    python benchmarks/bench_models.py [--trials 0] [--batches 1 64] [--models mlp cnn encoder]
+                                      [--sources rvm torch onnxruntime] [--repeat 15]
+
+The models are the ones the importer tests check (tests/frontend/torch_models.py):
+seed 004's MLP (784-128-10), a small CNN ((conv, batch norm, relu, max pool) x 2,
+linear; 1x28x28) and a transformer encoder block (4-head attention over 7 tokens of
+64, layer norms, GELU MLP, residuals). Each is imported with ``from_fx`` for a fixed
+batch, built by ``relax.build`` (target "c", weights bound, fusion on) and run on the
+native VM engine.
+
+``--trials N`` tunes every kernel of each (model, batch) first with
+``rvm.meta_schedule`` (N trials per kernel; the records are applied with
+``MetaScheduleApplyDatabase``); with 0 (the default) the kernels are untuned. The
+header says which.
+
+A column is a *row source*: a name and a function ``prepare(case) -> run`` where
+``case`` carries the torch model, its name, the batch, an example input and the
+options, and ``run(x)`` maps a float32 numpy batch to a numpy result (or
+``prepare`` returns None when the source is unavailable). Every result is checked
+against torch eager before timing. To add a source (another importer, say), write
+its ``prepare`` and add it to ``SOURCES``. Medians are of ``--repeat`` rounds; in a
+round every source runs in turn, so the columns of a row are measured together.
+"""
+import argparse
+import io
+import os
+import statistics
+import sys
+import tempfile
+import time
+import warnings
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import rvm  # noqa: E402
+from rvm import relax  # noqa: E402
+
+TARGET = "c"
+
+
+class Case:
+    """One row: ``name`` and ``model`` (torch, eval mode), ``batch``, ``x`` (an input),
+    ``shape`` (one example's shape) and the command-line ``options``."""
+
+    def __init__(self, name, model, shape, batch, options):
+        self.name, self.model, self.shape, self.batch = name, model, shape, batch
+        self.options = options
+        self.x = np.random.default_rng(batch).standard_normal((batch,) + shape).astype("float32")
+
+
+# -- row sources ---------------------------------------------------------------------------
+def prepare_torch(case):
+    import torch
+
+    torch.set_num_threads(case.options.threads)
+
+    def run(x):
+        with torch.no_grad():
+            return case.model(torch.from_numpy(x)).numpy()
+
+    return run
+
+
+def prepare_onnxruntime(case):
+    try:
+        import onnxruntime
+        import torch
+    except ImportError:
+        return None
+    buffer = io.BytesIO()
+    with warnings.catch_warnings():  # the TorchScript exporter is deprecated, not gone
+        warnings.simplefilter("ignore")
+        torch.onnx.export(case.model, (torch.from_numpy(case.x),), buffer, input_names=["x"],
+                          output_names=["y"], dynamo=False)
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = case.options.threads
+    session = onnxruntime.InferenceSession(buffer.getvalue(), options,
+                                           providers=["CPUExecutionProvider"])
+    return lambda x: session.run(None, {"x": x})[0]
+
+
+def _tune(mod, case):
+    from rvm import meta_schedule as ms
+
+    trials = case.options.trials
+    work_dir = tempfile.mkdtemp(prefix=f"rvm-bench-models-{case.name}{case.batch}-")
+    tasks = ms.relax_integration.extract_tasks(mod, TARGET)
+    start = time.perf_counter()
+    ms.relax_integration.tune_relax(mod, {}, TARGET, work_dir,
+                                    max_trials_global=trials * len(tasks),
+                                    max_trials_per_task=trials, num_trials_per_iter=16,
+                                    seed=0, progress=False)
+    case.notes.append(f"{case.name} batch {case.batch}: {len(tasks)} kernels tuned in "
+                      f"{time.perf_counter() - start:.0f} s")
+    return relax.transform.MetaScheduleApplyDatabase(work_dir)(mod)
+
+
+def prepare_rvm(case):
+    import torch
+
+    from rvm.frontend import from_fx
+
+    mod = from_fx(torch.fx.symbolic_trace(case.model), [((case.batch,) + case.shape, "float32")])
+    if case.options.trials:
+        mod = _tune(mod, case)
+    vm = relax.VirtualMachine(relax.build(mod, target=TARGET), rvm.cpu())
+    main = vm["main"]
+    return lambda x: main(x).numpy()
+
+
+# name -> prepare(case); a column of the table each, in this order.
+SOURCES = {"rvm": prepare_rvm, "torch": prepare_torch, "onnxruntime": prepare_onnxruntime}
+
+
+# -- timing --------------------------------------------------------------------------------
+def _time(fn, x, number):
+    start = time.perf_counter()
+    for _ in range(number):
+        fn(x)
+    return (time.perf_counter() - start) / number
+
+
+def measure(runs, x, repeat):
+    """Median seconds per call of each run, measured in alternating rounds."""
+    slowest = max(_time(fn, x, 2) for fn in runs.values())
+    number = max(1, int(0.02 / max(slowest, 1e-7)))
+    samples = {name: [] for name in runs}
+    for _ in range(repeat):
+        for name, fn in runs.items():
+            samples[name].append(_time(fn, x, number))
+    return {name: statistics.median(s) for name, s in samples.items()}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trials", type=int, default=0, help="tuning trials per kernel")
+    parser.add_argument("--batches", type=int, nargs="+", default=[1, 64])
+    parser.add_argument("--models", nargs="+", default=["mlp", "cnn", "encoder"])
+    parser.add_argument("--sources", nargs="+", default=list(SOURCES), choices=list(SOURCES))
+    parser.add_argument("--threads", type=int, default=1,
+                        help="threads for torch and onnxruntime (rvm's kernels use one)")
+    parser.add_argument("--repeat", type=int, default=15)
+    options = parser.parse_args(argv)
+
+    import torch
+
+    from tests.frontend.torch_models import MODELS, seeded
+
+    kernels = f"tuned ({options.trials} trials per kernel)" if options.trials else "untuned"
+    print(f"python {sys.version.split()[0]}, torch {torch.__version__}; rvm target {TARGET!r}, "
+          f"{kernels}; {options.threads} thread(s) for torch and onnxruntime; "
+          f"median of {options.repeat} rounds (us per call)")
+    sources = options.sources
+    print(f"{'model':10s}{'batch':>6s}" + "".join(f"{s:>13s}" for s in sources)
+          + "".join(f"{'rvm / ' + s:>18s}" for s in sources if s != "rvm"))
+    notes = []
+    for name in options.models:
+        model_class, shape = MODELS[name]
+        for batch in options.batches:
+            case = Case(name, seeded(model_class), shape, batch, options)
+            case.notes = notes
+            expected = prepare_torch(case)(case.x)
+            runs = {}
+            for source in sources:
+                run = SOURCES[source](case)
+                if run is None:
+                    notes.append(f"{source}: not installed")
+                    continue
+                np.testing.assert_allclose(run(case.x), expected, rtol=1e-3, atol=1e-4,
+                                           err_msg=f"{source} on {name} batch {batch}")
+                runs[source] = run
+            med = measure(runs, case.x, options.repeat)
+            cells = "".join(f"{med[s] * 1e6:13.1f}" if s in med else f"{'-':>13s}"
+                            for s in sources)
+            ratios = "".join(f"{med['rvm'] / med[s]:18.2f}" if "rvm" in med and s in med
+                             else f"{'-':>18s}" for s in sources if s != "rvm")
+            print(f"{name:10s}{batch:6d}{cells}{ratios}")
+            sys.stdout.flush()
+    for note in notes:
+        print(note)
+
+
+if __name__ == "__main__":
+    main()
