@@ -1,6 +1,7 @@
 """The worker process of a WorkerPool: ``python -m rvm.meta_schedule.worker READ_FD WRITE_FD``.
 
-It reads ``("module:function", args)`` jobs from READ_FD, runs them and writes
+Once started (its imports done) it writes ``("ready", None)``; then it reads
+``("module:function", args)`` jobs from READ_FD, runs them and writes
 ``("ok", value)`` or ``("error", reason)`` to WRITE_FD, until READ_FD closes.
 A reason is the exception's type, message and line, or its message alone
 when the exception class sets ``plain_message = True``.
@@ -45,6 +46,7 @@ def serve(reader, writer):
 def main(argv):
     reader = Connection(int(argv[1]), writable=False)
     writer = Connection(int(argv[2]), readable=False)
+    writer.send(("ready", None))
     serve(reader, writer)
 
 

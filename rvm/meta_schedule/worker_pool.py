@@ -6,8 +6,10 @@ job therefore runs in a separate long-lived Python process
 (``python -m rvm.meta_schedule.worker``) that talks to the pool over its own
 pipe: a job that takes longer than its limit gets its worker killed, a job
 whose worker dies is reported with the signal, and the next job starts a
-fresh worker. Workers are started with the interpreter and never re-import
-the user's ``__main__`` script (as multiprocessing's spawn would).
+fresh worker. A job's time limit starts once its worker has started (a fresh
+worker's imports take seconds on a loaded machine). Workers are started with
+the interpreter and never re-import the user's ``__main__`` script (as
+multiprocessing's spawn would).
 
 >>> with WorkerPool(max_workers=1) as pool:
 ...     [r.value for r in pool.map("math:sqrt", [(4.0,), (9.0,)], timeout_sec=30)]
@@ -21,6 +23,9 @@ import sys
 import threading
 import time
 from multiprocessing.connection import Connection
+
+# How long a fresh worker may take to import what it needs and say it is ready.
+STARTUP_TIMEOUT_SEC = 120.0
 
 
 class JobResult:
@@ -61,9 +66,27 @@ class _Worker:
         os.close(child_write)
         self.reader = Connection(parent_read, writable=False)
         self.writer = Connection(parent_write, readable=False)
+        self.ready = False
+
+    def _wait_ready(self):
+        """None once the worker said it started, else the reason it did not."""
+        if not self.reader.poll(STARTUP_TIMEOUT_SEC):
+            self.kill()
+            return f"the worker did not start within {STARTUP_TIMEOUT_SEC:g} s"
+        try:
+            self.reader.recv()
+        except (EOFError, OSError):
+            return self._death_reason()
+        self.ready = True
+        return None
 
     def run(self, func, args, timeout_sec):
-        """Sends one job and waits for its answer; a JobResult (the worker may be dead after)."""
+        """Sends one job and waits for its answer; a JobResult (the worker may be dead after).
+        The time limit starts when the worker has started (its imports are not the job's)."""
+        if not self.ready:
+            failure = self._wait_ready()
+            if failure is not None:
+                return JobResult(False, error=failure)
         start = time.perf_counter()
         try:
             self.writer.send((func, args))

@@ -50,3 +50,13 @@ def test_workers_do_not_share_stdout_with_the_protocol(pool):
 def test_bad_size():
     with pytest.raises(ValueError, match="max_workers >= 1"):
         WorkerPool(0)
+
+
+def test_a_slow_worker_start_does_not_count_against_the_job(tmp_path):
+    # sitecustomize runs before the worker's imports: a start-up of 1.5 s, a limit of 0.5 s
+    (tmp_path / "sitecustomize.py").write_text("import time\ntime.sleep(1.5)\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(tmp_path)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    with WorkerPool(max_workers=1, env=env) as slow:
+        result = slow.run("math:sqrt", (9.0,), timeout_sec=0.5)
+    assert result.ok and result.value == 3.0
