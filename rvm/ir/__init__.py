@@ -3,13 +3,15 @@
 This package is a facade; the definitions live in its modules.
 """
 from rvm.ir.expr import BaseExpr, BaseFunc, GlobalVar, PrimExpr, RelaxExpr
+from rvm.ir.json_io import load_json, save_json
 from rvm.ir.module import IRModule, register_printer
 from rvm.ir.node import Node, Span
 from rvm.ir.structural import assert_structural_equal, structural_equal, structural_hash
 
 __all__ = [
     "BaseExpr", "BaseFunc", "GlobalVar", "IRModule", "Node", "PrimExpr", "RelaxExpr", "Span",
-    "assert_structural_equal", "register_printer", "structural_equal", "structural_hash",
+    "assert_structural_equal", "load_json", "register_printer", "save_json", "structural_equal",
+    "structural_hash",
 ]
 import rvm.script.printer  # noqa: E402,F401  (installs the script printer behind script()/show()/repr)
 

@@ -6,11 +6,18 @@ package installs the printer behind ``IRModule.script()``/``show()``.
 
 This package is a facade; the definitions live in its modules. It loads
 only the printer's registration eagerly (so lower facades may import it
-without cycles); the parser and namespaces load on first use.
+without cycles) and the parser's entry for ``rvm.ir.load_json``; the parser and
+namespaces load on first use.
 """
 import importlib
 
+from rvm.ir.json_io import register_script_parser
 from rvm.script import printer
+
+
+@register_script_parser
+def _parse(text, filename):
+    return importlib.import_module("rvm.script.parser.entry").from_source(text, filename)
 
 _LAZY = {
     "ir": ("rvm.script.ir", None),

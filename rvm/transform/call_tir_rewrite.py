@@ -9,7 +9,9 @@
 ``call_dps_packed("env.f", ...)`` becomes a call of ``ExternFunc("env.f")`` in
 the same way; several outputs are allocated one by one and ``lv`` is bound to
 their tuple. A ``call_tir`` with ``tir_vars`` becomes ``relax.vm.call_tir_dyn``
-(the kernel receives the symbolic values after its outputs).
+(the kernel receives the symbolic values after its outputs). A
+``call_tir_inplace`` allocates only its outputs whose inplace index is -1; the
+others are the arguments the kernel overwrites, and ``lv`` is bound to them.
 """
 from rvm.relax.binding import VarBinding
 from rvm.relax.expr import Call, Tuple, TupleGetItem, Var
@@ -19,7 +21,7 @@ from rvm.relax.op.registry import Op
 from rvm.relax.struct_info import TupleStructInfo
 from rvm.transform.function_pass import function_pass
 
-_DPS_OPS = ("relax.call_tir", "relax.call_dps_packed")
+_DPS_OPS = ("relax.call_tir", "relax.call_tir_inplace", "relax.call_dps_packed")
 
 
 def void_call(callee, args):
@@ -45,8 +47,12 @@ class _CallTIRRewriter(ExprMutator):
         value = self.visit_expr(value)
         out = value.sinfo_args[0]
         fields = out.fields if isinstance(out, TupleStructInfo) else [out]
-        allocs = [self.builder.emit(alloc_tensor(s.shape, s.dtype, 0), "alloc") for s in fields]
+        inplace = (value.attrs or {}).get("inplace_indices", [-1] * len(fields))
+        allocs = [self.builder.emit(alloc_tensor(s.shape, s.dtype, 0), "alloc")
+                  for s, index in zip(fields, inplace) if index == -1]
         args = self._unpack(value.args[1])
+        new_outputs = iter(allocs)
+        outputs = [args[index] if index != -1 else next(new_outputs) for index in inplace]
         callee = value.args[0]
         if len(value.args) == 3:
             kernel = Call(Op.get("relax.vm.call_tir_dyn"),
@@ -54,8 +60,8 @@ class _CallTIRRewriter(ExprMutator):
             self.builder.emit(kernel, "_")
         else:
             emit_void(self.builder, void_call(callee, args + allocs))
-        result = allocs[0] if len(allocs) == 1 and not isinstance(out, TupleStructInfo) \
-            else Tuple(allocs)
+        result = outputs[0] if len(outputs) == 1 and not isinstance(out, TupleStructInfo) \
+            else Tuple(outputs)
         var = self.visit_var_def(binding.var)
         self.builder.emit_normalized(VarBinding(var, result, binding.span))
 

@@ -13,6 +13,10 @@ before                                          after
 ``R.call_pure_packed(f, *args)``                ``f(*args)`` (a call of the ExternFunc)
 ``R.shape_of(x)``                               ``vm.builtin.shape_of(x)``
 ``R.vm.call_tir_dyn(f, (args...))``             ``vm.builtin.call_tir_dyn(f, *args)``
+``R.make_closure(f, (args...))``                ``vm.builtin.make_closure(f, *args)``
+``R.invoke_closure(c, (args...))``              ``c(*args)`` (the VM invokes the closure)
+``R.print(*values, format=f)``                  ``relax.run.print(f, *values)``
+``R.assert_op(cond, args, format=f)``           ``relax.run.assert_op(cond, f, *args)``
 ==============================================  ===============================================
 
 Storage sizes are byte counts: ``vm.builtin.alloc_storage`` multiplies its size
@@ -22,7 +26,9 @@ dtype as the hint. Any other operator left at this point is an error naming
 it (high-level operators must have been legalized).
 """
 from rvm.relax.binding import BindingBlock, SeqExpr, VarBinding
-from rvm.relax.expr import Call, DataTypeImm, ExternFunc, If, PrimValue, ShapeExpr, StringImm
+from rvm.relax.expr import (
+    Call, DataTypeImm, ExternFunc, If, PrimValue, ShapeExpr, StringImm, Tuple,
+)
 from rvm.relax.function import Function
 from rvm.relax.op.registry import Op
 from rvm.tir.arith import simplify
@@ -105,6 +111,18 @@ class _Lowerer:
         if op == "relax.vm.call_tir_dyn":
             return _extern_call(ExternFunc("vm.builtin.call_tir_dyn"),
                                 [args[0], *args[1].fields], call.struct_info_)
+        if op == "relax.make_closure":
+            return _extern_call(ExternFunc("vm.builtin.make_closure"),
+                                [args[0], *_fields(args[1])], call.struct_info_)
+        if op == "relax.invoke_closure":
+            return _extern_call(args[0], _fields(args[1]), call.struct_info_)
+        if op == "relax.print":
+            return _extern_call(ExternFunc("relax.run.print"),
+                                [StringImm(call.attrs["format"]), *args], call.struct_info_)
+        if op == "relax.assert_op":
+            return _extern_call(ExternFunc("relax.run.assert_op"),
+                                [args[0], StringImm(call.attrs["format"]), *args[1:]],
+                                call.struct_info_)
         raise ValueError(f"VMBuiltinLower: {self.func_name}: operator '{op}' has no VM lowering; "
                          "expected high-level operators to be legalized (LegalizeOps) and "
                          "call_tir/call_dps_packed to be rewritten (CallTIRRewrite) first")
@@ -114,6 +132,13 @@ def _extern_call(func, args, sinfo):
     call = Call(func, list(args))
     object.__setattr__(call, "struct_info_", sinfo)
     return call
+
+
+def _fields(args):
+    if isinstance(args, Tuple):
+        return list(args.fields)
+    raise ValueError(f"VMBuiltinLower: expected the arguments as a tuple expression, got "
+                     f"{type(args).__name__}")
 
 
 def _as_seq(expr):

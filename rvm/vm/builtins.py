@@ -1,5 +1,5 @@
 """The builtins implemented in Python: closures, calls of kernels with symbolic extents,
-and tensor-to-shape conversion.
+tensor-to-shape conversion, and R.print / R.assert_op (``relax.run.*``).
 
 The others (memory, shape checks and matching, tuples, conditions) are implemented
 in C only; ``rvm.bytecode.contract.C_BUILTINS`` lists them. All are registered in the
@@ -59,3 +59,27 @@ def tensor_to_shape(tensor):
     if not isinstance(tensor, NDArray) or tensor.ndim != 1 or not tensor.dtype.is_int:
         raise TypeError(f"tensor_to_shape: expected a 1-d integer tensor, got {tensor!r:.60}")
     return ShapeTuple(int(v) for v in tensor.numpy())
+
+
+def _printable(value):
+    return value.numpy() if isinstance(value, NDArray) else value
+
+
+@_builtin("relax.run.print")
+def run_print(format, *values):  # noqa: A002  (TVM's name)
+    """``R.print``: prints ``format.format(*values)``, or the values separated by spaces."""
+    values = [_printable(v) for v in values]
+    print(format.format(*values) if format else " ".join(str(v) for v in values))
+
+
+@_builtin("relax.run.assert_op")
+def run_assert_op(condition, format, *values):  # noqa: A002  (TVM's name)
+    """``R.assert_op``: raises AssertionError unless ``condition`` (a bool scalar) holds."""
+    cond = _printable(condition)
+    if getattr(cond, "shape", ()) != ():
+        raise TypeError(f"assert_op: the condition must be a scalar, got shape "
+                        f"{tuple(cond.shape)}")
+    if not bool(cond):
+        values = [_printable(v) for v in values]
+        raise AssertionError(format.format(*values) if format
+                             else "Assertion failed" + "".join(f" {v}" for v in values))

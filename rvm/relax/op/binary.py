@@ -1,6 +1,7 @@
 """Elementwise binary operators with numpy broadcasting: arithmetic, comparisons and logical
 operators. Operands have equal dtypes; a Python scalar becomes a constant of the other
-operand's dtype.
+operand's dtype. A scalar ``R.Prim`` operand counts as a 0-d tensor of its dtype (two of
+them give an ``R.Prim``).
 
 >>> from rvm.relax.expr import Var
 >>> from rvm.relax.struct_info import TensorStructInfo
@@ -10,9 +11,9 @@ operand's dtype.
 """
 from rvm.ir.expr import RelaxExpr
 from rvm.relax.expr import Call, const
-from rvm.relax.op.infer_util import broadcast_sinfo, check_arity, tensor_arg
+from rvm.relax.op.infer_util import broadcast_sinfo, check_arity, tensor_arg, unify_dtype
 from rvm.relax.op.registry import Op, register_op
-from rvm.relax.struct_info import TensorStructInfo
+from rvm.relax.struct_info import PrimStructInfo, TensorStructInfo
 
 
 def _operand(value, other, op_name):
@@ -26,12 +27,25 @@ def _operand(value, other, op_name):
                     f"{type(value).__name__}")
 
 
+def _tensor_or_prim(call, index, op_name, name):
+    sinfo = call.args[index].struct_info_
+    if isinstance(sinfo, PrimStructInfo):
+        return TensorStructInfo((), sinfo.dtype)
+    return tensor_arg(call, index, op_name, name)
+
+
 def _make(name, doc, compare=False, logical=False):
     op_name = f"relax.{name}"
 
     def infer(call, ctx):
         check_arity(call, 2, op_name)
-        lhs, rhs = tensor_arg(call, 0, op_name, "x1"), tensor_arg(call, 1, op_name, "x2")
+        prims = [a.struct_info_ for a in call.args
+                 if isinstance(a.struct_info_, PrimStructInfo)]
+        if len(prims) == 2:
+            dtype = unify_dtype(prims[0].dtype, prims[1].dtype, op_name)
+            return PrimStructInfo("bool" if compare else dtype)
+        lhs, rhs = _tensor_or_prim(call, 0, op_name, "x1"), _tensor_or_prim(call, 1, op_name,
+                                                                            "x2")
         if logical:
             for arg, sinfo in (("x1", lhs), ("x2", rhs)):
                 if sinfo.dtype is not None and not sinfo.dtype.is_bool:

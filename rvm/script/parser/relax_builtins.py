@@ -12,6 +12,7 @@ from rvm.relax import expr as _r
 from rvm.relax import struct_info as _si
 from rvm.relax.op import base as _base
 from rvm.relax.op.registry import Op
+from rvm.relax.te_bridge import lower_te_call
 from rvm.script.parser.core import Builtin
 
 
@@ -125,6 +126,32 @@ def _call_tir(parser, node, func, args, out_sinfo=None, tir_vars=None):
                           tir_vars)
 
 
+def _call_tir_inplace(parser, node, func, args, inplace_indices=None, out_sinfo=None,
+                      tir_vars=None):
+    if not isinstance(func, GlobalVar):
+        raise parser.error(node, "R.call_tir_inplace expects a prim_func of the module "
+                                 "(cls.name) first")
+    if inplace_indices is None or out_sinfo is None:
+        raise parser.error(node, "R.call_tir_inplace needs inplace_indices=[...] and "
+                                 "out_sinfo=R.Tensor(...)")
+    if isinstance(tir_vars, (tuple, list)):
+        tir_vars = _r.ShapeExpr([parser.dim(d, node) for d in tir_vars])
+    return _base.call_tir_inplace(func, _args(parser, node, args), inplace_indices,
+                                  _out_sinfo(parser, node, out_sinfo), tir_vars)
+
+
+def _emit_te(parser, node, func, *args, primfunc_name_hint=None, **kwargs):
+    """``R.emit_te(te_func, *args)``: the kernel ``te_func`` makes from the arguments joins the
+    module (as BlockBuilder.emit_te adds it), and the value is its call_tir."""
+    if not callable(func):
+        raise parser.error(node, f"R.emit_te expects a TE function such as topi.add first, got "
+                                 f"{type(func).__name__}")
+    prim_func, relax_args, out_sinfo, tir_vars = lower_te_call(parser.norm, func, args, kwargs)
+    name = primfunc_name_hint or getattr(func, "__name__", "")
+    gvar = parser.add_kernel(prim_func, name if name.isidentifier() else "te_func", node)
+    return _base.call_tir(gvar, relax_args, out_sinfo, tir_vars=tir_vars or None)
+
+
 def _call_dps_packed(parser, node, func, args, out_sinfo=None):
     if out_sinfo is None:
         raise parser.error(node, "R.call_dps_packed needs out_sinfo=R.Tensor(...)")
@@ -173,7 +200,9 @@ def build_table():
         "Object": Builtin("Object", lambda p, n: _si.ObjectStructInfo()),
         "Callable": Builtin("Callable", _callable),
         "call_tir": Builtin("call_tir", _call_tir),
+        "call_tir_inplace": Builtin("call_tir_inplace", _call_tir_inplace),
         "call_dps_packed": Builtin("call_dps_packed", _call_dps_packed),
+        "emit_te": Builtin("emit_te", _emit_te),
         "call_packed": Builtin("call_packed", call_packed),
         "call_pure_packed": Builtin("call_pure_packed", _call_pure_packed),
         "const": Builtin("const", _const),
@@ -195,13 +224,17 @@ def build_table():
 RELAX_TABLE = build_table()
 
 
+# Operators whose constructor in rvm.relax.op has another name than TVM's ``relax.op.<name>``.
+_CONSTRUCTOR_NAMES = {"memory.alloc_tensor": "memory.alloc_tensor_in_storage"}
+
+
 def _constructor(name):
     """The Python constructor of operator ``relax.<name>`` in rvm.relax.op, if there is one."""
     try:
         obj = importlib.import_module("rvm.relax.op")
     except ImportError:
         return None
-    for part in name.split("."):
+    for part in _CONSTRUCTOR_NAMES.get(name, name).split("."):
         obj = getattr(obj, part, None)
         if obj is None:
             return None

@@ -3,6 +3,7 @@ blocks, ``if``/``else`` and ``return``."""
 import ast
 
 from rvm.ir.expr import GlobalVar, PrimExpr, RelaxExpr
+from rvm.ir.structural import structural_equal
 from rvm.relax import expr as _r
 from rvm.relax import struct_info as _si
 from rvm.relax.binding import BindingBlock, DataflowBlock, MatchCast, SeqExpr, VarBinding
@@ -176,6 +177,24 @@ class RelaxParser(TIRParser):
         gv = self.ctx.global_vars.get(name)
         if gv is None:
             gv = self.ctx.free_global_vars.setdefault(name, GlobalVar(name))
+        return gv
+
+    def add_kernel(self, prim_func, name_hint, node):
+        """The GlobalVar of ``prim_func`` added to the module being parsed (R.emit_te); a
+        structurally equal kernel already there is reused."""
+        if self.ctx.class_name is None:
+            raise self.error(node, "R.emit_te adds a kernel to its module, so it needs an "
+                                   "@I.ir_module class around the function")
+        for name, gv in self.ctx.global_vars.items():
+            existing = self.ctx.module.functions.get(gv)
+            if isinstance(existing, PrimFunc) and structural_equal(existing, prim_func):
+                return gv
+        name, suffix = name_hint, 1
+        while name in self.ctx.global_vars:
+            name, suffix = f"{name_hint}{suffix}", suffix + 1
+        gv = GlobalVar(name)
+        self.ctx.global_vars[name] = gv
+        self.ctx.module.add(gv, prim_func)
         return gv
 
     # -- symbolic dimensions -------------------------------------------------------------

@@ -15,7 +15,8 @@ from rvm.script.printer.names import NameTable, identifier
 from rvm.script.printer.tir import INDENT, decorator, value_text, var_decl
 from rvm.script.printer.tir_expr import ExprPrinter, quote
 
-_DPS = {"relax.call_tir": "R.call_tir", "relax.call_dps_packed": "R.call_dps_packed"}
+_DPS = {"relax.call_tir": "R.call_tir", "relax.call_tir_inplace": "R.call_tir_inplace",
+        "relax.call_dps_packed": "R.call_dps_packed"}
 
 
 class Metadata:
@@ -263,6 +264,8 @@ class RelaxPrinter:
                 else args[0]
             out = e.sinfo_args[0] if e.sinfo_args else None
             parts = [callee, args[1]]
+            if op.name == "relax.call_tir_inplace":
+                parts.append(f"inplace_indices={list(e.attrs['inplace_indices'])}")
             if isinstance(out, _si.TupleStructInfo) and len(out.fields) > 1:
                 parts.append(f"out_sinfo=[{', '.join(self.sinfo(f) for f in out.fields)}]")
             elif out is not None:

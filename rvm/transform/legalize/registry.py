@@ -6,6 +6,7 @@ A rule returns the replacement of a (normalized) call, usually
 operator in place (a shape the kernel cannot be built for, for instance).
 """
 from rvm.relax.expr import Constant
+from rvm.relax.struct_info import PrimStructInfo
 from rvm.relax.op.registry import attr_value
 from rvm.tir import op as tir_op
 
@@ -26,7 +27,8 @@ def scalar_constants(args):
     """``args`` with each scalar (0-d) constant as a TIR constant, which a kernel inlines
     instead of reading it from a tensor argument (as TVM's legalization does), as long as one
     tensor argument remains (an all-constant call is FoldConstant's). For rules whose compute
-    takes scalar operands."""
+    takes scalar operands. A scalar ``R.Prim`` of known value (``R.prim_value(1.5)``, a
+    parameter ``R.Prim(value=n)``) is inlined the same way."""
     scalars = [_scalar_of(a) for a in args]
     if all(s is not None for s in scalars):
         return list(args)
@@ -34,6 +36,9 @@ def scalar_constants(args):
 
 
 def _scalar_of(expr):
+    sinfo = expr.struct_info_
+    if isinstance(sinfo, PrimStructInfo) and sinfo.value is not None:
+        return sinfo.value  # R.prim_value(1.5), or a parameter R.Prim(value=n): n
     if not isinstance(expr, Constant) or expr.data.ndim != 0:
         return None
     dtype = expr.data.dtype
