@@ -210,7 +210,7 @@ class TIRParser(ScriptParser):
             self.check_arity(spec.node, "T.func_attr", spec.args, 1)
             if not isinstance(spec.args[0], dict):
                 raise self.error(spec.node, "T.func_attr expects a dict")
-            self.attrs.update(spec.args[0])
+            self.attrs.update({k: _attr_value(v) for k, v in spec.args[0].items()})
             return None
         if spec.kind in _BLOCK_STATEMENTS:
             if frame.kind != "block":
@@ -456,3 +456,10 @@ def buffer_access(parser, buf, node):
             index = _op.convert(parser.eval(n), dim.dtype)
             region.append(_e.Range.from_min_extent(index, _op.const(1, index.dtype)))
     return _s.BufferRegion(buf, region)
+
+
+def _attr_value(value):
+    """A function attribute as stored: TVM's printer writes flags as ``T.bool(True)``."""
+    if isinstance(value, _e.IntImm) and value.dtype == "bool":
+        return bool(value.value)
+    return value
