@@ -3,7 +3,10 @@
 Each ``BlockRealize`` is replaced by its block's body with the block axes
 substituted by their bound values, guarded by the realize predicate; buffers
 the block allocates become ``Allocate`` + ``DeclBuffer`` around that body.
-Inits must already be lowered (LowerInitBlock).
+Inits must already be lowered (LowerInitBlock). A block's
+``T.match_buffer`` of a region (TVM's LowerMatchBuffer) disappears: accesses
+``A0[i, j]`` of the matched buffer become accesses of the source buffer at the
+region's offsets, ``A[r0.min + i, r1.min + j]``.
 
     for i in range(4):                            for i in range(4):
         with T.block("B"):                ->          B[i] = A[i] + 1.0
@@ -11,9 +14,9 @@ Inits must already be lowered (LowerInitBlock).
             B[vi] = A[vi] + 1.0
 """
 from rvm.tir import op as _op
-from rvm.tir.expr import IntImm
-from rvm.tir.stmt import Allocate, DeclBuffer, IfThenElse
-from rvm.tir.stmt_functor import StmtMutator, substitute
+from rvm.tir.expr import BufferLoad, IntImm
+from rvm.tir.stmt import Allocate, BufferStore, DeclBuffer, IfThenElse
+from rvm.tir.stmt_functor import StmtExprMutator, StmtMutator, substitute
 from rvm.transform.tir.prim_func_pass import prim_func_pass
 
 
@@ -27,11 +30,10 @@ class _BlockLowerer(StmtMutator):
         if block.init is not None:
             raise ValueError(f"block {block.name_hint!r} still has an init; run LowerInitBlock "
                              "before LowerOpaqueBlock")
+        body = block.body
         if block.match_buffers:
-            names = ", ".join(m.buffer.name for m in block.match_buffers)
-            raise ValueError(f"block {block.name_hint!r}: match_buffer ({names}) inside blocks "
-                             "is not supported by the lowering; expected none")
-        body = self.visit_stmt(block.body)
+            body = _MatchedAccesses(block).visit_stmt(body)
+        body = self.visit_stmt(body)
         mapping = {iv.var: value if value.dtype == iv.var.dtype else _op.cast(value, iv.var.dtype)
                    for iv, value in zip(block.iter_vars, op.iter_values)}
         if mapping:
@@ -43,6 +45,47 @@ class _BlockLowerer(StmtMutator):
         if not _is_true(predicate):
             body = IfThenElse(predicate, body)
         return body
+
+
+class _MatchedAccesses(StmtExprMutator):
+    """Rewrites the accesses of a block's matched buffers into their source buffers."""
+
+    def __init__(self, block):
+        self.sources = {}
+        for match in block.match_buffers:
+            buffer, source = match.buffer, match.source
+            ranges = list(source.region)
+            # the matched buffer's dimensions are the region's last ones (leading unit
+            # dimensions of the region may be dropped, as in TVM)
+            dropped = len(ranges) - len(buffer.shape)
+            if dropped < 0 or any(not _is_one(r.extent) for r in ranges[:dropped]):
+                raise ValueError(f"block {block.name_hint!r}: match_buffer {buffer.name} of "
+                                 f"rank {len(buffer.shape)} cannot view a region of rank "
+                                 f"{len(ranges)}")
+            self.sources[buffer] = (source.buffer, ranges, dropped)
+
+    def _indices(self, buffer, indices):
+        source, ranges, dropped = self.sources[buffer]
+        lead = [r.min for r in ranges[:dropped]]
+        return source, lead + [r.min + i for r, i in zip(ranges[dropped:], indices)]
+
+    def visit_buffer_load_(self, op):
+        op = self._generic(op)
+        if op.buffer not in self.sources:
+            return op
+        source, indices = self._indices(op.buffer, op.indices)
+        return BufferLoad(source, indices, op.span)
+
+    def visit_buffer_store_(self, op):
+        op = self._generic(op)
+        if op.buffer not in self.sources:
+            return op
+        source, indices = self._indices(op.buffer, op.indices)
+        return BufferStore(source, op.value, indices, op.span)
+
+
+def _is_one(expr):
+    return isinstance(expr, IntImm) and expr.value == 1
 
 
 def lower_opaque_block(func):
