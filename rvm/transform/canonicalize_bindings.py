@@ -1,7 +1,7 @@
 """CanonicalizeBindings: read values where they are made, not through copies of them.
 
-- ``y = x`` where ``y`` is a DataflowVar: uses of ``y`` read ``x`` (the binding is left
-  for DeadCodeElimination);
+- ``y = x`` where ``y`` is a DataflowVar, or both are Vars of the same struct info
+  (as in TVM): uses of ``y`` read ``x`` (the binding is left for DeadCodeElimination);
 - ``t[i]`` where ``t`` is bound to a tuple written out (``t = (a, b)``): it reads
   ``a`` (or ``b``) itself.
 
@@ -26,6 +26,7 @@ tensor read it from the kernel that made it, so FuseOps sees them connected.
 >>> CanonicalizeBindings()(IRModule({"main": main}))["main"].body.blocks[0].bindings[3].value.args[0].name_hint
 'x'
 """
+from rvm.ir.structural import structural_equal
 from rvm.relax.expr import DataflowVar, Tuple, TupleGetItem, Var
 from rvm.relax.expr_functor import ExprMutator
 from rvm.transform.function_pass import function_pass
@@ -50,7 +51,9 @@ class _Canonicalizer(ExprMutator):
         value = self.builder.lookup_binding(var)
         if isinstance(value, Tuple):
             self.tuples[id(var)] = (value, self.block)
-        elif isinstance(binding.var, DataflowVar) and isinstance(value, Var):
+        elif isinstance(value, Var) and (isinstance(binding.var, DataflowVar) or (
+                not isinstance(value, DataflowVar) and structural_equal(
+                    binding.var.struct_info_, value.struct_info_, map_free_vars=False))):
             self.set_var_remap(binding.var, value)
 
     def visit_tuple_get_item_(self, item):
