@@ -262,8 +262,9 @@ def operator_builtin(name):
             try:
                 made = constructor(*args, **attrs)
             except TypeError as err:
-                if op.get_attr("attr_defaults") is not None:
-                    # an operator with declared attributes prints what its builder takes
+                if op.get_attr("attr_defaults") is not None or attrs:
+                    # an operator with declared attributes prints what its builder takes;
+                    # keywords of one without (TVM's parameter names) only its builder reads
                     text = str(err) if str(err).startswith("relax.") else f"R.{name}: {err}"
                     raise parser.error(node, text) from None
                 made = None  # arguments as the Call stores them (printed text)
