@@ -408,3 +408,24 @@ def test_call_dps_packed_of_an_environment_function():
 
     x = _rand(2, 5)
     np.testing.assert_array_equal(run_both(round_trip(Module), x), np.maximum(x, 0))
+
+
+def test_lowered_allocation_as_tvm_prints_it():
+    """The allocation calls as TVM's printer writes them after the lowering passes: positional
+    R.dtype / R.prim_value / R.str arguments, the storage scope included."""
+    @R.function(pure=False)
+    def main(x: R.Tensor((2, 3), dtype="float32")) -> R.Tensor((2, 3), dtype="float32"):
+        alloc: R.Tensor((2, 3), dtype="float32") = R.builtin.alloc_tensor(
+            R.shape([2, 3]), R.dtype("float32"), R.prim_value(0), R.str("global"))
+        storage: R.Object = R.vm.alloc_storage(R.shape([24]), R.prim_value(0),
+                                               R.dtype("uint8"), R.str("global"))
+        t: R.Tensor((2, 3), dtype="float32") = R.vm.alloc_tensor(
+            storage, R.prim_value(0), R.shape([2, 3]), R.dtype("float32"))
+        _: R.Tuple = R.vm.kill_object(t)
+        return alloc
+
+    keyword = main.body.blocks[0].bindings[0].value
+    assert [type(a).__name__ for a in keyword.args] == ["ShapeExpr", "DataTypeImm",
+                                                        "PrimValue"]
+    out = run(round_trip(rvm.IRModule({"main": main})), _rand(2, 3))
+    assert out.shape == (2, 3) and out.dtype == "float32"
