@@ -2,11 +2,14 @@
 
 Compiled kernels go to a cache directory private to the test session, so
 tests never read or pollute the user's cache, and a kernel compiled by one
-test is a cache hit for the next.
+test is a cache hit for the next. Tests that run on Ray share one local
+cluster (the ``ray_cluster`` fixture).
 """
 import os
 import shutil
 import tempfile
+
+import pytest
 
 _SESSION_CACHE = {}
 
@@ -27,3 +30,14 @@ def pytest_unconfigure(config):
         os.environ["RVM_CACHE_DIR"] = previous
     if path:
         shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def ray_cluster():
+    """A local Ray cluster of two CPUs for the whole session (started on first use, shut
+    down at the end); skips the test when ray is not installed."""
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+             configure_logging=False)
+    yield ray
+    ray.shutdown()

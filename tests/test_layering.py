@@ -41,6 +41,8 @@ ALLOWED = {
                "relax", "transform", "script", "frontend", "codegen"},
     "meta_schedule": {"support", "runtime", "target", "bytecode", "vm", "ir", "tir", "te",
                       "topi", "relax", "transform", "script", "frontend", "codegen", "driver"},
+    # Ray, optional: the executable side only (executables run on the workers).
+    "distributed": {"support", "runtime", "bytecode", "vm"},
     # rvm.tune is a facade naming rvm.meta_schedule.
     "tune": {"meta_schedule"},
 }
