@@ -3,7 +3,7 @@
 Compiled kernels go to a cache directory private to the test session, so
 tests never read or pollute the user's cache, and a kernel compiled by one
 test is a cache hit for the next. Tests that run on Ray share one local
-cluster (the ``ray_cluster`` fixture).
+cluster (the ``ray_cluster`` fixture) and run last.
 """
 import os
 import shutil
@@ -30,6 +30,12 @@ def pytest_unconfigure(config):
         os.environ["RVM_CACHE_DIR"] = previous
     if path:
         shutil.rmtree(path, ignore_errors=True)
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Tests on Ray run last: the cluster's processes then never share the machine with
+    the other tests (some of which time their workers)."""
+    items.sort(key=lambda item: "ray_cluster" in getattr(item, "fixturenames", ()))
 
 
 @pytest.fixture(scope="session")
