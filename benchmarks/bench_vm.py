@@ -7,9 +7,10 @@ Baselines: a plain Python function call measured in the same run, and Apache
 TVM's Relax VM on this machine (identity 0.72 µs per call from Python, 0.36 µs
 per added call_tir), figures recorded beforehand since TVM is not installed.
 The no-op kernel takes (x, out) NDArrays in destination-passing style, once as
-a Python function and once compiled from C. "profiled" is the chain of C calls
-run while a profile is on (every call site timed), against the same chain
-unprofiled.
+a Python function and once compiled from C. What profiling adds: the chain of
+C calls run while a profile is on (every call site timed; the worst case, each
+callee doing nothing), against the same chain unprofiled; and ``vm.profile()``
+of seed 004's MLP at batch 1 (a call of about 10 us) against a plain call.
 """
 import pathlib
 import statistics
@@ -20,7 +21,10 @@ import timeit
 
 import numpy as np
 
+import rvm
+from bench_e2e import mlp_module, mlp_params
 from rvm.bytecode.builder import ExecBuilder
+from rvm.driver.relax_build import build
 from rvm.runtime.device import cpu
 from rvm.runtime.library import load_library
 from rvm.runtime.ndarray import array
@@ -87,6 +91,20 @@ def median_profiled_us(vm, name, *args):
     return statistics.median(profiled), statistics.median(plain)
 
 
+def mlp_profile_ratio(engine):
+    """us of ``vm.profile("main", x)`` / us of ``vm["main"](x)`` for the MLP at batch 1,
+    medians measured in alternation."""
+    params = {k: rvm.nd.array(v) for k, v in mlp_params().items()}
+    vm = VirtualMachine(build(mlp_module(1), target="c", params=params), cpu(), engine=engine)
+    x = rvm.nd.array(np.random.default_rng(0).random((1, 784), dtype=np.float32))
+    main, number = vm["main"], NUMBER // 20
+    profiled, plain = [], []
+    for _ in range(REPEAT):
+        profiled.append(timeit.timeit(lambda: vm.profile("main", x), number=number))
+        plain.append(timeit.timeit(lambda: main(x), number=number))
+    return statistics.median(profiled) / statistics.median(plain)
+
+
 def main():
     def py_noop(x, out):
         pass
@@ -116,6 +134,7 @@ def main():
         per_c = (chain_c - vm_us) / CHAIN
         figures[engine] = (vm_us, per_py * 1e3, per_c * 1e3)
         profiled[engine] = median_profiled_us(vm, "chain_c_noop", x, out)
+    mlp = {engine: mlp_profile_ratio(engine) for engine in ENGINES}
 
     print(f"python {sys.version.split()[0]}; median of {REPEAT} repeats x {NUMBER} calls")
     print(f"{'measure':44s} {'python':>8s} {'native':>8s} {'TVM':>8s} {'native x TVM':>13s} "
@@ -128,8 +147,10 @@ def main():
         py, native = figures["python"][k], figures["native"][k]
         print(f"{name:44s} {py:8.2f} {native:8.2f} {tvm:8.2f} {native / tvm:13.2f} "
               f"{native / plain:15.2f}")
-    py, native = (profiled[e][0] / profiled[e][1] for e in ENGINES)
+    py, native = (profiled[e][0] / profiled[e][1] for e in ("python", "native"))
     print(f"{'chain of C calls profiled, x unprofiled':44s} {py:8.2f} {native:8.2f}")
+    print(f"{'MLP batch 1: profile(), x plain call':44s} {mlp['python']:8.2f} "
+          f"{mlp['native']:8.2f}")
     print(f"{'plain Python: identity call, us':44s} {plain_us:8.3f}")
     print(f"{'plain Python: no-op call in a loop, ns per call':44s} {per_plain * 1e3:8.1f}")
 

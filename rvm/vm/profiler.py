@@ -12,7 +12,8 @@ class ProfileReport:
     """Per-call-site timings of one run: callee, calls, total and mean time, share.
 
     ``rows`` holds dicts with keys function, position, binding, callee, calls,
-    total (seconds), mean (seconds) and share (of the run's wall time).
+    total (seconds), mean (seconds) and share (of the run's wall time). They are
+    built when first read, so ``profile()`` itself costs little more than the run.
     """
 
     def __init__(self, func_name, ex, samples, total, result):
@@ -20,17 +21,28 @@ class ProfileReport:
         self.func_name = func_name
         self.total = total
         self.result = result
-        self.rows = []
-        for pc, (calls, seconds) in samples.items():
-            index = ex.function_at(pc)
-            info = ex.func_table[index]
-            source = ex.source_of(pc)
-            callee = ex.func_table[ex.instructions[pc].field("func")].name
-            self.rows.append({"function": info.name, "position": pc - info.start,
-                              "binding": source[1] if source else "", "callee": callee,
-                              "calls": calls, "total": seconds, "mean": seconds / calls,
-                              "share": seconds / total if total else 0.0})
-        self.rows.sort(key=lambda r: -r["total"])
+        self._ex = ex
+        self._samples = samples
+        self._rows = None
+
+    @property
+    def rows(self):
+        """The call sites, slowest first."""
+        if self._rows is None:
+            self._rows = sorted((self._row(pc, calls, seconds)
+                                 for pc, (calls, seconds) in self._samples.items()),
+                                key=lambda r: -r["total"])
+        return self._rows
+
+    def _row(self, pc, calls, seconds):
+        ex = self._ex
+        info = ex.func_table[ex.function_at(pc)]
+        source = ex.source_of(pc)
+        return {"function": info.name, "position": pc - info.start,
+                "binding": source[1] if source else "",
+                "callee": ex.func_table[ex.instructions[pc].field("func")].name,
+                "calls": calls, "total": seconds, "mean": seconds / calls,
+                "share": seconds / self.total if self.total else 0.0}
 
     def table(self):
         """The report as a text table, slowest call site first."""
