@@ -8,8 +8,8 @@ target. For batch 1 and batch 64 the table gives the median latency of
 ``relu(x @ w0.T + b0) @ w1.T + b1`` in the same run, with the three kernels called
 directly from Python on preallocated tensors ("kernels us", the floor under the
 VM's time), then where the VM's time goes (the fastest of ``repeat`` profiled
-calls, which run on the python engine; the profiler's timers add to every call
-site).
+calls on the native engine, the one users run; the profiler's timers add to every
+call site).
 
     python benchmarks/bench_e2e.py [--repeat 15] [--number 2000]
 """
@@ -151,7 +151,7 @@ def run(batch, params, number, repeat):
     info = ex.function_info("main")
     row = (batch, vm_s["python"], vm_s["native"], kernels_s, np_s, TVM_FIGURES[batch],
            info.end - info.start, build_s)
-    reports = [vms["python"].profile("main", x_nd) for _ in range(repeat)]
+    reports = [vms["native"].profile("main", x_nd) for _ in range(repeat)]
     return row, min(reports, key=lambda r: r.total)
 
 
@@ -176,7 +176,7 @@ def main():
               f"{np_s * 1e6:>9.1f} {native_s / np_s:>15.2f} {tvm_s * 1e6:>9.1f} "
               f"{native_s / tvm_s:>13.3f} {instrs:>7} {build_s * 1e3:>9.1f}")
     for batch, report in zip((1, 64), reports):
-        print(f"\nbatch {batch}, one call (python engine, profiled): " + report.table())
+        print(f"\nbatch {batch}, one call (native engine, profiled): " + report.table())
 
 
 if __name__ == "__main__":

@@ -71,8 +71,9 @@ def _run(vm, fidx, args):
         while True:
             op, dst, reg, callee, target, nargs, first = code[pc]
             if op == _CALL:
-                argv = [regs[i] if k == _REG else values[i]
-                        for k, i in arg_table[first:first + nargs]]
+                argv = []  # (a loop: a comprehension costs a function call per CALL)
+                for k, i in arg_table[first:first + nargs]:
+                    argv.append(regs[i] if k == _REG else values[i])
                 kind, func = kinds[callee], callees[callee]
                 if kind == _CLOSURE and not observed and type(argv[1]) is VMClosure \
                         and argv[1].vm is vm:
