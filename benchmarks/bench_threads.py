@@ -9,10 +9,12 @@ batch where the kernels take nearly all of a call. Each of ``threads`` threads m
 ``calls`` calls; throughput is calls per second over all threads, the median of
 ``rounds`` rounds, and "x 1 thread" divides it by the one-thread throughput.
 "cores" is the process's CPU time over the wall time of the calls: how many cores
-the threads got (on a shared machine, fewer than there are). The last row runs two
-threads with ``release_gil=False``: what releasing the GIL around C kernels buys.
-Below the table, the same for numpy's matmul of the first layer (one BLAS thread,
-which releases the GIL): the scaling this machine gives a C kernel, the ceiling.
+the threads got (on a shared machine, fewer than there are). Further rows: two
+threads with ``release_gil=False`` (what releasing the GIL around C kernels buys);
+two threads each over its own Executable, built separately from the same module
+(the same kernels, their own copy of the weights); and numpy's matmul of the first
+layer (one BLAS thread, releasing the GIL) in 1 and 2 threads, reading one weight
+array or a copy each: how this machine scales a C kernel reading shared memory.
 """
 import argparse
 import os
@@ -47,10 +49,11 @@ def timed_threads(threads, work):
     return time.perf_counter() - start, time.process_time() - cpu_start
 
 
-def run_threads(ex, x, expected, threads, calls, release_gil=True):
-    """(seconds, CPU seconds) of ``threads`` threads making ``calls`` calls each; checks
-    every result."""
-    vms = [VirtualMachine(ex, rvm.cpu(), release_gil=release_gil) for _ in range(threads)]
+def run_threads(exs, x, expected, calls, release_gil=True):
+    """(seconds, CPU seconds) of one thread per Executable of ``exs`` making ``calls`` calls
+    each; checks every result."""
+    threads = len(exs)
+    vms = [VirtualMachine(ex, rvm.cpu(), release_gil=release_gil) for ex in exs]
     mains = [vm["main"] for vm in vms]
     for main in mains:
         main(x)   # warm the storage pools
@@ -70,15 +73,17 @@ def run_threads(ex, x, expected, threads, calls, release_gil=True):
     return seconds, cpu
 
 
-def numpy_threads(batch, threads, calls):
+def numpy_threads(batch, threads, calls, copies):
     """(seconds, CPU seconds) of ``threads`` threads each computing ``calls`` products
-    x @ w0.T (the first layer's matmul) in numpy."""
+    x @ w0.T (the first layer's matmul) in numpy, on one weight array or a copy each."""
     rng = np.random.default_rng(0)
     x, w = rng.random((batch, 784), dtype=np.float32), rng.random((128, 784), dtype=np.float32)
+    ws = [w.copy() if copies else w for _ in range(threads)]
 
     def work(k):
+        weight = ws[k]
         for _ in range(calls):
-            np.dot(x, w.T)
+            np.dot(x, weight.T)
 
     return timed_threads(threads, work)
 
@@ -90,36 +95,40 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     params = mlp_params()
-    ex = build(mlp_module(args.batch), target="c",
-               params={k: rvm.nd.array(v) for k, v in params.items()})
+
+    def build_mlp():
+        return build(mlp_module(args.batch), target="c",
+                     params={k: rvm.nd.array(v) for k, v in params.items()})
+
+    ex = build_mlp()
     x = rvm.nd.array(np.random.default_rng(0).random((args.batch, 784), dtype=np.float32))
     expected = VirtualMachine(ex, rvm.cpu())["main"](x).numpy()
-    configs = ((1, True), (2, True), (4, True), (2, False))  # (threads, release_gil)
-    rates, cores = {c: [] for c in configs}, {c: [] for c in configs}
+    own = [ex, build_mlp()]
+    rows = {  # label: (run of one round -> (seconds, CPU seconds), threads, baseline label)
+        "1": (lambda: run_threads([ex], x, expected, args.calls), 1, "1"),
+        "2": (lambda: run_threads([ex] * 2, x, expected, args.calls), 2, "1"),
+        "4": (lambda: run_threads([ex] * 4, x, expected, args.calls), 4, "1"),
+        "2 (GIL held)": (lambda: run_threads([ex] * 2, x, expected, args.calls, False), 2, "1"),
+        "2 (own weights)": (lambda: run_threads(own, x, expected, args.calls), 2, "1"),
+        "numpy 1": (lambda: numpy_threads(args.batch, 1, args.calls, False), 1, "numpy 1"),
+        "numpy 2": (lambda: numpy_threads(args.batch, 2, args.calls, False), 2, "numpy 1"),
+        "numpy 2 (copies)": (lambda: numpy_threads(args.batch, 2, args.calls, True), 2,
+                             "numpy 1"),
+    }
+    rates, cores = {label: [] for label in rows}, {label: [] for label in rows}
     for _ in range(args.rounds):
-        for n, release in configs:
-            seconds, cpu = run_threads(ex, x, expected, n, args.calls, release)
-            rates[n, release].append(n * args.calls / seconds)
-            cores[n, release].append(cpu / seconds)
-    ceiling = {n: [] for n in (1, 2)}
-    for _ in range(args.rounds):
-        for n in ceiling:
-            seconds, cpu = numpy_threads(args.batch, n, args.calls)
-            ceiling[n].append((n * args.calls / seconds, cpu / seconds))
-    one = statistics.median(rates[1, True])
+        for label, (run, threads, _) in rows.items():
+            seconds, cpu = run()
+            rates[label].append(threads * args.calls / seconds)
+            cores[label].append(cpu / seconds)
     print(f"MLP 784-128-10, batch {args.batch}; {args.calls} calls per thread, exact results; "
           f"median of {args.rounds} rounds; {os.cpu_count()} cores")
     print(f"{'threads':>16} {'calls/s':>10} {'us/call':>9} {'x 1 thread':>11} {'cores':>6}")
-    for n, release in configs:
-        rate = statistics.median(rates[n, release])
-        label = str(n) if release else f"{n} (GIL held)"
-        print(f"{label:>16} {rate:>10.0f} {1e6 / rate:>9.1f} {rate / one:>11.2f} "
-              f"{statistics.median(cores[n, release]):>6.2f}")
-    np_one = statistics.median(r for r, _ in ceiling[1])
-    for n, runs in ceiling.items():
-        rate = statistics.median(r for r, _ in runs)
-        print(f"{f'numpy matmul, {n}':>16} {rate:>10.0f} {1e6 / rate:>9.1f} "
-              f"{rate / np_one:>11.2f} {statistics.median(c for _, c in runs):>6.2f}")
+    for label, (_, _, base) in rows.items():
+        rate = statistics.median(rates[label])
+        print(f"{label:>16} {rate:>10.0f} {1e6 / rate:>9.1f} "
+              f"{rate / statistics.median(rates[base]):>11.2f} "
+              f"{statistics.median(cores[label]):>6.2f}")
 
 
 if __name__ == "__main__":
