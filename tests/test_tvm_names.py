@@ -19,6 +19,14 @@ import rvm
     ("rvm.relax", "VirtualMachine"), ("rvm.script", "from_source"),
     ("rvm.script.parser.ir", "ir_module"), ("rvm.script.parser.relax", "function"),
     ("rvm.script.parser.tir", "prim_func"),
+    ("rvm.relax.transform", "FuseOpsByPattern"), ("rvm.relax.transform", "FusionPattern"),
+    ("rvm.relax.transform", "PatternCheckContext"),
+    ("rvm.relax.transform", "MergeCompositeFunctions"), ("rvm.relax.transform", "RunCodegen"),
+    ("rvm.relax.dpl", "is_op"), ("rvm.relax.dpl", "wildcard"), ("rvm.relax.dpl", "rewrite_call"),
+    ("rvm.relax.backend.pattern_registry", "get_patterns_with_prefix"),
+    ("rvm.relax.backend.pattern_registry", "register_patterns"),
+    ("rvm.relax.analysis", "get_var2val"), ("rvm.runtime", "Module"),
+    ("rvm.runtime", "csource_module_create"), ("rvm.runtime", "register_module_loader"),
 ])
 def test_import_path_has_name(path, name):
     assert hasattr(importlib.import_module(path), name)

@@ -57,6 +57,12 @@ def function_header(info):
     return f"@{info.name} = {info.kind.name.lower()} function"
 
 
+def describe_module(module):
+    """``<type_key>: <its functions>`` of a runtime module, for listings."""
+    names = sorted(module.function_names())
+    return f"{module.type_key}: {', '.join(names) or 'no functions'}"
+
+
 def disassemble(ex):
     """The full text of an executable: functions, their code, and the constant pool."""
     names = [f.name for f in ex.func_table]
@@ -74,6 +80,12 @@ def disassemble(ex):
     externs = [f for f in ex.func_table if f.kind != FuncKind.VM]
     lines.extend(function_header(f) for f in externs)
     if externs:
+        lines.append("")
+    modules = [("kernel", m) for m in ex.kernel_libs] + [("import", m) for m in
+                                                         ex.imported_modules]
+    if modules:
+        lines.append("modules:")
+        lines.extend(f"  {role} {describe_module(m)}" for role, m in modules)
         lines.append("")
     if ex.constants:
         lines.append("constants:")

@@ -9,7 +9,7 @@ verified on every load.
 import collections
 
 from rvm.bytecode.constants import constant_tag
-from rvm.bytecode.disasm import disassemble
+from rvm.bytecode.disasm import describe_module, disassemble
 from rvm.bytecode.errors import ExecutableFormatError
 from rvm.bytecode.function import FuncKind
 from rvm.bytecode.instruction import encode_instruction
@@ -104,7 +104,8 @@ class Executable(Module):
             + ", ".join(f"{k}: {n}" for k, n in sorted(consts.items()))
             + f"), {const_bytes} tensor bytes",
             f"modules: {len(self.kernel_libs)} kernel libraries, "
-            f"{len(self.imported_modules)} imported",
+            f"{len(self.imported_modules)} imported"
+            + "".join(f"\n  import {describe_module(m)}" for m in self.imported_modules),
         ]
         return "\n".join(lines)
 

@@ -11,7 +11,9 @@ The steps, in order:
 3. the PrimFuncs are compiled into one kernel library for ``target``
    ("c", or "python" for the reference kernels), attached to the executable
    and searched first when the VM resolves a callee;
-4. every Relax function is emitted as a VM function.
+4. the runtime modules of the module attribute ``"external_mods"`` (what
+   RunCodegen's codegens made) are imported into the executable;
+5. every Relax function is emitted as a VM function.
 
 >>> import numpy as np
 >>> from rvm.relax.binding import SeqExpr
@@ -31,6 +33,7 @@ array([1., 1.], dtype=float32)
 main: parameter 'x' expects float32[2]: dimension 0 expected 2, got 3 (shape [3])
 """
 from rvm.bytecode.builder import ExecBuilder
+from rvm.codegen import byoc as _byoc  # noqa: F401  (registers the example codegens)
 from rvm.codegen.vm_codegen import vm_codegen
 from rvm.driver.build_module import build_kernels, normalize_target
 from rvm.ir.module import IRModule
@@ -73,6 +76,26 @@ def _check_functions(mod):
                             f"{type(func).__name__}; expected Relax functions and PrimFuncs")
 
 
+def _check_offloaded(mod):
+    for gv, func in mod.functions.items():
+        codegen = func.get_attr("Codegen") if isinstance(func, Function) else None
+        if codegen:
+            raise ValueError(f"relax.build: function '{gv.name_hint}' is marked for codegen "
+                             f"'{codegen}'; run relax.transform.RunCodegen() before building")
+
+
+def _external_modules(*mods):
+    """The runtime modules in the ``external_mods`` attribute of ``mods``, each once."""
+    out = []
+    for mod in mods:
+        if not isinstance(mod, IRModule):
+            continue
+        for module in mod.get_attr("external_mods") or ():
+            if all(module is not m for m in out):
+                out.append(module)
+    return out
+
+
 EXEC_MODES = ("bytecode", "compiled")
 
 
@@ -109,11 +132,15 @@ def build(mod, target="c", params=None, pipeline="default", compiler=None, *,
     """
     pipeline = _tvm_options(pipeline, relax_pipeline, tir_pipeline, exec_mode)
     kind = normalize_target(target)
+    mod = _as_module(mod)
+    _check_offloaded(mod)
     lowered = lower(mod, params, pipeline)
     _check_functions(lowered)
     ib = ExecBuilder()
     kernels = build_kernels(lowered, target=kind, compiler=compiler)
     if kernels is not None:
         ib.add_kernel_library(kernels)
+    for module in _external_modules(mod, lowered):
+        ib.import_module(module)
     vm_codegen(lowered, ib)
     return ib.get()

@@ -8,7 +8,7 @@ layers import this one.
 import importlib
 
 from rvm.ir.expr import GlobalVar
-from rvm.relax import analysis, expr_functor, op
+from rvm.relax import analysis, backend, dpl, expr_functor, op
 from rvm.relax.binding import (
     Binding, BindingBlock, DataflowBlock, MatchCast, SeqExpr, VarBinding,
 )
@@ -33,7 +33,7 @@ __all__ = [
     "DataflowVar", "Expr", "ExprMutator", "ExprVisitor", "ExternFunc", "FuncStructInfo", "Function", "GlobalVar", "If",
     "MatchCast", "ObjectStructInfo", "Op", "PrimStructInfo", "PrimValue", "RelaxExpr", "SeqExpr",
     "ShapeExpr", "ShapeStructInfo", "StringImm", "StructInfo", "TensorStructInfo", "Tuple",
-    "TupleGetItem", "TupleStructInfo", "Var", "VarBinding", "analysis", "call_dps_packed", "expr_functor",
+    "TupleGetItem", "TupleStructInfo", "Var", "VarBinding", "analysis", "backend", "dpl", "call_dps_packed", "expr_functor",
     "call_packed", "call_pure_packed", "call_tir", "const", "get_struct_info", "op",
 ]
 

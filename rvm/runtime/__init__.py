@@ -9,8 +9,11 @@ from rvm.runtime.convert import convert
 from rvm.runtime.data_type import DataType
 from rvm.runtime.device import Device, cpu, device
 from rvm.runtime import kernel_library as _kernel_library  # registers the 'c_kernels' loader
+from rvm.runtime.csource_module import CSourceModule, csource_module_create
+from rvm.runtime.example_json import ExampleJSONModule
 from rvm.runtime.library import load_library
 from rvm.runtime.loader import load_module
+from rvm.runtime.module import Module, register_module_loader
 from rvm.runtime.ndarray import NDArray
 from rvm.runtime.packed_func import (
     PackedFunc,
@@ -25,8 +28,9 @@ from rvm.runtime.profiling import BenchmarkResult, time_evaluator
 Object = _bridge.Object
 
 __all__ = [
-    "Array", "BenchmarkResult", "DataType", "Device", "Map", "NDArray", "Object", "PackedFunc",
-    "ShapeTuple", "convert", "cpu", "device", "get_global_func", "list_global_func_names",
-    "load_library", "load_module", "native_library_path", "register_func", "register_object_type",
-    "remove_global_func", "time_evaluator",
+    "Array", "BenchmarkResult", "CSourceModule", "DataType", "Device", "ExampleJSONModule", "Map",
+    "Module", "NDArray", "Object", "PackedFunc", "ShapeTuple", "convert", "cpu",
+    "csource_module_create", "device", "get_global_func", "list_global_func_names",
+    "load_library", "load_module", "native_library_path", "register_func",
+    "register_module_loader", "register_object_type", "remove_global_func", "time_evaluator",
 ]

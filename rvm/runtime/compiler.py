@@ -14,6 +14,7 @@ with the compiler's diagnostics and the offending source lines.
 >>> cc.compile("int answer(void) { return 42; }").from_cache
 True
 """
+import pathlib
 import re
 import shutil
 import subprocess
@@ -162,34 +163,42 @@ class Compiler:
         default for these CPUs is 256-bit vectors; the reductions of kernels gain ~15%)."""
         return "-mavx512f" in self.fingerprint.split()
 
-    def flags(self, use_openmp=True):
-        """The flags ``compile`` passes (OpenMP only when asked for and supported)."""
-        flags = list(BASE_FLAGS) + [SIMD_FLAG]
+    def flags(self, use_openmp=True, include_dirs=()):
+        """The flags ``compile`` passes (OpenMP only when asked for and supported; ``-I`` for
+        each of ``include_dirs``)."""
+        flags = list(BASE_FLAGS) + [SIMD_FLAG] + [f"-I{d}" for d in include_dirs]
         if self.wide_vectors:
             flags.append(WIDE_VECTOR_FLAG)
         if use_openmp and self.openmp:
             flags.append(OPENMP_FLAG)
         return flags
 
-    def cache_key(self, source, flags):
-        """The cache key of ``source`` compiled with ``flags`` by this compiler."""
-        return cache_key("rvm-c-kernels", FORMAT_VERSION, self.fingerprint, tuple(flags), source)
+    def cache_key(self, source, flags, include_dirs=()):
+        """The cache key of ``source`` compiled with ``flags`` by this compiler (with the
+        contents of the headers under ``include_dirs``, not their paths)."""
+        flags = tuple(f for f in flags if not f.startswith("-I"))
+        headers = tuple(_headers(d) for d in include_dirs)
+        if headers:
+            return cache_key("rvm-c-kernels", FORMAT_VERSION, self.fingerprint, flags, source,
+                             headers)
+        return cache_key("rvm-c-kernels", FORMAT_VERSION, self.fingerprint, flags, source)
 
-    def lookup(self, source, use_openmp=True):
+    def lookup(self, source, use_openmp=True, include_dirs=()):
         """The cached library for ``source``, or None; never runs the compiler on the source."""
-        flags = self.flags(use_openmp)
-        key = self.cache_key(source, flags)
+        flags = self.flags(use_openmp, include_dirs)
+        key = self.cache_key(source, flags, include_dirs)
         path = self.cache.get(key, ".so")
         return CompiledLibrary(path, key, True) if path is not None else None
 
-    def compile(self, source, use_openmp=True):
+    def compile(self, source, use_openmp=True, include_dirs=()):
         """Compiles ``source`` to a shared object (or finds it in the cache): a CompiledLibrary.
 
-        Raises CompileError showing the offending source lines when the
-        compiler rejects the source.
+        ``include_dirs`` are searched for ``#include``s (rvm's runtime headers, for
+        C-source modules). Raises CompileError showing the offending source lines when
+        the compiler rejects the source.
         """
-        flags = self.flags(use_openmp)
-        key = self.cache_key(source, flags)
+        flags = self.flags(use_openmp, include_dirs)
+        key = self.cache_key(source, flags, include_dirs)
         with self._lock:
             path = self.cache.get(key, ".so")
             if path is not None:
@@ -223,6 +232,13 @@ class Compiler:
             raise CompileError(format_compile_error(argv, source, result.stderr, src.name),
                                source, result.stderr)
         return out
+
+
+def _headers(directory):
+    """(relative path, contents) of every header under ``directory``, sorted."""
+    root = pathlib.Path(directory)
+    return tuple((str(p.relative_to(root)), p.read_bytes())
+                 for p in sorted(root.rglob("*.h")))
 
 
 _DEFAULT = {}

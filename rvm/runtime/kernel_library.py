@@ -130,35 +130,45 @@ def _split_parts(data, count):
     return parts
 
 
+def parse_saved_library(data, what="kernel library"):
+    """(header, source, functions) of bytes written by ``KernelLibrary.save_to_bytes``.
+
+    ValueError for damaged bytes and for sources that would run code when
+    loaded (constructors, inline assembly).
+    """
+    data = bytes(data)
+    if not data.startswith(_MAGIC):
+        raise ValueError(f"not a {what}: bad magic {data[:len(_MAGIC)]!r}")
+    head, source, _ = _split_parts(data, 3)
+    try:
+        header = json.loads(head.decode("utf-8"))
+        source = source.decode("utf-8")
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ValueError(f"corrupted {what} header: {err}") from None
+    if not isinstance(header, dict) or header.get("format") != _FORMAT:
+        found = header.get("format") if isinstance(header, dict) else header
+        raise ValueError(f"{what} format mismatch: expected {_FORMAT}, found {found!r}")
+    functions = header.get("functions")
+    if not isinstance(functions, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) and v.isidentifier()
+            for k, v in functions.items()):
+        raise ValueError(f"corrupted {what}: bad function table")
+    code = _STRINGS_AND_COMMENTS.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), source)
+    match = _LOAD_TIME_CODE.search(code)
+    if match:
+        line = code.count("\n", 0, match.start()) + 1
+        raise ValueError(f"{what} source uses '{match.group(1)}' (line {line}); "
+                         "code loaded from bytes may not run code at load time")
+    return header, source, functions
+
+
 def load_kernel_library(data, compiler=None):
     """Rebuilds a KernelLibrary saved by ``save_to_bytes``, recompiling its source (cached).
 
     The stored object is not loaded: bytes are untrusted, and the source,
     compiled by this machine's compiler, is the library's definition.
     """
-    data = bytes(data)
-    if not data.startswith(_MAGIC):
-        raise ValueError(f"not a kernel library: bad magic {data[:len(_MAGIC)]!r}")
-    head, source, _ = _split_parts(data, 3)
-    try:
-        header = json.loads(head.decode("utf-8"))
-        source = source.decode("utf-8")
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ValueError(f"corrupted kernel library header: {err}") from None
-    if not isinstance(header, dict) or header.get("format") != _FORMAT:
-        found = header.get("format") if isinstance(header, dict) else header
-        raise ValueError(f"kernel library format mismatch: expected {_FORMAT}, found {found!r}")
-    functions = header.get("functions")
-    if not isinstance(functions, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) and v.isidentifier()
-            for k, v in functions.items()):
-        raise ValueError("corrupted kernel library: bad function table")
-    code = _STRINGS_AND_COMMENTS.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), source)
-    match = _LOAD_TIME_CODE.search(code)
-    if match:
-        line = code.count("\n", 0, match.start()) + 1
-        raise ValueError(f"kernel library source uses '{match.group(1)}' (line {line}); "
-                         "kernels loaded from bytes may not run code at load time")
+    header, source, functions = parse_saved_library(data)
     return KernelLibrary.from_source(source, functions, compiler,
                                      use_openmp=bool(header.get("use_openmp", True)))
 

@@ -256,10 +256,18 @@ def _renew_symbolic_vars(func):
 
 
 class _OperatorFusor(ExprMutator):
-    def __init__(self, mod, group_of):
+    """Replaces each group of a dataflow block by a call of the function ``make_creator()``
+    makes of it (FuseOpsByPattern and MergeCompositeFunctions reuse it with their own)."""
+
+    def __init__(self, mod, group_of, make_creator=None):
         super().__init__(mod)
         self.mod = mod
         self.group_of = group_of
+        self.make_creator = make_creator or _FunctionCreator
+
+    def fuses(self, group):
+        """Whether ``group`` becomes a function (FuseOps: when it has several bindings)."""
+        return group.num_nodes > 1
 
     def _group(self, var):
         return self.group_of[id(var)].find_root()
@@ -270,8 +278,8 @@ class _OperatorFusor(ExprMutator):
         creators = {}
         for binding in block.bindings:
             group = self._group(binding.var)
-            if group.num_nodes > 1:
-                creators.setdefault(id(group), _FunctionCreator()).append(binding)
+            if self.fuses(group):
+                creators.setdefault(id(group), self.make_creator()).append(binding)
         deps = self._boundaries(block, creators)
         for creator in creators.values():
             creator.create_function(self.mod)

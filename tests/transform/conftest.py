@@ -20,6 +20,9 @@ class RoundTrip(PassInstrument):
         if id(mod) in self.checked:
             return
         self.checked[id(mod)] = mod
+        if mod.get_attr("external_mods"):  # runtime modules (RunCodegen's) are not script
+            mod = mod.with_attr("external_mods", None)
+            mod.attrs.pop("external_mods")
         try:
             text = mod.script(show_meta=True)
             ast.parse(text)

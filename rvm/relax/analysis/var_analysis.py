@@ -71,3 +71,27 @@ def all_vars(expr):
 def all_global_vars(expr):
     """The GlobalVars referenced by ``expr`` (call_tir callees included), one per name."""
     return list(_collect(expr).gvars.values())
+
+
+class _BindingCollector(ExprVisitor):
+    def __init__(self):
+        self.values = {}
+
+    def visit_var_binding_(self, binding):
+        self.values[binding.var] = binding.value
+        super().visit_var_binding_(binding)
+
+
+def get_var2val(expr):
+    """{variable: bound value} for every VarBinding inside ``expr`` (a function or a SeqExpr).
+
+    >>> from rvm.relax.binding import BindingBlock, SeqExpr, VarBinding
+    >>> from rvm.relax.expr import Var
+    >>> x, z = Var("x"), Var("z")
+    >>> [(k.name_hint, v.name_hint) for k, v in get_var2val(
+    ...     SeqExpr([BindingBlock([VarBinding(z, x)])], z)).items()]
+    [('z', 'x')]
+    """
+    collector = _BindingCollector()
+    collector.visit_expr(expr)
+    return collector.values

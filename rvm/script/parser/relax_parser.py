@@ -364,9 +364,23 @@ class RelaxParser(TIRParser):
             return [self.if_binding(node, dataflow, outputs)]
         if isinstance(node, ast.Pass):
             return []
+        if isinstance(node, ast.FunctionDef):
+            return [self.local_function(node, dataflow, outputs)]
         raise self.error(node, f"unsupported statement ({type(node).__name__}) in a Relax "
                                "function; expected an assignment, 'with R.dataflow()', if/else "
                                "or return")
+
+    def local_function(self, node, dataflow, outputs):
+        """A local ``@R.function`` bound to its name; it sees the module, not the enclosing
+        function's variables."""
+        from rvm.script.parser.entry import _decorator_kind
+
+        kind, options = _decorator_kind(self.ctx.source, node, self.aliases)
+        if kind != "function":
+            raise self.error(node, f"local function '{node.name}' needs @R.function")
+        parser = RelaxParser(self.ctx.source, self.ctx.env, self.ctx.aliases, self.ctx)
+        func = parser.parse_function(node, node.name, True, bool(options.get("pure", True)))
+        return self.bind(node, node.name, func, None, dataflow, outputs)
 
     def marker_statement(self, marker, node, dataflow):
         """Handles R.func_attr (and rejects misplaced R.output / R.dataflow)."""

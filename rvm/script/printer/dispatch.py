@@ -52,10 +52,13 @@ def print_module(mod, show_meta=False):
     other = [(gv.name_hint, f) for gv, f in items
              if not isinstance(f, PrimFunc) and not _is_relax_function(f)]
     lines = ["@I.ir_module", "class Module:"]
-    if mod.attrs:
+    attrs = {k: v for k, v in mod.attrs.items() if k != "external_mods"}
+    if attrs:
         from rvm.script.printer.tir import value_text
 
-        lines.append(f"    I.module_attrs({value_text(dict(mod.attrs), ExprPrinter(NameTable()))})")
+        lines.append(f"    I.module_attrs({value_text(attrs, ExprPrinter(NameTable()))})")
+    for module in mod.attrs.get("external_mods") or ():  # runtime modules: not script
+        lines.append(f"    # external module {module!r}")
     used = {"I"}
     module_functions = {gv.name_hint for gv, _ in items}
     first = True

@@ -7,6 +7,7 @@ from rvm.ir.node import Node
 from rvm.relax import expr as _r
 from rvm.relax import struct_info as _si
 from rvm.relax.binding import DataflowBlock, MatchCast, SeqExpr, VarBinding
+from rvm.relax.function import Function
 from rvm.relax.op.registry import Op
 from rvm.tir import expr as _e
 from rvm.runtime.ndarray import NDArray
@@ -293,6 +294,11 @@ class RelaxPrinter:
         if isinstance(b.value, _r.If):
             self.if_binding(b, depth)
             return
+        if isinstance(b.value, Function) and isinstance(b, VarBinding):
+            name = self.names.define(b.var, b.var.name_hint)
+            self.lines += print_relax_function(b.value, name, depth, self.meta,
+                                               self.module_functions, local=True)
+            return
         value = self.expr(b.value)
         if isinstance(b, MatchCast):
             name = self.names.define(b.var, b.var.name_hint)
@@ -367,12 +373,15 @@ class RelaxPrinter:
 
 
 def print_relax_function(func, name, depth=0, meta=None, module_functions=None,
-                         module_name="Module"):
+                         module_name="Module", local=False):
     """The lines of ``@R.function def name(...) -> ...:``; inside a module (the names of its
-    functions given) it refers to them as ``cls.f``, after ``cls = <module_name>``."""
+    functions given) it refers to them as ``cls.f``, after ``cls = <module_name>``. A
+    ``local`` function (bound inside another) prints without ``private=True``."""
     names = NameTable()
     printer = RelaxPrinter(names, meta, module_functions)
     head, attrs = decorator("R.function", func, name)
+    if local:
+        head = "@R.function(pure=False)" if not func.is_pure else "@R.function"
     tir_vars = _tir_vars(func)
     for v in tir_vars:
         names.define(v, v.name_hint)
