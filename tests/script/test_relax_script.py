@@ -186,3 +186,36 @@ def test_scalar_constants_that_go_to_metadata_stay_scalars():
     again = from_source(text)
     assert again["main"].body.blocks[0].bindings[0].value.fields[1].data.shape == ()
     assert_structural_equal(again, mod)
+
+
+def test_local_functions_parse_print_and_round_trip():
+    @I.ir_module
+    class WithLocal:
+        @R.function
+        def main(x: R.Tensor((4,), "float32")):
+            @R.function
+            def twice(y: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
+                R.func_attr({"Composite": "demo.twice"})
+                z = R.add(y, y)
+                return z
+
+            out = twice(x)
+            return out
+
+    main = WithLocal["main"]
+    local, call = main.body.blocks[0].bindings
+    assert isinstance(local.value, relax.Function) and local.value.get_attr("global_symbol") \
+        is None and local.value.get_attr("Composite") == "demo.twice"
+    assert call.value.op is local.var and call.var.struct_info.dtype == "float32"
+    text = WithLocal.script()
+    assert "        @R.function\n        def twice(y:" in text
+    assert_structural_equal(from_source(text), WithLocal)
+
+
+def test_a_local_function_needs_r_function():
+    source = (
+        "@I.ir_module\nclass M:\n    @R.function\n    def main(x: R.Tensor((4,), 'float32')):\n"
+        "        def inner(y: R.Tensor((4,), 'float32')):\n            return y\n"
+        "        return x\n")
+    with pytest.raises(ParseError, match="local function 'inner' needs @R.function"):
+        from_source(source)
