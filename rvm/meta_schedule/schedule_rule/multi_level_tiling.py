@@ -12,9 +12,11 @@ folded into that write-back (``reverse_compute_inline``).
 
 When every buffer the block reads is contiguous along a reduction axis
 (``Y[i, j] += X[i, k] * W[j, k]``) the innermost spatial axis strides
-through memory, so a second design space splits the innermost reduction
-loop by a vector length and ``rfactor``s it: partial sums are kept per lane
-in a tile of vector accumulators and summed once per output at the end.
+through memory, so the design space is instead one that splits the innermost
+reduction loop by a vector length and ``rfactor``s it: partial sums are kept
+per lane in a register tile of at most 8 x 4 vector accumulators, which the
+outer reduction loop runs over (structure "SSRS"), and are summed once per
+output at the end.
 """
 from rvm.meta_schedule.loop_analysis import (
     REDUCTION, SPATIAL, const_extent, contiguous_axis_types, is_reduction_block,
@@ -27,6 +29,11 @@ TILED = "meta_schedule.tiled"  # block annotation: tiled by a rule already
 VECTOR_LENS = (16, 32, 64)
 # The largest innermost tile of the other spatial loops: rows of the register tile.
 ROW_TILE = 8
+# The rfactor space: outer and middle spatial tiles, the reduction loop, then the register
+# tile (at most RF_ROWS x RF_COLS vector accumulators, so they stay in registers) and the
+# vector lanes innermost.
+RF_STRUCTURE = "SSRS"
+RF_ROWS, RF_COLS = 8, 4
 
 
 class ReuseType:
@@ -43,7 +50,7 @@ class ReuseType:
 
 
 def tile_loops(sch, s_loops, r_loops, structure, max_innermost_factor, inner=(),
-               vector_lens=VECTOR_LENS):
+               vector_lens=VECTOR_LENS, row_tile=ROW_TILE):
     """Splits ``s_loops``/``r_loops`` into the levels of ``structure`` (sampled tilings) and
     orders the pieces by it, ``inner`` loops last; returns the spatial levels' loop lists.
 
@@ -51,7 +58,7 @@ def tile_loops(sch, s_loops, r_loops, structure, max_innermost_factor, inner=(),
     from ``vector_lens`` (those dividing the extent), and the rest of the loop is tiled;
     without such a length it is a sampled tiling up to ``max_innermost_factor``. The
     other spatial loops' innermost tiles (unrolled rows of the register tile) are at most
-    ``ROW_TILE``."""
+    ``row_tile``."""
     n_s, n_r = structure.count("S"), structure.count("R")
     s_tiles = [[] for _ in range(n_s)]
     r_tiles = [[] for _ in range(n_r)]
@@ -66,7 +73,7 @@ def tile_loops(sch, s_loops, r_loops, structure, max_innermost_factor, inner=(),
                                               max_innermost_factor=max_innermost_factor)
             parts = list(sch.split(rest, factors)) + [vector]
         else:
-            limit = max_innermost_factor if last else min(ROW_TILE, max_innermost_factor)
+            limit = max_innermost_factor if last else min(row_tile, max_innermost_factor)
             factors = sch.sample_perfect_tile(loop, n=n_s, max_innermost_factor=limit)
             parts = sch.split(loop, factors)
         for level, part in enumerate(parts):
@@ -146,14 +153,13 @@ class MultiLevelTiling(ScheduleRule):
         if loops is None or not loops[0] or not loops[1]:
             return [sch]
         out = []
-        lens = self._vector_lens(sch, block, loops[1])
-        if lens:
-            for n in lens:
-                rf = self._apply_rfactor(sch.copy(), block, n)
-                if rf is not None:
-                    out.append(rf)
-        out.extend(self._apply_tiling(sch, block))
-        return out
+        for n in self._vector_lens(sch, block, loops[1]):
+            rf = self._apply_rfactor(sch.copy(), block, n)
+            if rf is not None:
+                out.append(rf)
+        # When the rfactor space applies, plain tiling would vectorize a spatial axis that
+        # strides through every buffer read: its candidates only dilute the search.
+        return out or self._apply_tiling(sch, block)
 
     def _vector_lens(self, sch, block, r_loops):
         kinds = contiguous_axis_types(sch, block)
@@ -194,8 +200,8 @@ class MultiLevelTiling(ScheduleRule):
                 types = iter_types_of_loop(realize, loop.loop_var)
                 (rf_s if types == {SPATIAL} else rf_r if types == {REDUCTION} else [])\
                     .append(loop_rv)
-            s_tiles = tile_loops(sch, rf_s, rf_r, self.structure, 16, inner=[lane],
-                                 vector_lens=())
+            s_tiles = tile_loops(sch, rf_s, rf_r, RF_STRUCTURE, RF_COLS, inner=[lane],
+                                 vector_lens=(), row_tile=RF_ROWS)
             at = s_tiles[min(self.reuse_write.levels[0], len(s_tiles)) - 1][-1]
             writeback = sch.cache_write(rf, 0, "local")
             sch.compute_inline(writeback)

@@ -2,9 +2,12 @@
 
 The rule annotates the root block with the limits the postprocessor
 RewriteParallelVectorizeUnroll turns into loop kinds: the largest parallel
-extent (``max_jobs_per_core`` times the target's cores), the longest vector
-loop, and the largest unrolled step, sampled from ``unroll_max_steps`` (a
-decision the search varies, MutateUnroll).
+extent, the longest vector loop, and the largest unrolled step, sampled from
+``unroll_max_steps`` (a decision the search varies, MutateUnroll). On a
+multi-core target the parallel extent is sampled too (MutateParallel varies
+it): ``max_jobs_per_core`` times the cores, or 1 (one thread), since a kernel
+of a few microseconds, or one on a busy machine, loses more to forking and
+joining threads than it gains from them.
 """
 from rvm.meta_schedule.schedule_rule.schedule_rule import ScheduleRule
 from rvm.meta_schedule.tune_target import num_cores
@@ -32,7 +35,10 @@ class ParallelizeVectorizeUnroll(ScheduleRule):
             return [sch]
         cores = num_cores(self.context.target) if self.context is not None else 1
         if self.max_jobs_per_core != -1:
-            sch.annotate(root, PARALLEL, self.max_jobs_per_core * max(1, cores))
+            jobs = self.max_jobs_per_core * max(1, cores)
+            if jobs > 1 and cores > 1:
+                jobs = sch.sample_categorical([1, jobs], [0.5, 0.5])
+            sch.annotate(root, PARALLEL, jobs)
         if self.max_vectorize_extent != -1:
             sch.annotate(root, VECTORIZE, self.max_vectorize_extent)
         if self.unroll_max_steps:

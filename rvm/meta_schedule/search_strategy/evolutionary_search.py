@@ -12,7 +12,7 @@ with an ``eps_greedy`` share of random samples so a wrong model cannot
 starve the search. With a RandomModel this is random search.
 """
 from rvm.meta_schedule.search_strategy.search_strategy import (
-    SearchStrategy, candidate_hash, replay,
+    MAX_MISSES, SearchStrategy, candidate_hash, replay,
 )
 
 
@@ -20,7 +20,7 @@ class EvolutionarySearch(SearchStrategy):
     """Evolutionary search over trace decisions (TVM's parameter names).
 
     A batch of ``n`` candidates evolves a population of ``min(population_size,
-    max(16, 4 n))`` schedules.
+    max(16, 2 n))`` schedules.
     """
 
     def __init__(self, population_size=96, init_measured_ratio=0.2, init_min_unmeasured=24,
@@ -100,7 +100,11 @@ class EvolutionarySearch(SearchStrategy):
             low = min(scores)
             weights = [s - low + 1e-6 for s in scores]
             children = []
+            misses = 0
             for _ in range(size):
+                if misses >= MAX_MISSES:
+                    break  # the neighbourhood of this population is exhausted
+                misses += 1
                 for _attempt in range(self.genetic_max_fail_count):
                     parent = rng.choices(population, weights)[0][0]
                     trace = self._mutate(parent.trace)
@@ -115,13 +119,14 @@ class EvolutionarySearch(SearchStrategy):
                         continue
                     seen.add(shash)
                     children.append((sch, shash))
+                    misses = 0
                     break
             population = children
         return pool
 
     def pick(self, count):
-        # A small batch needs no big population: at most four candidates per wanted one.
-        population = min(self.population_size, max(16, 4 * count))
+        # A small batch needs no big population: at most two candidates per wanted one.
+        population = min(self.population_size, max(16, 2 * count))
         seen = set()
         measured = self._measured_population(int(population * self.init_measured_ratio))
         for _, shash in measured:

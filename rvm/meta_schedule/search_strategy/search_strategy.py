@@ -23,6 +23,10 @@ from rvm.meta_schedule.measure_candidate import MeasureCandidate
 from rvm.tir.schedule.schedule import Schedule
 from rvm.tir.schedule.trace import Trace
 
+# Replays in a row that give no new candidate before sampling gives up (the space is
+# exhausted, or nearly: further draws would only repeat it).
+MAX_MISSES = 24
+
 
 def apply_postprocs(sch, postprocs):
     """Runs ``postprocs`` on ``sch`` (after an EnterPostproc mark); False if one rejects it."""
@@ -166,12 +170,16 @@ class SearchStrategy:
     # ---- shared sampling
     def sample_new(self, count, seen, max_attempts):
         """Up to ``count`` (Schedule, hash) pairs sampled afresh from the design spaces,
-        whose hashes are in neither ``self.measured`` nor ``seen`` (which is extended)."""
+        whose hashes are in neither ``self.measured`` nor ``seen`` (which is extended).
+        Gives up after ``max_attempts`` replays, or ``MAX_MISSES`` in a row that found
+        nothing new (a small space is exhausted: more draws only repeat it)."""
         rng = self.context.rng
         out = []
-        attempts = 0
-        while len(out) < count and attempts < max_attempts and self.design_spaces:
+        attempts = misses = 0
+        while len(out) < count and attempts < max_attempts and misses < MAX_MISSES \
+                and self.design_spaces:
             attempts += 1
+            misses += 1
             trace = without_decisions(rng.choice(self.design_spaces))
             sch = replay(self.context.mod, trace, self.context.fork_seed(), self.postprocs,
                          failures=self.replay_failures)
@@ -182,6 +190,7 @@ class SearchStrategy:
                 continue
             seen.add(shash)
             out.append((sch, shash))
+            misses = 0
         return out
 
 

@@ -49,10 +49,22 @@ def _kinds(sch):
     return kinds
 
 
+def _parallel_limit(sch):
+    """The parallel extent the candidate's trace sampled (1: one thread)."""
+    for inst in sch.trace.insts:
+        if inst.kind.name == "Annotate" and inst.attrs[0] == "meta_schedule.parallel":
+            return int(sch.get(inst.inputs[-1]))
+    raise AssertionError("no parallel annotation in the trace")
+
+
 def test_matmul_candidates_get_parallel_vector_and_unrolled_loops():
-    kinds = [_kinds(sch) for sch in _candidates(MyModule, 6)]
-    assert all(ForKind.PARALLEL in k for k in kinds)
-    assert all(ForKind.VECTORIZED in k for k in kinds)
+    candidates = _candidates(MyModule, 12)
+    limits = [_parallel_limit(sch) for sch in candidates]
+    assert set(limits) == {1, 32}  # one thread or 16 jobs per core, both drawn
+    for sch, limit in zip(candidates, limits):
+        kinds = _kinds(sch)
+        assert (ForKind.PARALLEL in kinds) == (limit > 1)
+        assert ForKind.VECTORIZED in kinds
     a = np.random.default_rng(0).standard_normal((128, 128)).astype("float32")
     for sch in _candidates(MyModule, 2):
         c = rvm.nd.empty((128, 128), "float32")
