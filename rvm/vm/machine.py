@@ -97,7 +97,10 @@ class VirtualMachine:
         devices = [cpu(0)] if device is None else (
             list(device) if isinstance(device, (list, tuple)) else [device])
         for dev in devices:
-            if not isinstance(dev, Device) or dev.device_type != Device.CPU:
+            if not isinstance(dev, Device):
+                raise TypeError(f"VirtualMachine expects a Device such as rvm.cpu() (or a list "
+                                f"of them), got {type(dev).__name__} {dev!r}")
+            if dev.device_type != Device.CPU:
                 raise ValueError(f"VirtualMachine: device {dev!r} is not supported; "
                                  f"rvm runs on cpu")
         if memory_cfg not in MEMORY_CONFIGS:

@@ -302,3 +302,14 @@ def test_if_rejects_a_tensor_condition_without_read_if_cond():
     assert vm["main"](0) == 0
     with pytest.raises(TypeError, match="read_if_cond"):
         vm["main"](array(np.ones(1)))
+
+
+def test_a_device_that_is_not_a_device_names_what_was_expected():
+    ib = ExecBuilder()
+    with ib.function("main", num_inputs=1):
+        ib.emit_ret(ib.r(0))
+    ex = ib.get()
+    with pytest.raises(TypeError, match=r"expects a Device such as rvm.cpu\(\).*got str 'cpu'"):
+        VirtualMachine(ex, "cpu")
+    with pytest.raises(TypeError, match="got int 0"):
+        VirtualMachine(ex, [cpu(), 0])
