@@ -45,7 +45,8 @@ CONVERTED = (np.ndarray, np.generic)  # argument types converted at entry
 def to_runtime(value):
     """Entry conversion: numpy arrays become NDArrays, numpy scalars Python scalars."""
     if isinstance(value, np.ndarray):
-        if value.flags.c_contiguous and value.flags.writeable and value.dtype != object:
+        if value.flags.c_contiguous and value.flags.writeable and value.dtype != object \
+                and value.size:  # numpy exports empty arrays with strides DLPack refuses
             return from_dlpack(value)
         return array(value)
     if isinstance(value, np.generic):

@@ -39,6 +39,16 @@ def test_spec_section_4_example():
     np.testing.assert_array_equal(out.numpy(), [1.0, 2.0, 3.0])
 
 
+def test_an_empty_numpy_argument_is_accepted():
+    ib = ExecBuilder()
+    with ib.function("func0", num_inputs=2):
+        ib.emit_call("test.vm.add", args=[ib.r(0), ib.r(1)], dst=ib.r(2))
+        ib.emit_ret(ib.r(2))
+    empty = np.zeros((2, 0, 4), "float32")  # numpy exports it with strides DLPack refuses
+    out = VirtualMachine(ib.get(), cpu())["func0"](empty, empty)
+    assert out.numpy().shape == (2, 0, 4)
+
+
 def test_register_immediate_constant_function_and_state_arguments():
     ib = ExecBuilder()
     with ib.function("f", num_inputs=1):

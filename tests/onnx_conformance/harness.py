@@ -1,0 +1,187 @@
+"""Runs the onnx package's backend node tests through rvm.
+
+The onnx package generates its node tests (a model, input and expected output
+arrays, tolerances) from ``onnx.backend.test.case.node``; each test belongs to
+the operator its case was written for (``test_softmax_axis_0`` and its
+function-expanded twin ``test_softmax_axis_0_expanded`` both test Softmax).
+A test of a claimed operator is imported with ``from_onnx``, built and run,
+and its outputs compared with the expected ones at the test's own tolerances.
+
+Tests whose model inputs or outputs have an element type rvm's C backend
+does not compute with (float16, bfloat16, float8, int4, strings ...) are not
+run, and are counted apart. A graph input that decides an output's shape (Reshape's
+shape, Slice's starts, Resize's scales) is bound to the test's value as an
+initializer, as a deployed model holds it; the table counts such tests.
+"""
+import time
+import warnings
+
+import numpy as np
+
+#: Where the table of pass counts lives, next to this file.
+EXPECTED_FILE = "expected.json"
+#: TensorProto.FLOAT16
+FLOAT16 = 10
+#: Tests moving at most this many elements (inputs and outputs) build for the ``python``
+#: reference target, which builds in milliseconds; larger ones for ``llvm``.
+SMALL_TEST = 4096
+
+
+def collect():
+    """``{test name: (operator, TestCase)}`` of every bundled node test."""
+    import onnx.backend.test.case.node as node_cases
+
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        cases = node_cases.collect_testcases(None)
+    owners = node_cases._existing_names  # test name -> the node its case was written for
+    out = {}
+    for case in cases:
+        base = case.name
+        for suffix in ("_expanded_ver18", "_expanded"):
+            if base.endswith(suffix):
+                base = base[:-len(suffix)]
+                break
+        node = owners.get(base) or owners.get(case.name)
+        if node is None:
+            ops = sorted({n.op_type for n in case.model.graph.node})
+            op = ops[0] if len(ops) == 1 else None
+        else:
+            op = node.op_type
+        out[case.name] = (op, case)
+    return out
+
+
+def _elem_types(model):
+    values = list(model.graph.input) + list(model.graph.output)
+    return [v.type.tensor_type.elem_type if v.type.HasField("tensor_type") else None
+            for v in values]
+
+
+def why_not_run(case):
+    """Why the test is outside what the importer claims, or None."""
+    from rvm.frontend.onnx.importer import ONNX_DTYPES
+
+    for elem in _elem_types(case.model):
+        if elem == FLOAT16:
+            return "element type FLOAT16 (the C backend computes no float16)"
+        if elem not in ONNX_DTYPES:
+            import onnx
+
+            name = onnx.TensorProto.DataType.Name(elem) if elem is not None else "non-tensor"
+            return f"element type {name}"
+    return None
+
+
+def _bind_inputs(model, names, feeds):
+    """A copy of ``model`` with the graph inputs ``names`` made initializers of ``feeds``."""
+    from onnx import numpy_helper
+
+    model = type(model).FromString(model.SerializeToString())
+    for name in names:
+        model.graph.initializer.append(numpy_helper.from_array(feeds[name], name))
+    keep = [v for v in model.graph.input if v.name not in names]
+    del model.graph.input[:]
+    model.graph.input.extend(keep)
+    return model
+
+
+def pick_target(case):
+    """The target a test builds for: ``python`` for small tests, ``llvm`` otherwise."""
+    inputs, expected = case.data_sets[0]
+    size = sum(int(np.size(_array(v))) for v in list(inputs) + list(expected))
+    return "python" if size <= SMALL_TEST else "llvm"
+
+
+def run_case(case, target=None):
+    """``(passed, reason, bound)``: reason is None on success, ``bound`` the graph inputs
+    bound as initializers. ``target`` None picks one by the test's size."""
+    target = target or pick_target(case)
+    import rvm
+    from rvm import relax
+    from rvm.frontend.onnx import from_onnx
+    from rvm.frontend.onnx.importer import ConstantRequired
+
+    inputs, expected = ([_array(v) for v in values] for values in case.data_sets[0])
+    names = [v.name for v in case.model.graph.input]
+    feeds = {n: np.array(v, order="C") for n, v in zip(names, inputs)}
+    bound = []
+    model = case.model
+    for _ in range(len(names) + 1):
+        try:
+            mod = from_onnx(model)
+            break
+        except ConstantRequired as err:
+            if err.input_name in bound:
+                return False, f"import: {err}", bound
+            bound.append(err.input_name)
+            model = _bind_inputs(case.model, bound, feeds)
+        except Exception as err:  # noqa: BLE001 - the reason goes in the table
+            return False, f"import: {type(err).__name__}: {_first_line(err)}", bound
+    try:
+        vm = relax.VirtualMachine(relax.build(mod, target=target), rvm.cpu())
+        args = [feeds[n] for n in names if n not in bound]
+        result = vm["main"](*args)
+    except Exception as err:  # noqa: BLE001
+        return False, f"build/run: {type(err).__name__}: {_first_line(err)}", bound
+    outputs = [result] if len(expected) == 1 else list(result)
+    if len(outputs) != len(expected):
+        return False, f"{len(outputs)} outputs, expected {len(expected)}", bound
+    for k, (got, want) in enumerate(zip(outputs, expected)):
+        got = got.numpy() if hasattr(got, "numpy") else np.asarray(got)
+        want = np.asarray(want)
+        if got.shape != want.shape:
+            return False, f"output {k}: shape {list(got.shape)}, expected " \
+                          f"{list(want.shape)}", bound
+        if got.dtype != want.dtype:
+            return False, f"output {k}: dtype {got.dtype}, expected {want.dtype}", bound
+        if want.dtype.kind in "fc":
+            ok = np.allclose(got, want, rtol=case.rtol, atol=case.atol, equal_nan=True)
+        else:
+            ok = np.array_equal(got, want)
+        if not ok:
+            err = np.max(np.abs(got.astype("float64") - want.astype("float64")))
+            return False, f"output {k}: values differ (max abs error {err:.3g})", bound
+    return True, None, bound
+
+
+def _array(value):
+    if hasattr(value, "SerializeToString"):  # a TensorProto
+        from onnx import numpy_helper
+
+        return numpy_helper.to_array(value)
+    return np.asarray(value)
+
+
+def _first_line(err):
+    text = str(err).strip().splitlines()
+    line = text[0] if text else ""
+    return line if len(line) < 200 else line[:197] + "..."
+
+
+def run_operators(cases, ops, target=None, progress=None):
+    """``{op: {"run": [...], "passed": [...], "failed": {name: reason}, "not_run": {name:
+    reason}, "bound": [...]}}`` for the operators ``ops``."""
+    results = {op: {"passed": [], "failed": {}, "not_run": {}, "bound": []} for op in ops}
+    for name in sorted(cases):
+        op, case = cases[name]
+        if op not in results:
+            continue
+        entry = results[op]
+        skip = why_not_run(case)
+        if skip:
+            entry["not_run"][name] = skip
+            continue
+        start = time.time()
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            passed, reason, bound = run_case(case, target)
+        if progress:
+            progress(name, passed, reason, time.time() - start)
+        if bound:
+            entry["bound"].append(name)
+        if passed:
+            entry["passed"].append(name)
+        else:
+            entry["failed"][name] = reason
+    return results
