@@ -1,14 +1,18 @@
 """Three PyTorch models through rvm next to torch eager and onnxruntime, in one run.
 
     python benchmarks/bench_models.py [--trials 0] [--batches 1 64] [--models mlp cnn encoder]
-                                      [--sources rvm torch onnxruntime] [--repeat 15]
+                                      [--sources rvm torch onnxruntime rvm-onnx ort-default]
+                                      [--repeat 15]
 
 The models are the ones the importer tests check (tests/frontend/torch_models.py):
 seed 004's MLP (784-128-10), a small CNN ((conv, batch norm, relu, max pool) x 2,
 linear; 1x28x28) and a transformer encoder block (4-head attention over 7 tokens of
 64, layer norms, GELU MLP, residuals). Each is imported with ``from_fx`` for a fixed
 batch, built by ``relax.build`` (target "c", weights bound, fusion on) and run on the
-native VM engine.
+native VM engine. ``rvm-onnx`` is the ONNX path: the model exported with
+``torch.onnx.export`` (a symbolic batch) and imported with ``from_onnx``, built the same
+way; ``ort-default`` is onnxruntime with its default thread count (``onnxruntime``
+uses ``--threads``).
 
 ``--trials N`` tunes every kernel of each (model, batch) first with
 ``rvm.meta_schedule`` (N trials per kernel; the records are applied with
@@ -65,22 +69,53 @@ def prepare_torch(case):
     return run
 
 
-def prepare_onnxruntime(case):
-    try:
-        import onnxruntime
-        import torch
-    except ImportError:
-        return None
+def _onnx_model(case, dynamic_batch=False):
+    import torch
+
     buffer = io.BytesIO()
+    axes = {"x": {0: "batch"}, "y": {0: "batch"}} if dynamic_batch else None
     with warnings.catch_warnings():  # the TorchScript exporter is deprecated, not gone
         warnings.simplefilter("ignore")
         torch.onnx.export(case.model, (torch.from_numpy(case.x),), buffer, input_names=["x"],
-                          output_names=["y"], dynamo=False)
+                          output_names=["y"], dynamo=False, dynamic_axes=axes)
+    return buffer.getvalue()
+
+
+def _onnxruntime(case, threads):
+    try:
+        import onnxruntime
+    except ImportError:
+        return None
     options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = case.options.threads
-    session = onnxruntime.InferenceSession(buffer.getvalue(), options,
+    if threads:
+        options.intra_op_num_threads = threads
+    session = onnxruntime.InferenceSession(_onnx_model(case), options,
                                            providers=["CPUExecutionProvider"])
     return lambda x: session.run(None, {"x": x})[0]
+
+
+def prepare_onnxruntime(case):
+    return _onnxruntime(case, case.options.threads)
+
+
+def prepare_onnxruntime_default(case):
+    """onnxruntime with its default thread count (one per core)."""
+    return _onnxruntime(case, 0)
+
+
+def prepare_rvm_onnx(case):
+    """The ONNX path: the model exported with a symbolic batch, ``from_onnx``, built as
+    ``rvm``'s column is."""
+    try:
+        import onnx
+    except ImportError:
+        return None
+    from rvm.relax.frontend.onnx import from_onnx
+
+    mod = from_onnx(onnx.load_from_string(_onnx_model(case, dynamic_batch=True)))
+    vm = relax.VirtualMachine(relax.build(mod, target=TARGET), rvm.cpu())
+    main = vm["main"]
+    return lambda x: main(x).numpy()
 
 
 def _tune(mod, case):
@@ -113,7 +148,11 @@ def prepare_rvm(case):
 
 
 # name -> prepare(case); a column of the table each, in this order.
-SOURCES = {"rvm": prepare_rvm, "torch": prepare_torch, "onnxruntime": prepare_onnxruntime}
+SOURCES = {"rvm": prepare_rvm, "torch": prepare_torch, "onnxruntime": prepare_onnxruntime,
+           "rvm-onnx": prepare_rvm_onnx, "ort-default": prepare_onnxruntime_default}
+# (numerator, denominator) columns of the ratio part of the table
+RATIOS = [("rvm", "torch"), ("rvm", "onnxruntime"), ("rvm-onnx", "onnxruntime"),
+          ("rvm-onnx", "ort-default")]
 
 
 # -- timing --------------------------------------------------------------------------------
@@ -155,8 +194,9 @@ def main(argv=None):
           f"{kernels}; {options.threads} thread(s) for torch and onnxruntime; "
           f"median of {options.repeat} rounds (us per call)")
     sources = options.sources
+    ratios = [(a, b) for a, b in RATIOS if a in sources and b in sources]
     print(f"{'model':10s}{'batch':>6s}" + "".join(f"{s:>13s}" for s in sources)
-          + "".join(f"{'rvm / ' + s:>18s}" for s in sources if s != "rvm"))
+          + "".join(f"{a + ' / ' + b:>26s}" for a, b in ratios))
     notes = []
     for name in options.models:
         model_class, shape = MODELS[name]
@@ -176,9 +216,9 @@ def main(argv=None):
             med = measure(runs, case.x, options.repeat)
             cells = "".join(f"{med[s] * 1e6:13.1f}" if s in med else f"{'-':>13s}"
                             for s in sources)
-            ratios = "".join(f"{med['rvm'] / med[s]:18.2f}" if "rvm" in med and s in med
-                             else f"{'-':>18s}" for s in sources if s != "rvm")
-            print(f"{name:10s}{batch:6d}{cells}{ratios}")
+            shares = "".join(f"{med[a] / med[b]:26.2f}" if a in med and b in med
+                             else f"{'-':>26s}" for a, b in ratios)
+            print(f"{name:10s}{batch:6d}{cells}{shares}")
             sys.stdout.flush()
     for note in notes:
         print(note)

@@ -151,3 +151,21 @@ def test_tvm_path_and_a_clear_message_without_onnx(monkeypatch):
     monkeypatch.setitem(sys.modules, "onnx", None)
     with pytest.raises(ImportError, match="pip install onnx"):
         from_onnx(object())
+
+
+def test_conv_transpose_3d_with_strides_padding_dilation_and_groups_matches_onnxruntime():
+    ort = pytest.importorskip("onnxruntime")
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((4, 3, 2, 3, 2)).astype("float32")  # 2 groups of 2 -> 3
+    node = helper.make_node("ConvTranspose", ["x", "w"], ["y"], strides=[2, 1, 3],
+                            pads=[1, 0, 1, 0, 1, 2], dilations=[2, 1, 1],
+                            output_padding=[1, 0, 2], group=2)
+    model = _model([node], [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                          [2, 4, 3, 4, 5])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                   [numpy_helper.from_array(w, "w")])
+    x = rng.standard_normal((2, 4, 3, 4, 5)).astype("float32")
+    want = ort.InferenceSession(model.SerializeToString(),
+                                providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    got = _run(from_onnx(model), x).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)

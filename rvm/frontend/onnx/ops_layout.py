@@ -1,5 +1,5 @@
 """ONNX operators that lay data out anew: Pad, Tile, Trilu, DepthToSpace, SpaceToDepth,
-EyeLike.
+EyeLike, OneHot.
 
 Pad's reflect, edge and wrap modes are a ``take`` of the mirrored, clamped or
 wrapped indices (computed at import); constant padding concatenates filled
@@ -9,7 +9,7 @@ import numpy as np
 
 from rvm.frontend.onnx.ops_shape import cast_dtype, normalize_axis
 from rvm.frontend.onnx.registry import converter, optional_const
-from rvm.relax.op import create, index, join, manipulate, search
+from rvm.relax.op import binary, create, index, join, manipulate, search
 
 
 @converter("Tile")
@@ -117,3 +117,24 @@ def _eye_like(ctx, inputs, attrs):
     eye = np.eye(rows, cols, attrs.get("k", 0), dtype=np.bool_ if dtype == "bool" else dtype)
     return ctx.emit(create.full([rows, cols], ctx.tensor(np.array(0, eye.dtype)), dtype)) \
         if not eye.any() else ctx.tensor(eye)
+
+
+@converter("OneHot")
+def _one_hot(ctx, inputs, attrs):
+    indices = ctx.tensor(inputs[0])
+    depth = int(ctx.constant(inputs[1], "OneHot's depth").reshape(-1)[0])
+    values = ctx.tensor(inputs[2])
+    rank = len(ctx.shape(indices)) + 1
+    axis = normalize_axis(attrs.get("axis", -1), rank)
+    dtype = ctx.dtype(indices)
+    # negative indices count from the end of the depth
+    negative = ctx.emit(binary.less(indices, ctx.tensor(np.array(0, dtype))))
+    indices = ctx.emit(search.where(negative, ctx.emit(binary.add(
+        indices, ctx.tensor(np.array(depth, dtype)))), indices))
+    shape = [1] * rank
+    shape[axis] = depth
+    iota = ctx.tensor(np.arange(depth, dtype=dtype).reshape(shape))
+    hot = ctx.emit(binary.equal(ctx.emit(manipulate.expand_dims(indices, [axis])), iota))
+    off = ctx.emit(index.take(values, ctx.tensor(np.array(0, "int64")), axis=0))
+    on = ctx.emit(index.take(values, ctx.tensor(np.array(1, "int64")), axis=0))
+    return ctx.emit(search.where(hot, on, off))

@@ -14,7 +14,7 @@ from rvm.frontend.onnx.ops_layout import pad_axis
 from rvm.frontend.onnx.ops_shape import normalize_axis
 from rvm.frontend.onnx.registry import attr_ints, converter
 from rvm.relax.expr import TupleGetItem
-from rvm.relax.op import binary, index, manipulate, search, statistical, unary
+from rvm.relax.op import binary, create, index, join, manipulate, search, statistical, unary
 from rvm.relax.op.nn import convolution, normalization, pooling
 
 
@@ -99,9 +99,9 @@ def _conv_transpose(ctx, inputs, attrs):
     bias = inputs[2] if len(inputs) > 2 else None
     spatial, kernel, strides, dilations = _conv_attrs(ctx, x, ctx.shape(w), attrs)
     count = len(kernel)
-    if count not in (1, 2):
+    if count not in (1, 2, 3):
         raise ValueError(f"ConvTranspose over {count} spatial dimensions is not supported; "
-                         "expected 1 or 2")
+                         "expected 1, 2 or 3")
     extra = attr_ints(attrs, "output_padding", [0] * count)
     output_shape = attr_ints(attrs, "output_shape")
     auto = attrs.get("auto_pad", "NOTSET")
@@ -127,6 +127,10 @@ def _conv_transpose(ctx, inputs, attrs):
     else:
         pads = attr_ints(attrs, "pads", [0] * 2 * count)
         begins, ends = pads[:count], pads[count:]
+    if count == 3:
+        out = _conv_transpose_3d(ctx, x, w, kernel, strides, dilations, begins, ends, extra,
+                                 attrs.get("group", 1))
+        return _bias(ctx, out, bias, count)
     begins, ends = _lift(begins, count, 0), _lift(ends, count, 0)
     out = ctx.emit(convolution.conv2d_transpose(
         _to_2d(ctx, x, count), _to_2d(ctx, w, count), strides=_lift(strides, count, 1),
@@ -134,6 +138,37 @@ def _conv_transpose(ctx, inputs, attrs):
         output_padding=_lift(extra, count, 0), dilation=_lift(dilations, count, 1),
         groups=attrs.get("group", 1)))
     return _bias(ctx, _from_2d(ctx, out, count), bias, count)
+
+
+def _conv_transpose_3d(ctx, x, w, kernel, strides, dilations, begins, ends, extra, groups):
+    """A 3-D transposed convolution as one 2-D one per kernel depth: each maps every input
+    depth slice to height x width, and lands at output depth ``d * stride + k * dilation``
+    (zeros inserted between depths, then shifted into place and summed)."""
+    n, c, depth, _, _ = _static(ctx.shape(x), "ConvTranspose over 3 dimensions")
+    slices = ctx.emit(manipulate.reshape(ctx.emit(manipulate.permute_dims(x, [0, 2, 1, 3, 4])),
+                                         [n * depth, c] + ctx.shape(x)[3:]))
+    stride, dilation = strides[0], dilations[0]
+    spread = (depth - 1) * stride + 1
+    full = spread + (kernel[0] - 1) * dilation + extra[0]
+    total = None
+    for k in range(kernel[0]):
+        wk = ctx.emit(manipulate.squeeze(ctx.emit(index.strided_slice(w, [2], [k], [k + 1])),
+                                         [2]))
+        y = ctx.emit(convolution.conv2d_transpose(
+            slices, wk, strides=strides[1:], padding=[begins[1], begins[2], ends[1], ends[2]],
+            output_padding=extra[1:], dilation=dilations[1:], groups=groups))
+        y = ctx.emit(manipulate.reshape(y, [n, depth] + ctx.shape(y)[1:]))
+        if stride > 1:  # depth d moves to d * stride
+            gaps = ctx.emit(manipulate.expand_dims(y, [2]))
+            zeros = [n, depth, stride - 1] + ctx.shape(y)[2:]
+            gaps = ctx.emit(join.concat([gaps, ctx.emit(create.zeros(zeros, ctx.dtype(y)))],
+                                        axis=2))
+            y = ctx.emit(manipulate.reshape(gaps, [n, depth * stride] + ctx.shape(y)[2:]))
+            y = ctx.emit(index.strided_slice(y, [1], [0], [spread]))
+        y = pad_axis(ctx, y, 1, k * dilation, full - k * dilation - spread, "constant", 0)
+        total = y if total is None else ctx.emit(binary.add(total, y))
+    total = ctx.emit(index.strided_slice(total, [1], [begins[0]], [full - ends[0]]))
+    return ctx.emit(manipulate.permute_dims(total, [0, 2, 1, 3, 4]))
 
 
 # -- normalizations ---------------------------------------------------------------------------
@@ -248,19 +283,22 @@ def _pool_geometry(ctx, x, attrs):
     return spatial, kernel, strides, dilations, pads, outs
 
 
-@converter("MaxPool", "AveragePool")
+@converter("MaxPool", "AveragePool", "LpPool")
 def _pool(ctx, inputs, attrs):
     x = ctx.tensor(inputs[0])
     spatial, kernel, strides, dilations, pads, outs = _pool_geometry(ctx, x, attrs)
     count = len(kernel)
     is_max = ctx.node.op_type == "MaxPool"
+    lp = attrs.get("p", 2) if ctx.node.op_type == "LpPool" else None
     with_indices = is_max and len([o for o in ctx.node.output if o]) > 1
     dtype = ctx.dtype(x)
     fill = 0
     if is_max:
         fill = float(np.finfo(dtype).min) if dtype.startswith("float") else \
             int(np.iinfo(dtype).min)
-    if count == 2 and not with_indices:
+    if lp is not None:  # (sum of |x| ** p over the window) ** (1 / p)
+        x = ctx.emit(binary.power(ctx.emit(unary.abs(x)), scalar(ctx, lp, dtype)))
+    if count == 2 and not with_indices and lp is None:
         native = _native_pool2d(ctx, x, kernel, strides, dilations, pads, attrs, is_max)
         if native is not None:
             return native
@@ -294,6 +332,8 @@ def _pool(ctx, inputs, attrs):
         x, positions = _combine(ctx, views, spots or None, is_max)
     if is_max:
         return [x, positions] if with_indices else x
+    if lp is not None:
+        return ctx.emit(binary.power(x, scalar(ctx, 1.0 / lp, dtype)))
     include_pad = bool(attrs.get("count_include_pad", 0))
     counts = np.ones(outs)
     for k in range(count):
