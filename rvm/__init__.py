@@ -28,6 +28,15 @@ _LAZY_ATTRS = {
 }
 
 
+def _regenerate_kernels(tir, compiler):
+    """Kernels of an executable file regenerated from their TIR by the compiler side, loaded
+    on first use (ImportError when it is not installed; see rvm.runtime.kernel_library)."""
+    return importlib.import_module("rvm.codegen.c_target").regenerate_c(tir, compiler)
+
+
+runtime.kernel_library.register_kernel_regenerator(_regenerate_kernels)
+
+
 def __getattr__(name):
     if name in _LAZY_SUBMODULES:
         return importlib.import_module(f"rvm.{name}")

@@ -140,8 +140,12 @@ class Executable(Module):
             f.write(data)
 
     @classmethod
-    def from_bytes(cls, data, where="executable"):
-        """Loads and verifies an executable; ExecutableFormatError naming what is wrong."""
+    def from_bytes(cls, data, where="executable", trust_native=False):
+        """Loads and verifies an executable; ExecutableFormatError naming what is wrong.
+
+        Kernels are regenerated from their stored TensorIR; ``trust_native=True``
+        is needed for modules of hand-written native code (see rvm.runtime.kernel_library).
+        """
         parts = undump_executable(data, where)
         try:
             ex = cls(parts["functions"], parts["constants"], parts["code"],
@@ -151,7 +155,7 @@ class Executable(Module):
         # Embedded modules are loaded only once the bytecode has passed the verifier.
         for role, key, blob in parts["modules"]:
             try:
-                module = load_module_from_bytes(key, blob)
+                module = load_module_from_bytes(key, blob, trust_native=trust_native)
             except Exception as err:  # an unknown type or a loader rejecting its bytes
                 raise ExecutableFormatError(
                     f"{where}: corrupted section 'modules': cannot load module of type "
@@ -163,16 +167,16 @@ class Executable(Module):
         return ex
 
     @classmethod
-    def load(cls, path):
-        """Reads a file written by ``export_library``."""
+    def load(cls, path, trust_native=False):
+        """Reads a file written by ``export_library`` (``trust_native``: see from_bytes)."""
         with open(path, "rb") as f:
             data = f.read()
-        return cls.from_bytes(data, where=str(path))
+        return cls.from_bytes(data, where=str(path), trust_native=trust_native)
 
 
-def load_module(path):
+def load_module(path, trust_native=False):
     """Loads an executable file (the loader rvm.runtime.loader dispatches to)."""
-    return Executable.load(path)
+    return Executable.load(path, trust_native=trust_native)
 
 
 register_file_loader(MAGIC, load_module, "rvm bytecode executable")

@@ -133,6 +133,35 @@ static int rvm_scalar_error(const char* kernel, const char* param, const char* e
   return -1;
 }
 
+/* Bounds of generated kernels: element counts, the out-of-bounds flag, checked arithmetic. */
+static inline int64_t rvm_numel(const DLTensor* t) {
+  int64_t n = 1;
+  for (int i = 0; i < t->ndim; ++i) n *= t->shape[i];
+  return n;
+}
+static inline int rvm_oob_hit(int* flag, int code) {
+  __atomic_store_n(flag, code, __ATOMIC_RELAXED);
+  return 0;
+}
+static inline int64_t rvm_cmul(int64_t a, int64_t b, int* overflow) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) *overflow = 1;
+  return r;
+}
+static inline int64_t rvm_cadd(int64_t a, int64_t b, int* overflow) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) *overflow = 1;
+  return r;
+}
+static inline int rvm_dim_error(const char* kernel, const char* param, int axis, long long got,
+                                const char* dtype) {
+  char msg[640];
+  snprintf(msg, sizeof(msg), "ValueError: %s: parameter '%s' has %lld on axis %d, which does "
+           "not fit the kernel's %s dimension variable", kernel, param, got, axis, dtype);
+  RVMAPISetLastError(msg);
+  return -1;
+}
+
 /* Integer division never traps: x / 0 and x % 0 are 0, INT64_MIN / -1 wraps. */
 static inline int64_t rvm_div(int64_t a, int64_t b) {
   if (b == 0) return 0;

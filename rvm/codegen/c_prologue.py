@@ -63,6 +63,10 @@ def render_prologue(sig, emitter):
         if step.action == "bind":
             name = emitter.define(step.dim, step.dim.name_hint)
             ctype = emitter.ctype(step.dim.dtype)
+            # A dimension variable holds the exact dimension (the bounds proofs rely on it).
+            lines.append(f"if ({got} < 0 || (int64_t)({ctype}){got} != {got}) return "
+                         f"rvm_dim_error(kernel, {pname}, {step.axis}, (long long){got}, "
+                         f"{c_string(str(step.dim.dtype))});")
             lines.append(f"const {ctype} {name} = ({ctype}){got};")
             continue
         want = emitter.expr(step.dim)
@@ -78,6 +82,7 @@ def render_prologue(sig, emitter):
         qualifier = " restrict" if emitter.noalias else ""
         lines.append(f"{ctype}*{qualifier} {name} = ({ctype}*)((char*){t}->data + "
                      f"{t}->byte_offset);")
+        emitter.declare_param_memory(p, t)
     return lines
 
 

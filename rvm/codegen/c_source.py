@@ -12,13 +12,14 @@ buffers become scalars the compiler keeps in registers.
 """
 import math
 
+from rvm.codegen.c_memory import STACK_TOTAL_BYTES, MemoryMixin
+from rvm.codegen.c_packed import PackedCallMixin
 from rvm.codegen.c_preamble import render_preamble
 from rvm.codegen.c_prologue import c_string, render_prologue
 from rvm.codegen.kernel_signature import KernelSignature
 from rvm.runtime.kernel_library import kernel_symbol
 from rvm.support.errors import RVMError
 from rvm.tir import expr as E
-from rvm.tir.buffer import Buffer
 from rvm.tir.stmt import ForKind
 
 C_TYPES = {
@@ -60,14 +61,17 @@ class CodegenError(RVMError, ValueError):
     """A lowered PrimFunc uses something the C backend cannot express."""
 
 
-class CEmitter:
+class CEmitter(MemoryMixin, PackedCallMixin):
     """Renders one lowered PrimFunc as a packed C function.
 
     ``helpers`` (shared by the translation unit) collects the typed min/max
-    helpers and the packed-function handle caches the kernel needs.
+    helpers and the packed-function handle caches the kernel needs. Buffer
+    accesses are proven in bounds or guarded (see c_memory); ``safe`` also
+    refuses calls other than intrinsics and registered packed functions.
     """
 
-    def __init__(self, name, func, helpers):
+    def __init__(self, name, func, helpers, safe=False):
+        self.init_memory(safe)
         self.name = name
         self.func = func
         self.helpers = helpers
@@ -79,6 +83,10 @@ class CEmitter:
         self.in_parallel = 0
         self.lines = []
         self.indent = 1
+
+    def error(self, message):
+        """Raises CodegenError for this kernel."""
+        raise CodegenError(f"kernel '{self.name}': {message}")
 
     # ---- names and types
     def fresh(self, hint):
@@ -210,25 +218,38 @@ class CEmitter:
         return f"(!{self.expr(e.a)})"
 
     def _expr_Select(self, e):
-        return (f"({self.expr(e.condition)} ? {self.expr(e.true_value)} : "
-                f"{self.expr(e.false_value)})")
+        return self._branches(e.condition, e.true_value, e.false_value)
 
     def _expr_Let(self, e):
         ctype = self.ctype(e.var.dtype)
         value = self.expr(e.value)
         name = self.define(e.var)
-        return f"({{ const {ctype} {name} = {value}; {self.expr(e.body)}; }})"
+        self.prover.push_let(e.var, e.value)
+        body = self.expr(e.body)
+        self.prover.pop()
+        return f"({{ const {ctype} {name} = {value}; {body}; }})"
 
     def _expr_BufferLoad(self, e):
         data = self._expr_Var(e.buffer.data)
         if id(e.buffer.data) in self.scalars:
             return data
-        return f"{data}[{self.expr(e.indices[0])}]"
+        return self.render_load(e.buffer, e.indices[0])
+
+    def _branches(self, cond, a, b):
+        """``cond ? a : b`` with the condition known inside each branch."""
+        c = self.expr(cond)
+        self.prover.push_fact(cond, True)
+        then = self.expr(a)
+        self.prover.pop()
+        self.prover.push_fact(cond, False)
+        other = self.expr(b)
+        self.prover.pop()
+        return f"({c} ? {then} : {other})"
 
     def _expr_Call(self, e):
         op, args = e.op, e.args
         if op == "tir.if_then_else":
-            return f"({self.expr(args[0])} ? {self.expr(args[1])} : {self.expr(args[2])})"
+            return self._branches(args[0], args[1], args[2])
         if op in MATH:
             if not e.dtype.is_float or e.dtype.bits not in (32, 64):
                 raise CodegenError(f"kernel '{self.name}': {op} needs float32/float64, "
@@ -238,6 +259,9 @@ class CEmitter:
         if op in ("tir.isnan", "tir.isinf", "tir.isfinite"):
             return f"{op[4:]}({self.expr(args[0])})"
         if op == "tir.call_extern":
+            if self.safe:
+                self.error(f"call_extern of {args[0]!r} is refused: kernels loaded from a file "
+                           "may call only intrinsics and registered packed functions")
             return f"{args[0].value}({', '.join(self.expr(a) for a in args[1:])})"
         if op == "tir.call_packed":
             raise CodegenError(f"kernel '{self.name}': call_packed is supported as a statement "
@@ -272,20 +296,26 @@ class CEmitter:
         if id(s.buffer.data) in self.scalars:
             self.emit(f"{data} = {value};")
         else:
-            self.emit(f"{data}[{self.expr(s.indices[0])}] = {value};")
+            self.render_store(s.buffer, s.indices[0], value)
 
     def _stmt_LetStmt(self, s):
         ctype = self.ctype(s.var.dtype)
         value = self.expr(s.value)
         self.emit(f"const {ctype} {self.define(s.var)} = {value};")
+        self.prover.push_let(s.var, s.value)
         self.stmt(s.body)
+        self.prover.pop()
 
     def _stmt_IfThenElse(self, s):
         self.emit(f"if ({self.expr(s.condition)}) {{")
+        self.prover.push_fact(s.condition, True)
         self._block(s.then_case)
+        self.prover.pop()
         if s.else_case is not None:
             self.emit("} else {")
+            self.prover.push_fact(s.condition, False)
             self._block(s.else_case)
+            self.prover.pop()
         self.emit("}")
 
     def _stmt_While(self, s):
@@ -306,7 +336,9 @@ class CEmitter:
         text = c_string(f"ValueError: {self.name}: {message}")
         self.emit(f"if (!({self.expr(s.condition)})) {{ RVMAPISetLastError({text}); "
                   f"{self.fail()} }}")
+        self.prover.push_fact(s.condition, True)
         self.stmt(s.body)
+        self.prover.pop()
 
     def _stmt_DeclBuffer(self, s):
         if id(s.buffer.data) not in self.names:
@@ -320,29 +352,41 @@ class CEmitter:
         if extent is None:
             raise CodegenError(f"kernel '{self.name}': allocation '{s.buffer_var.name_hint}' "
                                "is not flat; run FlattenBuffer first")
+        if not isinstance(s.buffer_var, E.Var) or s.buffer_var.dtype != "handle":
+            self.error(f"allocation '{s.buffer_var!r}' must define a handle variable")
         name = self.define(s.buffer_var)
         size = extent.value if isinstance(extent, E.IntImm) else None
+        nbytes = None if size is None else size * s.dtype.itemsize
         self.emit("{")
         self.indent += 1
         if size == 1 and s.annotations.get("scope") == "local":
             self.scalars.add(id(s.buffer_var))
+            self.declare_allocation(s.buffer_var, [1], "1")
             self.emit(f"{ctype} {name};")
             self.stmt(s.body)
-        elif size is not None and size * s.dtype.itemsize <= STACK_LIMIT_BYTES:
+        elif size is not None and 0 <= nbytes <= STACK_LIMIT_BYTES \
+                and self.stack_bytes + nbytes <= STACK_TOTAL_BYTES:
+            self.declare_allocation(s.buffer_var, [size], str(size))
             self.emit(f"{ctype} {name}[{max(size, 1)}] __attribute__((aligned(64)));")
+            self.stack_bytes += nbytes
             self.stmt(s.body)
+            self.stack_bytes -= nbytes
         else:
             qualifier = " restrict" if self.noalias else ""
-            self.emit(f"{ctype}*{qualifier} {name} = ({ctype}*)malloc((size_t)({self.expr(extent)})"
-                      f" * sizeof({ctype}) + 1);")
+            c_size = self.heap_allocation(name, ctype, extent, qualifier)
+            self.declare_allocation(s.buffer_var, [extent], c_size)
             if not self.in_parallel:
                 self.emit(f"if ({name} == NULL) {{ RVMAPISetLastError("
                           f"{c_string('MemoryError: ' + self.name + ': out of memory')}); "
                           f"{self.fail()} }}")
+            else:
+                self.emit(f"if ({name} == NULL) rvm_oob_hit(&rvm_oob, 1); else {{")
             self.heap.append(name)
             self.stmt(s.body)
             self.heap.pop()
             self.emit(f"free({name});")
+            if self.in_parallel:
+                self.emit("}")
         self.indent -= 1
         self.emit("}")
 
@@ -357,7 +401,9 @@ class CEmitter:
         self.emit(f"for ({ctype} {var} = {start}; {var} < {end}; ++{var}) {{")
         parallel = s.kind == ForKind.PARALLEL
         self.in_parallel += parallel
+        self.prover.push_loop(s.loop_var, s.min, s.extent)
         self._block(s.body)
+        self.prover.pop()
         self.in_parallel -= parallel
         self.emit("}")
 
@@ -366,7 +412,8 @@ class CEmitter:
             return "#pragma omp parallel for schedule(static)" if not self.in_parallel else None
         reduction = s.annotations.get(SIMD_REDUCTION)
         clause = ""
-        if reduction is not None and id(reduction[1]) in self.scalars:
+        if isinstance(reduction, tuple) and len(reduction) == 2 \
+                and reduction[0] in ("+", "*", "max", "min") and id(reduction[1]) in self.scalars:
             clause = f" reduction({reduction[0]}:{self.names[id(reduction[1])]})"
         if s.kind == ForKind.VECTORIZED or clause:
             return "#pragma omp simd" + clause
@@ -384,77 +431,28 @@ class CEmitter:
         else:
             self.emit(f"(void){self.expr(value)};")
 
-    def _call_packed(self, call):
-        if self.in_parallel:
-            raise CodegenError(f"kernel '{self.name}': call_packed inside a parallel loop is not "
-                               "supported; expected it in serial code")
-        fname = call.args[0].value
-        cache = f"rvm_packed_{len([k for k in self.helpers if k.startswith('rvm_packed_')])}"
-        self.helpers[cache] = f"static RVMObject* {cache} = NULL;  /* {fname} */"
-        args = call.args[1:]
-        n = max(len(args), 1)
-        self.emit("{")
-        self.indent += 1
-        missing = c_string(f"ValueError: {self.name}: global function '{fname}' is not "
-                           "registered")
-        self.emit(f"RVMObject* rvm_f = __atomic_load_n(&{cache}, __ATOMIC_ACQUIRE);")
-        self.emit("if (rvm_f == NULL) {")
-        self.emit(f"  if (RVMFuncGetGlobal({c_string(fname)}, &rvm_f) != 0) {self.fail()}")
-        self.emit(f"  if (rvm_f == NULL) {{ RVMAPISetLastError({missing}); {self.fail()} }}")
-        self.emit(f"  __atomic_store_n(&{cache}, rvm_f, __ATOMIC_RELEASE);")
-        self.emit("}")
-        self.emit(f"RVMValue rvm_values[{n}];")
-        self.emit(f"int rvm_codes[{n}];")
-        for k, arg in enumerate(args):
-            self._packed_arg(k, arg)
-        self.emit("RVMValue rvm_rv;")
-        self.emit("int rvm_rc = kRVMNull;")
-        self.emit(f"if (RVMFuncCall(rvm_f, rvm_values, rvm_codes, {len(args)}, &rvm_rv, "
-                  f"&rvm_rc) != 0) {self.fail()}")
-        self.emit("RVMValueRelease(rvm_rv, rvm_rc);")
-        self.indent -= 1
-        self.emit("}")
-
-    def _packed_arg(self, k, arg):
-        if isinstance(arg, Buffer):
-            shape = ", ".join(f"(int64_t)({self.expr(d)})" for d in arg.shape) or "0"
-            d = arg.dtype
-            self.emit(f"int64_t rvm_shape_{k}[{max(len(arg.shape), 1)}] = {{{shape}}};")
-            data = self._expr_Var(arg.data)
-            self.emit(f"DLTensor rvm_tensor_{k} = {{(void*){data}, {{1, 0}}, {len(arg.shape)}, "
-                      f"{{{d.type_code}, {d.bits}, 1}}, rvm_shape_{k}, NULL, 0}};")
-            self.emit(f"rvm_values[{k}].v_handle = &rvm_tensor_{k};")
-            self.emit(f"rvm_codes[{k}] = kRVMDLTensorHandle;")
-        elif isinstance(arg, E.StringImm):
-            self.emit(f"rvm_values[{k}].v_str = {c_string(arg.value)};")
-            self.emit(f"rvm_codes[{k}] = kRVMStr;")
-        elif arg.dtype.is_handle:
-            self.emit(f"rvm_values[{k}].v_handle = (void*)({self.expr(arg)});")
-            self.emit(f"rvm_codes[{k}] = kRVMOpaqueHandle;")
-        elif arg.dtype.is_float:
-            self.emit(f"rvm_values[{k}].v_float64 = (double)({self.expr(arg)});")
-            self.emit(f"rvm_codes[{k}] = kRVMFloat;")
-        else:
-            self.emit(f"rvm_values[{k}].v_int64 = (int64_t)({self.expr(arg)});")
-            self.emit(f"rvm_codes[{k}] = {'kRVMBool' if arg.dtype.is_bool else 'kRVMInt'};")
-
     def render(self):
         """The C definition of the kernel."""
         sig = KernelSignature(self.name, self.func)
+        self.start_proofs(sig)
         prologue = render_prologue(sig, self)
         self.stmt(self.func.body)
         head = (f"RVM_EXPORT int {kernel_symbol(self.name)}(RVMValue* args, int* type_codes, "
                 f"int num_args, RVMValue* ret, int* ret_code, void* resource) {{")
-        return "\n".join([head] + ["  " + line for line in prologue] + self.lines
-                         + ["  return 0;", "}"])
+        flag_head, flag_tail = self.render_flag_check()
+        entry = prologue + self.size_lines + self.render_requirements() + flag_head
+        return "\n".join([head] + ["  " + line for line in entry] + self.lines
+                         + ["  " + line for line in flag_tail] + ["  return 0;", "}"])
 
 
 def _is_zero(e):
     return isinstance(e, E.IntImm) and e.value == 0
 
 
-def render_c_source(named_funcs, use_openmp):
-    """One C translation unit for ``named_funcs`` ((name, lowered PrimFunc) pairs)."""
+def render_c_source(named_funcs, use_openmp, safe=False):
+    """One C translation unit for ``named_funcs`` ((name, lowered PrimFunc) pairs).
+
+    ``safe`` refuses what untrusted TIR may not use (see rvm.codegen.c_memory)."""
     symbols = {}
     for name, _ in named_funcs:
         other = symbols.setdefault(kernel_symbol(name), name)
@@ -462,7 +460,7 @@ def render_c_source(named_funcs, use_openmp):
             raise CodegenError(f"kernels '{other}' and '{name}' would both be exported as "
                                f"'{kernel_symbol(name)}'; rename one")
     helpers = {}
-    bodies = [CEmitter(name, func, helpers).render() for name, func in named_funcs]
+    bodies = [CEmitter(name, func, helpers, safe).render() for name, func in named_funcs]
     parts = [render_preamble(use_openmp)]
     parts.extend(helpers.values())
     parts.extend(bodies)

@@ -2,7 +2,8 @@
 from rvm.codegen.c_source import render_c_source
 from rvm.codegen.kernel_signature import kernel_functions
 from rvm.runtime.compiler import default_compiler
-from rvm.runtime.kernel_library import KernelLibrary
+from rvm.runtime.kernel_library import KernelLibrary, register_kernel_regenerator
+from rvm.tir.serialize import load_prim_funcs, save_prim_funcs
 from rvm.tir.stmt import ForKind
 from rvm.tir.stmt_functor import post_order_visit
 
@@ -31,7 +32,23 @@ def kernel_source(mod, compiler=None):
 
 
 def build_c(mod, compiler=None):
-    """Compiles the lowered PrimFuncs of ``mod`` into a KernelLibrary (through the disk cache)."""
+    """Compiles the lowered PrimFuncs of ``mod`` into a KernelLibrary (through the disk cache).
+
+    The library keeps the serialized lowered TIR, from which loading regenerates it.
+    """
     compiler = compiler or default_compiler()
     source, names, use_openmp = kernel_source(mod, compiler)
-    return KernelLibrary.from_source(source, names, compiler, use_openmp)
+    tir = save_prim_funcs(kernel_functions(mod))
+    return KernelLibrary.from_source(source, names, compiler, use_openmp, tir=tir)
+
+
+@register_kernel_regenerator
+def regenerate_c(tir, compiler):
+    """(C source, kernel names, use_openmp) of serialized lowered TIR from an untrusted file.
+
+    The code generator runs in safe mode: accesses proven in bounds or guarded,
+    calls only to intrinsics and registered packed functions.
+    """
+    funcs = load_prim_funcs(tir)
+    use_openmp = any(_has_parallel_loop(f) for _, f in funcs) and compiler.openmp
+    return render_c_source(funcs, use_openmp, safe=True), [name for name, _ in funcs], use_openmp

@@ -16,6 +16,7 @@ True
 """
 import pathlib
 import re
+import resource
 import shutil
 import subprocess
 import threading
@@ -33,6 +34,11 @@ SIMD_FLAG = "-fopenmp-simd"
 OPENMP_FLAG = "-fopenmp"
 WIDE_VECTOR_FLAG = "-mprefer-vector-width=512"
 _CONTEXT_LINES = 2
+# Limits of one compiler run: seconds for trusted sources (rvm's own) and for sources from
+# files loaded with trust_native=True, whose compiler also gets a memory limit.
+COMPILE_TIMEOUT = 600
+UNTRUSTED_TIMEOUT = 60
+UNTRUSTED_MEMORY = 2 << 30
 _ERROR_LINE = re.compile(r"^(?P<file>[^:\s]+\.c):(?P<line>\d+):(?:(?P<col>\d+):)?\s*"
                          r"(?P<kind>(?:fatal )?error):\s*(?P<msg>.*)$")
 
@@ -62,12 +68,27 @@ class CompiledLibrary:
         return f"CompiledLibrary({str(self.path)!r}, from_cache={self.from_cache})"
 
 
-def _run(argv, stdin_text=None):
+def _limit_memory():
+    resource.setrlimit(resource.RLIMIT_AS, (UNTRUSTED_MEMORY, UNTRUSTED_MEMORY))
+
+
+def _run(argv, stdin_text=None, timeout=COMPILE_TIMEOUT, untrusted=False):
+    """Runs the compiler (stdin empty unless given, so a source cannot read the terminal)."""
     try:
-        return subprocess.run(argv, input=stdin_text, capture_output=True, text=True, check=False)
+        return subprocess.run(argv, input=stdin_text if stdin_text is not None else "",
+                              capture_output=True, text=True, check=False, timeout=timeout,
+                              preexec_fn=_limit_memory if untrusted else None)
     except FileNotFoundError:
         raise CompilerNotFoundError(
             f"C compiler '{argv[0]}' not found; install one (gcc or clang) or set RVM_CC") from None
+    except subprocess.TimeoutExpired:
+        raise CompileError(f"C compilation timed out after {timeout} s ({argv[0]})") from None
+
+
+def own_diagnostics(diagnostics, source_path):
+    """The compiler's lines about ``source_path`` itself: never the text of included files."""
+    prefix = str(source_path) + ":"
+    return "\n".join(line for line in diagnostics.splitlines() if line.startswith(prefix))
 
 
 def _show_source_lines(source, line_numbers):
@@ -190,12 +211,14 @@ class Compiler:
         path = self.cache.get(key, ".so")
         return CompiledLibrary(path, key, True) if path is not None else None
 
-    def compile(self, source, use_openmp=True, include_dirs=()):
+    def compile(self, source, use_openmp=True, include_dirs=(), untrusted=False):
         """Compiles ``source`` to a shared object (or finds it in the cache): a CompiledLibrary.
 
         ``include_dirs`` are searched for ``#include``s (rvm's runtime headers, for
         C-source modules). Raises CompileError showing the offending source lines when
-        the compiler rejects the source.
+        the compiler rejects the source. An ``untrusted`` source (native code
+        from a file) compiles under a time and memory limit, and its errors
+        show only diagnostics about the source itself, never included files.
         """
         flags = self.flags(use_openmp, include_dirs)
         key = self.cache_key(source, flags, include_dirs)
@@ -206,7 +229,8 @@ class Compiler:
             scratch = self.cache.scratch_dir()
             self.invocations += 1
             try:
-                built = self._compile_in(scratch, source, flags, check=True)
+                built = self._compile_in(scratch, source, flags, check=True,
+                                         untrusted=untrusted)
                 self.cache.put(key, ".c", source.encode("utf-8"))
                 path = self.cache.put_file(key, ".so", built)
             finally:
@@ -220,17 +244,19 @@ class Compiler:
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
 
-    def _compile_in(self, scratch, source, flags, check):
+    def _compile_in(self, scratch, source, flags, check, untrusted=False):
         src = scratch / "kernels.c"
         out = scratch / "kernels.so"
         src.write_text(source, encoding="utf-8")
         argv = [self.cc, *flags, "-o", str(out), str(src)]
-        result = _run(argv)
+        result = _run(argv, timeout=UNTRUSTED_TIMEOUT if untrusted else COMPILE_TIMEOUT,
+                      untrusted=untrusted)
         if result.returncode != 0 or not out.exists():
             if not check:
                 return None
-            raise CompileError(format_compile_error(argv, source, result.stderr, src.name),
-                               source, result.stderr)
+            diagnostics = own_diagnostics(result.stderr, src) if untrusted else result.stderr
+            raise CompileError(format_compile_error(argv, source, diagnostics, src.name),
+                               source, diagnostics)
         return out
 
 

@@ -20,7 +20,7 @@ stored object code is never loaded.
 import pathlib
 
 from rvm.runtime.compiler import default_compiler
-from rvm.runtime.kernel_library import KernelLibrary, parse_saved_library
+from rvm.runtime.kernel_library import KernelLibrary, _refuse_native, parse_saved_library
 from rvm.runtime.module import register_module_loader
 
 FORMATS = ("c",)
@@ -43,14 +43,15 @@ class CSourceModule(KernelLibrary):
     type_key = "c"
 
     @classmethod
-    def from_source(cls, source, functions, compiler=None, use_openmp=False):
+    def from_source(cls, source, functions, compiler=None, use_openmp=False, untrusted=False):
         """Compiles ``source`` (cached); ``functions`` names its exported packed functions
-        (a list, each its own symbol, or a {name: symbol} dict)."""
+        (a list, each its own symbol, or a {name: symbol} dict); ``untrusted`` compiles
+        under limits (see Compiler.compile)."""
         if not isinstance(functions, dict):
             functions = {name: name for name in functions}
         compiler = compiler or default_compiler()
         library = compiler.compile(source, use_openmp=use_openmp,
-                                   include_dirs=(runtime_include_dir(),))
+                                   include_dirs=(runtime_include_dir(),), untrusted=untrusted)
         return cls(source, functions, library, compiler, use_openmp)
 
     def get_source(self, fmt="c"):
@@ -84,11 +85,17 @@ def csource_module_create(source, fmt, func_names, const_vars=()):
     return CSourceModule.from_source(source, names)
 
 
-def load_csource_module(data, compiler=None):
-    """Rebuilds a CSourceModule saved by ``save_to_bytes`` by compiling its stored source."""
-    header, source, functions = parse_saved_library(data, "C source module")
+def load_csource_module(data, compiler=None, trust_native=False):
+    """Rebuilds a CSourceModule saved by ``save_to_bytes`` by compiling its stored source.
+
+    Its C is native code from the bytes: refused unless ``trust_native=True``.
+    """
+    header, source, functions, _ = parse_saved_library(data, "C source module")
+    if not trust_native:
+        raise _refuse_native(list(functions), "is a C-source module (hand-written C)")
     return CSourceModule.from_source(source, functions, compiler,
-                                     use_openmp=bool(header.get("use_openmp", False)))
+                                     use_openmp=bool(header.get("use_openmp", False)),
+                                     untrusted=True)
 
 
-register_module_loader(CSourceModule.type_key, load_csource_module)
+register_module_loader(CSourceModule.type_key, load_csource_module, takes_trust=True)

@@ -1,19 +1,23 @@
 """KernelLibrary: a runtime Module over one compiled C translation unit of packed kernels.
 
 Each function ``name`` of the library is the exported symbol ``rvm_kernel_<name>``
-(or another symbol given explicitly) of the packed calling convention. The
-library keeps its C source, so it can be saved into an executable and loaded
-back elsewhere.
+(or another symbol given explicitly, defined in the library itself) of the
+packed calling convention. A library built from TensorIR keeps its lowered
+TIR (serialized) beside its C source, so it can be saved into an executable
+and loaded back elsewhere.
 
-Loading from bytes never dlopens the object stored in them (the bytes may
-come from anywhere): the embedded C source is compiled again through the
-compiler cache, which on the machine that built it is a cache hit. Sources
-that would run code when loaded (constructors, inline assembly) are refused;
-this is not a sandbox: running an executable runs its kernels.
+Loading from bytes never dlopens the object stored in them, and by default
+never compiles the stored C either (the bytes may come from anywhere): the
+kernels are regenerated from the stored TIR by the compiler side's code
+generator (registered with ``register_kernel_regenerator``), whose kernels
+check their arguments and prove or guard every memory access; the result is
+found in the compiler cache when the library was built on this machine.
+Native C without TIR (a hand-written module) loads only with
+``trust_native=True``, and then compiles under a time and memory limit.
 """
 import ctypes
 import json
-import re
+import os
 import struct
 
 from rvm.runtime._ffi import _bridge
@@ -21,17 +25,39 @@ from rvm.runtime.compiler import default_compiler
 from rvm.runtime.module import Module, register_module_loader
 
 _MAGIC = b"RVMCKL\x00\x01"
-# Code that would run at load time or escape C: refused in sources loaded from bytes.
-_LOAD_TIME_CODE = re.compile(r"\b(constructor|destructor|init_array|fini_array|__asm__|asm)\b")
-_STRINGS_AND_COMMENTS = re.compile(r'"(?:\\.|[^"\\\n])*"|/\*.*?\*/|//[^\n]*', re.S)
-_FORMAT = 1
+_FORMAT = 2
 _SYMBOL_PREFIX = "rvm_kernel_"
+_MAX_PARTS = 8
+_REGENERATOR = []  # [fn(tir bytes, compiler) -> (source, kernel names, use_openmp)]
 
 
 def kernel_symbol(name):
     """The exported C symbol of kernel ``name``: rvm_kernel_<name>, non-identifier chars as '_'."""
     safe = "".join(c if (c.isascii() and c.isalnum()) or c == "_" else "_" for c in name)
     return _SYMBOL_PREFIX + safe
+
+
+def register_kernel_regenerator(fn):
+    """Installs ``fn(tir, compiler) -> (C source, kernel names, use_openmp)``, the code
+    generator that rebuilds kernels from serialized TIR (the compiler side registers it)."""
+    _REGENERATOR[:] = [fn]
+    return fn
+
+
+class _DlInfo(ctypes.Structure):
+    _fields_ = [("dli_fname", ctypes.c_char_p), ("dli_fbase", ctypes.c_void_p),
+                ("dli_sname", ctypes.c_char_p), ("dli_saddr", ctypes.c_void_p)]
+
+
+_LIBDL = ctypes.CDLL(None)
+
+
+def _defining_file(address):
+    """The shared object defining ``address`` (dladdr), or None."""
+    info = _DlInfo()
+    if not address or _LIBDL.dladdr(ctypes.c_void_p(address), ctypes.byref(info)) == 0:
+        return None
+    return os.path.realpath(info.dli_fname.decode()) if info.dli_fname else None
 
 
 class KernelLibrary(Module):
@@ -43,28 +69,42 @@ class KernelLibrary(Module):
 
     type_key = "c_kernels"
 
-    def __init__(self, source, functions, library, compiler, use_openmp=True):
+    def __init__(self, source, functions, library, compiler, use_openmp=True, tir=None):
         super().__init__()
         self.source = source
         self.functions = dict(functions)
         self.compiled = library
         self.use_openmp = use_openmp
+        self.tir = tir
         self._compiler = compiler
         self._dll = ctypes.CDLL(str(library.path))
         self._packed = {}
         missing = [s for s in self.functions.values() if not hasattr(self._dll, s)]
         if missing:
             raise ValueError(f"compiled kernel library lacks the symbols: {', '.join(missing)}")
+        own = os.path.realpath(str(library.path))
+        foreign = [f"'{name}' -> '{sym}' (in {_defining_file(self._address(sym)) or 'unknown'})"
+                   for name, sym in self.functions.items()
+                   if _defining_file(self._address(sym)) != own]
+        if foreign:
+            raise ValueError("kernel library maps kernels to symbols it does not define: "
+                             + ", ".join(foreign))
+
+    def _address(self, symbol):
+        return ctypes.cast(getattr(self._dll, symbol), ctypes.c_void_p).value
 
     @classmethod
-    def from_source(cls, source, functions, compiler=None, use_openmp=True):
+    def from_source(cls, source, functions, compiler=None, use_openmp=True, tir=None,
+                    untrusted=False):
         """Compiles (or finds in the cache) ``source``; ``functions`` is a name list or a
-        {name: symbol} dict (a list means symbols ``kernel_symbol(name)``)."""
+        {name: symbol} dict (a list means symbols ``kernel_symbol(name)``). ``tir`` is the
+        serialized TIR the source was generated from (kept for saving); ``untrusted``
+        compiles under limits (see Compiler.compile)."""
         if not isinstance(functions, dict):
             functions = {name: kernel_symbol(name) for name in functions}
         compiler = compiler or default_compiler()
-        library = compiler.compile(source, use_openmp=use_openmp)
-        return cls(source, functions, library, compiler, use_openmp)
+        library = compiler.compile(source, use_openmp=use_openmp, untrusted=untrusted)
+        return cls(source, functions, library, compiler, use_openmp, tir)
 
     def _get_own_function(self, name):
         func = self._packed.get(name)
@@ -81,7 +121,7 @@ class KernelLibrary(Module):
         if name not in self.functions:
             raise ValueError(f"kernel library has no function '{name}'; it has: "
                              f"{', '.join(sorted(self.functions)) or 'nothing'}")
-        return ctypes.cast(getattr(self._dll, self.functions[name]), ctypes.c_void_p).value
+        return self._address(self.functions[name])
 
     def _own_function_names(self):
         return list(self.functions)
@@ -98,79 +138,114 @@ class KernelLibrary(Module):
         return self.compiled.from_cache
 
     def save_to_bytes(self):
-        """Source, function table, compiler fingerprint and compiled object, in one blob."""
+        """Header (function table, compiler fingerprint), C source, serialized TIR (empty
+        for hand-written C) and compiled object, in one blob."""
         header = {
             "format": _FORMAT,
             "functions": self.functions,
             "use_openmp": self.use_openmp,
             "fingerprint": self._compiler.fingerprint,
+            "tir": self.tir is not None,
         }
         parts = [json.dumps(header, sort_keys=True).encode("utf-8"), self.source.encode("utf-8"),
-                 self.compiled.path.read_bytes()]
+                 self.tir or b"", self.compiled.path.read_bytes()]
         return _MAGIC + b"".join(struct.pack("<Q", len(p)) + p for p in parts)
 
     def __repr__(self):
         return f"<rvm.runtime.KernelLibrary: {', '.join(self.functions)}>"
 
 
-def _split_parts(data, count):
+def _split_parts(data):
     parts = []
     offset = len(_MAGIC)
-    for i in range(count):
-        if offset + 8 > len(data):
-            raise ValueError(f"kernel library bytes are truncated (section {i} of {count})")
+    while offset < len(data):
+        if len(parts) == _MAX_PARTS or offset + 8 > len(data):
+            raise ValueError(f"kernel library bytes are truncated or have trailing bytes "
+                             f"(section {len(parts)})")
         (size,) = struct.unpack_from("<Q", data, offset)
         offset += 8
         if offset + size > len(data):
-            raise ValueError(f"kernel library bytes are truncated (section {i} of {count})")
+            raise ValueError(f"kernel library bytes are truncated (section {len(parts)})")
         parts.append(bytes(data[offset:offset + size]))
         offset += size
-    if offset != len(data):
-        raise ValueError(f"kernel library bytes have {len(data) - offset} trailing bytes")
     return parts
 
 
-def parse_saved_library(data, what="kernel library"):
-    """(header, source, functions) of bytes written by ``KernelLibrary.save_to_bytes``.
+def _refuse_native(names, why):
+    return ValueError(
+        f"kernel library ({', '.join(names) or 'no functions'}) {why}; its native code would "
+        "run unchecked, so it is refused. Load the file with load_module(path, "
+        "trust_native=True) (CLI: --trust-native) only if you trust where it came from")
 
-    ValueError for damaged bytes and for sources that would run code when
-    loaded (constructors, inline assembly).
-    """
+
+def parse_saved_library(data, what="kernel library"):
+    """(header, source, functions, tir) of bytes written by ``KernelLibrary.save_to_bytes``;
+    ValueError for damaged bytes (``tir`` is None for hand-written C)."""
     data = bytes(data)
     if not data.startswith(_MAGIC):
         raise ValueError(f"not a {what}: bad magic {data[:len(_MAGIC)]!r}")
-    head, source, _ = _split_parts(data, 3)
+    parts = _split_parts(data)
+    if not parts:
+        raise ValueError(f"{what} bytes are truncated (no header)")
     try:
-        header = json.loads(head.decode("utf-8"))
-        source = source.decode("utf-8")
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        header = json.loads(parts[0].decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
         raise ValueError(f"corrupted {what} header: {err}") from None
     if not isinstance(header, dict) or header.get("format") != _FORMAT:
         found = header.get("format") if isinstance(header, dict) else header
         raise ValueError(f"{what} format mismatch: expected {_FORMAT}, found {found!r}")
+    if len(parts) != 4:
+        raise ValueError(f"{what} has {len(parts)} sections, expected 4 (header, "
+                         "source, TIR, object)")
+    _, source, tir, _ = parts
+    try:
+        source = source.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ValueError(f"corrupted {what} source: {err}") from None
     functions = header.get("functions")
     if not isinstance(functions, dict) or not all(
             isinstance(k, str) and isinstance(v, str) and v.isidentifier()
             for k, v in functions.items()):
         raise ValueError(f"corrupted {what}: bad function table")
-    code = _STRINGS_AND_COMMENTS.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), source)
-    match = _LOAD_TIME_CODE.search(code)
-    if match:
-        line = code.count("\n", 0, match.start()) + 1
-        raise ValueError(f"{what} source uses '{match.group(1)}' (line {line}); "
-                         "code loaded from bytes may not run code at load time")
-    return header, source, functions
+    has_tir = header.get("tir") is True and bool(tir)
+    return header, source, functions, (tir if has_tir else None)
 
 
-def load_kernel_library(data, compiler=None):
-    """Rebuilds a KernelLibrary saved by ``save_to_bytes``, recompiling its source (cached).
 
-    The stored object is not loaded: bytes are untrusted, and the source,
-    compiled by this machine's compiler, is the library's definition.
+
+def load_kernel_library(data, compiler=None, trust_native=False):
+    """Rebuilds a KernelLibrary saved by ``save_to_bytes`` (see the module docstring).
+
+    The stored object is never loaded. By default the kernels are regenerated
+    from the stored TIR; ``trust_native=True`` compiles the stored C instead.
     """
-    header, source, functions = parse_saved_library(data)
-    return KernelLibrary.from_source(source, functions, compiler,
-                                     use_openmp=bool(header.get("use_openmp", True)))
+    header, source, functions, tir = parse_saved_library(data)
+    use_openmp = bool(header.get("use_openmp", True))
+    if trust_native:
+        return KernelLibrary.from_source(source, functions, compiler, use_openmp, tir=tir,
+                                         untrusted=True)
+    if tir is None:
+        raise _refuse_native(list(functions), "holds hand-written C and no TensorIR to "
+                             "regenerate its kernels from")
+    lacking = _refuse_native(list(functions), "can be regenerated from its TensorIR only by "
+                             "rvm's compiler (rvm.codegen), which this installation lacks")
+    if not _REGENERATOR:
+        raise lacking
+    compiler = compiler or default_compiler()
+    try:
+        regenerated, names, regen_openmp = _REGENERATOR[0](tir, compiler)
+    except ImportError:
+        raise lacking from None
+    except Exception as err:  # any defect of untrusted TIR is a load error, never a crash
+        raise ValueError(f"kernel library: cannot regenerate its kernels from the stored "
+                         f"TensorIR: {type(err).__name__}: {err}") from None
+    expected = {name: kernel_symbol(name) for name in names}
+    if functions != expected:
+        def text(table):
+            return ", ".join(f"'{k}' -> '{v}'" for k, v in sorted(table.items())) or "nothing"
+        raise ValueError(f"kernel library header maps {text(functions)}, but its TensorIR "
+                         f"defines {text(expected)}; refusing the mismatched symbols")
+    return KernelLibrary.from_source(regenerated, expected, compiler, regen_openmp, tir=tir)
 
 
-register_module_loader(KernelLibrary.type_key, load_kernel_library)
+register_module_loader(KernelLibrary.type_key, load_kernel_library, takes_trust=True)

@@ -8,7 +8,8 @@ _FILE_LOADERS = []  # (magic, loader, description)
 
 
 def register_file_loader(magic, loader, description):
-    """Registers ``loader(path) -> Module`` for files starting with ``magic`` (bytes)."""
+    """Registers ``loader(path, trust_native=False) -> Module`` for files starting with
+    ``magic`` (bytes)."""
     if not isinstance(magic, bytes) or not magic:
         raise TypeError(f"register_file_loader: magic must be non-empty bytes, got {magic!r}")
     for i, (known, _, _) in enumerate(_FILE_LOADERS):
@@ -18,17 +19,20 @@ def register_file_loader(magic, loader, description):
     _FILE_LOADERS.append((magic, loader, description))
 
 
-def load_module(path):
+def load_module(path, trust_native=False):
     """Loads the module saved at ``path`` (e.g. an executable from ``export_library``).
 
-    ValueError if the file's format has no registered loader.
+    The file is untrusted: its kernels are regenerated from their TensorIR
+    and checked. ``trust_native=True`` also loads modules of hand-written
+    native code (BYOC C sources), which then run unchecked. ValueError if the
+    file's format has no registered loader.
     """
     longest = max((len(m) for m, _, _ in _FILE_LOADERS), default=0)
     with open(path, "rb") as f:
         head = f.read(longest)
     for magic, loader, _ in _FILE_LOADERS:
         if head.startswith(magic):
-            return loader(path)
+            return loader(path, trust_native=trust_native)
     known = ", ".join(d for _, _, d in _FILE_LOADERS) or "none registered"
     raise ValueError(f"load_module: '{path}' is not a known module file (leading bytes "
                      f"{head[:8]!r}); known formats: {known}")

@@ -71,15 +71,24 @@ class Module:
         return f"<rvm.runtime.Module {self.type_key}: {len(self._own_function_names())} functions>"
 
 
-def register_module_loader(type_key, loader):
-    """Registers ``loader(data: bytes) -> Module`` for modules saved with ``type_key``."""
-    _LOADERS[type_key] = loader
+def register_module_loader(type_key, loader, takes_trust=False):
+    """Registers ``loader(data: bytes) -> Module`` for modules saved with ``type_key``.
+
+    A loader of native code passes ``takes_trust=True`` and accepts a
+    ``trust_native`` keyword (see ``load_module_from_bytes``).
+    """
+    _LOADERS[type_key] = (loader, takes_trust)
 
 
-def load_module_from_bytes(type_key, data):
-    """Rebuilds a module saved by ``save_to_bytes``; ValueError for an unknown type_key."""
-    loader = _LOADERS.get(type_key)
-    if loader is None:
+def load_module_from_bytes(type_key, data, trust_native=False):
+    """Rebuilds a module saved by ``save_to_bytes``; ValueError for an unknown type_key.
+
+    ``trust_native=True`` lets loaders of native code run code the bytes carry
+    (hand-written C); without it they refuse it.
+    """
+    entry = _LOADERS.get(type_key)
+    if entry is None:
         raise ValueError(f"no loader for runtime module type '{type_key}'; "
                          f"known: {', '.join(sorted(_LOADERS)) or 'none'}")
-    return loader(data)
+    loader, takes_trust = entry
+    return loader(data, trust_native=trust_native) if takes_trust else loader(data)

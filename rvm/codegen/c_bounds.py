@@ -1,0 +1,352 @@
+"""Proving the buffer accesses of a generated C kernel in bounds.
+
+``BoundsProver`` follows the C emitter through a lowered PrimFunc (loops,
+lets and branch conditions in scope) and decides, for each access
+``buf[index]`` into memory of ``size`` elements, whether ``0 <= index <
+size`` holds for every argument that passes the kernel's checks. Accesses it
+cannot prove are guarded by the emitter (an out-of-bounds index sets an
+error; it never reads or writes).
+
+Reasoning is over polynomials with rational coefficients in *atoms*: shape
+variables (exact tensor dimensions, never negative), scalar parameters,
+loop variables (with their ranges) and non-polynomial subexpressions
+(floordiv, min, casts, ...). C evaluates integers modulo 2^bits; sums and
+products commute with that, so the C value of a polynomial index equals its
+mathematical value whenever the latter is in range. Every other step (a
+division, a comparison, a loop bound, a cast) needs its operands' values in
+range: proven when their bounds are constants, otherwise recorded as a
+*requirement*, a polynomial in shape variables and scalar parameters that
+the kernel checks on entry (with overflow-checked arithmetic) before it runs.
+"""
+from fractions import Fraction
+
+from rvm.tir import expr as E
+
+_RING = (E.Add, E.Sub, E.Mul)
+
+
+class _Fail(Exception):
+    pass
+
+
+def _dtype_range(dtype):
+    if dtype.is_bool:
+        return 0, 1
+    if dtype.is_uint:
+        return 0, (1 << dtype.bits) - 1
+    return -(1 << (dtype.bits - 1)), (1 << (dtype.bits - 1)) - 1
+
+
+# ---- polynomials: {monomial (sorted tuple of atom keys): Fraction} ---------------------
+
+def _const(c):
+    return {(): Fraction(c)} if c else {}
+
+
+def _add(a, b, sign=1):
+    out = dict(a)
+    for m, c in b.items():
+        v = out.get(m, 0) + sign * c
+        if v:
+            out[m] = v
+        else:
+            out.pop(m, None)
+    return out
+
+
+def _mul(a, b):
+    out = {}
+    for ma, ca in a.items():
+        for mb, cb in b.items():
+            m = tuple(sorted(ma + mb))
+            v = out.get(m, 0) + ca * cb
+            if v:
+                out[m] = v
+            else:
+                out.pop(m, None)
+    return out
+
+
+def _scale(a, c):
+    return {m: v * c for m, v in a.items()} if c else {}
+
+
+def _as_const(p):
+    if not p:
+        return Fraction(0)
+    if len(p) == 1 and () in p:
+        return p[()]
+    return None
+
+
+class BoundsProver:
+    """Scopes (``push_loop``/``push_let``/``push_fact``, each with ``pop``) and ``proves``.
+
+    ``symbols`` maps id(var) -> var for shape variables (non-negative) and
+    ``params`` for scalar parameters; ``requirements`` collects the
+    polynomial range checks that proofs relied on, as (poly, lo, hi).
+    """
+
+    def __init__(self, shape_vars, scalar_params):
+        self.nonneg = {id(v): v for v in shape_vars}
+        self.symbols = dict(self.nonneg)
+        for v in scalar_params:
+            if v.dtype.is_int or v.dtype.is_uint:
+                self.symbols[id(v)] = v
+        self.loops = {}  # id(var) -> (lo poly, hi poly, requirements)
+        self.lets = {}  # id(var) -> exact poly of the value
+        self.nodes = {}  # atom key -> expression node
+        self.facts = []  # (poly F with F >= 0 when the C condition held, requirements)
+        self.requirements = {}
+        self._stack = []
+
+    # ---- scopes
+    def push_loop(self, var, start, extent):
+        """Enters ``for var in [start, start + extent)``."""
+        info = None
+        if var.dtype.is_int and var.dtype.lanes == 1:
+            try:
+                reqs = []
+                first = self._exact(start)
+                end = _add(first, self._exact(extent))
+                lo_r, hi_r = _dtype_range(var.dtype)
+                s_lo, s_hi = self._interval(first, reqs)
+                e_lo, e_hi = self._interval(end, reqs)
+                # C runs the loop over [start, start + extent) as computed: both must be exact.
+                for p in (s_lo, s_hi, e_lo, e_hi):
+                    self._require(p, lo_r, hi_r, reqs)
+                self._operand(start, reqs)  # each exact in its own type too
+                self._operand(extent, reqs)
+                info = (s_lo, _add(e_hi, _const(-1)), reqs)
+            except _Fail:
+                info = None
+        self.loops[id(var)] = info
+        self._stack.append(("loop", id(var)))
+
+    def push_let(self, var, value):
+        """Enters a scope where ``var`` equals ``value``."""
+        try:
+            self.lets[id(var)] = self._exact(value) if var.dtype.is_int else None
+        except _Fail:
+            self.lets[id(var)] = None
+        self._stack.append(("let", id(var)))
+
+    def push_fact(self, cond, holds=True):
+        """Enters a branch taken when ``cond`` is true (``holds``) or false."""
+        added = 0
+        for f in self._facts_of(cond, holds):
+            self.facts.append(f)
+            added += 1
+        self._stack.append(("facts", added))
+
+    def pop(self):
+        """Leaves the innermost scope."""
+        kind, value = self._stack.pop()
+        if kind == "loop":
+            self.loops.pop(value, None)
+        elif kind == "let":
+            self.lets.pop(value, None)
+        else:
+            del self.facts[len(self.facts) - value:]
+
+    def _facts_of(self, cond, holds):
+        if isinstance(cond, E.Not):
+            return self._facts_of(cond.a, not holds)
+        if isinstance(cond, E.And) and holds or isinstance(cond, E.Or) and not holds:
+            return self._facts_of(cond.a, holds) + self._facts_of(cond.b, holds)
+        flip = {E.LT: E.GE, E.GE: E.LT, E.LE: E.GT, E.GT: E.LE}
+        kind = type(cond)
+        if kind not in flip or not (cond.a.dtype.is_int and cond.a.dtype.lanes == 1):
+            return []
+        if not holds:
+            kind = flip[kind]
+        try:
+            reqs = []
+            a, b = self._exact(cond.a), self._exact(cond.b)
+            lo_r, hi_r = _dtype_range(cond.a.dtype)
+            for side in (a, b):
+                for p in self._interval(side, reqs):
+                    self._require(p, lo_r, hi_r, reqs)
+        except _Fail:
+            return []
+        diff = {E.LT: (b, a, -1), E.LE: (b, a, 0), E.GT: (a, b, -1), E.GE: (a, b, 0)}[kind]
+        return [(_add(_add(diff[0], diff[1], -1), _const(diff[2])), reqs)]
+
+    # ---- the question
+    def proves(self, index, size):
+        """Whether ``0 <= index < size`` always holds; ``size`` is a list of factors (ints,
+        or PrimExprs evaluated once, in scope, whose C values are the memory's extent)."""
+        if not (index.dtype.is_int or index.dtype.is_uint) or index.dtype.lanes != 1:
+            return False
+        reqs = []
+        try:
+            x = self._exact(index)
+            s = _const(1)
+            for factor in size:
+                if isinstance(factor, int):
+                    s = _mul(s, _const(factor))
+                else:
+                    s = _mul(s, self._exact(factor))
+                    if not self._nonneg(self._operand(factor, reqs)[0]):
+                        return False
+            if not self._nonneg_with_facts(x, reqs):
+                return False
+            if not self._nonneg_with_facts(_add(_add(s, x, -1), _const(-1)), reqs):
+                return False
+            if index.dtype.bits < 64 or index.dtype.is_uint:
+                lo_r, hi_r = _dtype_range(index.dtype)
+                _, hi = self._interval(x, reqs)
+                self._require(hi, lo_r, hi_r, reqs)
+        except _Fail:
+            return False
+        for poly, lo, hi in reqs:
+            key = (tuple(sorted(poly.items())), lo, hi)
+            self.requirements[key] = (poly, lo, hi)
+        return True
+
+    def _nonneg_with_facts(self, x, reqs):
+        trial = []
+        try:
+            if self._nonneg(self._interval(x, trial)[0]):
+                reqs.extend(trial)
+                return True
+        except _Fail:
+            pass
+        for fact, fact_reqs in self.facts:
+            trial = list(fact_reqs)
+            try:
+                if self._nonneg(self._interval(_add(x, fact, -1), trial)[0]):
+                    reqs.extend(trial)
+                    return True
+            except _Fail:
+                continue
+        return False
+
+    def _nonneg(self, p):
+        """Whether polynomial ``p`` (in symbols) is provably >= 0."""
+        for m, c in p.items():
+            if c < 0 or any(k not in self.nonneg for k in m):
+                return False
+        return True
+
+    def _require(self, p, lo, hi, reqs):
+        c = _as_const(p)
+        if c is not None:
+            if not lo <= c <= hi:
+                raise _Fail
+            return
+        if any(v.denominator != 1 for v in p.values()):
+            raise _Fail
+        reqs.append((p, lo, hi))
+
+    # ---- exact polynomials over atoms
+    def _exact(self, e):
+        if isinstance(e, E.IntImm):
+            return _const(e.value)
+        if isinstance(e, E.Var):
+            if id(e) in self.lets:
+                value = self.lets[id(e)]
+                if value is None:
+                    raise _Fail
+                return value
+            if id(e) in self.symbols or self.loops.get(id(e)) is not None:
+                self.nodes[id(e)] = e
+                return {(id(e),): Fraction(1)}
+            raise _Fail
+        if not (e.dtype.is_int or e.dtype.is_uint) or e.dtype.lanes != 1:
+            raise _Fail
+        if isinstance(e, E.Add):
+            return _add(self._exact(e.a), self._exact(e.b))
+        if isinstance(e, E.Sub):
+            return _add(self._exact(e.a), self._exact(e.b), -1)
+        if isinstance(e, E.Mul):
+            return _mul(self._exact(e.a), self._exact(e.b))
+        self.nodes[id(e)] = e
+        return {(id(e),): Fraction(1)}
+
+    # ---- intervals of polynomials, in symbols only
+    def _interval(self, p, reqs):
+        lo, hi = {}, {}
+        for m, c in p.items():
+            if not m:
+                lo, hi = _add(lo, {(): c}), _add(hi, {(): c})
+                continue
+            mlo, mhi = _const(1), _const(1)
+            for k in m:
+                flo, fhi = self._atom_interval(k, reqs)
+                if len(m) > 1 and not self._nonneg(flo):
+                    raise _Fail
+                mlo, mhi = _mul(mlo, flo), _mul(mhi, fhi)
+            if c > 0:
+                lo, hi = _add(lo, _scale(mlo, c)), _add(hi, _scale(mhi, c))
+            else:
+                lo, hi = _add(lo, _scale(mhi, c)), _add(hi, _scale(mlo, c))
+        return lo, hi
+
+    def _atom_interval(self, key, reqs):
+        if key in self.symbols:
+            return {(key,): Fraction(1)}, {(key,): Fraction(1)}
+        loop = self.loops.get(key)
+        if loop is not None:
+            reqs.extend(loop[2])
+            return loop[0], loop[1]
+        node = self.nodes.get(key)
+        if node is None:
+            raise _Fail
+        return self._node_interval(node, reqs)
+
+    def _operand(self, e, reqs):
+        lo, hi = self._interval(self._exact(e), reqs)
+        lo_r, hi_r = _dtype_range(e.dtype)
+        self._require(lo, lo_r, hi_r, reqs)
+        self._require(hi, lo_r, hi_r, reqs)
+        return lo, hi
+
+    def _node_interval(self, e, reqs):
+        if isinstance(e, (E.FloorDiv, E.FloorMod, E.Div, E.Mod)):
+            if not isinstance(e.b, E.IntImm) or e.b.value <= 0:
+                raise _Fail
+            c = e.b.value
+            lo, hi = self._operand(e.a, reqs)
+            if isinstance(e, (E.Div, E.Mod)) and not self._nonneg(lo):
+                raise _Fail
+            if isinstance(e, (E.FloorMod, E.Mod)):
+                return _const(0), _const(c - 1)
+            clo, chi = _as_const(lo), _as_const(hi)
+            lo = _const(clo // c) if clo is not None else \
+                _add(_scale(lo, Fraction(1, c)), _const(Fraction(-(c - 1), c)))
+            hi = _const(chi // c) if chi is not None else _scale(hi, Fraction(1, c))
+            return lo, hi
+        if isinstance(e, (E.Min, E.Max)):
+            alo, ahi = self._operand(e.a, reqs)
+            blo, bhi = self._operand(e.b, reqs)
+            want_min = isinstance(e, E.Min)
+            # The bound on the side of the operation needs the provably smaller (larger) of
+            # the two; on the other side either operand's bound holds.
+            tight = self._pick(alo, blo, True) if want_min else self._pick(ahi, bhi, False)
+            if tight is None:
+                raise _Fail
+            first, second = (ahi, bhi) if want_min else (alo, blo)
+            loose = self._pick(first, second, want_min)
+            if loose is None:
+                loose = second if _as_const(second) is not None else first
+            return (tight, loose) if want_min else (loose, tight)
+        if isinstance(e, E.Cast) and (e.value.dtype.is_int or e.value.dtype.is_uint):
+            lo, hi = self._operand(e.value, reqs)
+            lo_r, hi_r = _dtype_range(e.dtype)
+            self._require(lo, lo_r, hi_r, reqs)
+            self._require(hi, lo_r, hi_r, reqs)
+            return lo, hi
+        raise _Fail
+
+    def _pick(self, a, b, want_min):
+        """The smaller (or larger) of two polynomials when provable, else None."""
+        if self._nonneg(_add(b, a, -1)):
+            return a if want_min else b
+        if self._nonneg(_add(a, b, -1)):
+            return b if want_min else a
+        return None
+
+    def symbol(self, key):
+        """The variable of a symbol key (for rendering requirements)."""
+        return self.symbols[key]
