@@ -174,6 +174,9 @@ def main(argv=None):
     parser.add_argument("--work-dir", default="mlp_digits_tuning",
                         help="where tuning records are kept (a second run reuses them)")
     parser.add_argument("--trials", type=int, default=12, help="tuning trials per kernel")
+    parser.add_argument("--export", metavar="DIR",
+                        help="keep the executable (digits_mlp.rvm) and 8 test images "
+                             "(digits_x.npy) in DIR, for `rvm run`")
     args = parser.parse_args(argv)
 
     start = time.perf_counter()
@@ -207,6 +210,13 @@ def main(argv=None):
         again = reloaded["main"](rvm.nd.array(x_test)).numpy()
         np.testing.assert_array_equal(again, logits)
         print(f"exported {path.stat().st_size} bytes, reloaded: identical results")
+    if args.export:
+        out = pathlib.Path(args.export)
+        out.mkdir(parents=True, exist_ok=True)
+        ex.export_library(str(out / "digits_mlp.rvm"))
+        np.save(out / "digits_x.npy", x_test[:8])
+        print(f"kept {out / 'digits_mlp.rvm'} and {out / 'digits_x.npy'} "
+              f"(labels {y_test[:8].tolist()})")
 
     one_np, all_np = x_test[:1], x_test
     inputs = {1: rvm.nd.array(one_np), len(x_test): rvm.nd.array(all_np)}

@@ -87,7 +87,8 @@ def _expect(cond, index, message):
 
 
 def _is_int(x):
-    return type(x) is int
+    """An int64 (msgpack also carries uint64, which the runtime cannot hold)."""
+    return type(x) is int and -(1 << 63) <= x < (1 << 63)
 
 
 def decode_constant(entry, index=0):
@@ -137,6 +138,8 @@ def decode_constant(entry, index=0):
     checks = {"int": _is_int, "float": lambda x: type(x) is float,
               "str": lambda x: type(x) is str, "bytes": lambda x: type(x) is bytes,
               "bool": lambda x: type(x) is bool, "none": lambda x: x is None}
+    _expect(tag != "int" or type(payload) is not int or _is_int(payload), index,
+            f"int constant {payload} is outside int64")
     _expect(tag in checks, index, f"unknown tag {tag!r}; expected one of "
             f"{', '.join(['ndarray', 'shape', 'dtype', 'device'] + list(checks))}")
     _expect(checks[tag](payload), index, f"{tag} constant has a {type(payload).__name__} value")

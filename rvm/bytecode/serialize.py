@@ -12,6 +12,8 @@ Layout (little-endian)::
 
 Nothing is pickled; every value read is checked for its type and range before
 use, and every failure is an ExecutableFormatError saying which check failed.
+Sizes are bounded (``LIMITS``): a file over a limit is refused before its
+contents are used.
 """
 import struct
 import zlib
@@ -29,6 +31,10 @@ SECTIONS = ("functions", "constants", "code", "modules", "source_map")
 _HEADER = struct.Struct("<8sI")
 _SECTION = struct.Struct("<IQI")
 MODULE_ROLES = ("kernel", "import")
+# The most a loaded file may hold: bytes per section, and entries per section.
+MAX_SECTION_BYTES = 1 << 34
+LIMITS = {"functions": 1 << 20, "constants": 1 << 22, "code": 1 << 26, "modules": 1 << 12,
+          "source_map": 1 << 26}
 
 
 def dump_executable(parts):
@@ -78,6 +84,9 @@ def _read_sections(data, where):
             raise ExecutableFormatError(f"{where}: corrupted section '{name}': expected "
                                         f"section index {index}, found {found}")
         pos += _SECTION.size
+        if length > MAX_SECTION_BYTES:
+            raise ExecutableFormatError(f"{where}: section '{name}' has {length} bytes, over "
+                                        f"the limit of {MAX_SECTION_BYTES}")
         if pos + length > len(data):
             raise ExecutableFormatError(
                 f"{where}: truncated: section '{name}' needs {length} bytes, "
@@ -91,6 +100,10 @@ def _read_sections(data, where):
         except Exception as err:  # msgpack raises several types for malformed input
             raise ExecutableFormatError(
                 f"{where}: corrupted section '{name}': {type(err).__name__}: {err}") from None
+        value = sections[name]
+        if isinstance(value, list) and len(value) > LIMITS[name]:
+            raise ExecutableFormatError(f"{where}: section '{name}' has {len(value)} entries, "
+                                        f"over the limit of {LIMITS[name]}")
         pos += length
     if pos != len(data):
         raise ExecutableFormatError(f"{where}: {len(data) - pos} trailing bytes after the "

@@ -6,14 +6,21 @@ jump targets stay inside the function; control never runs off the end (the
 last instruction is RET or GOTO) and there is a RET; every register is
 written before it is read on every path; calls to VM functions pass as many
 arguments as the callee takes, and calls to the C builtins of the contract as
-many as they accept. Errors name the function and the instruction.
+many as they accept. Resources are bounded: registers per function, and for
+functions that may recurse (those on a cycle of calls or closures) the frame
+memory the deepest allowed recursion would take. Errors name the function and
+the instruction.
 """
 from rvm.bytecode.disasm import format_instruction
 from rvm.bytecode.errors import BytecodeVerificationError
 from rvm.bytecode.function import FuncKind
-from rvm.bytecode.contract import C_BUILTINS, VOID_REG, ArgKind, Operand
+from rvm.bytecode.contract import MAX_CALL_DEPTH, C_BUILTINS, VOID_REG, ArgKind, Operand
 
 MAX_REGS = 1 << 20
+# Register frames of recursive functions at MAX_CALL_DEPTH may take at most this many bytes
+# (a register is a 16-byte value in either engine's frame stack).
+FRAME_MEMORY_BUDGET = 1 << 30
+REGISTER_BYTES = 16
 
 
 def _reads(instr):
@@ -173,8 +180,50 @@ def verify_function(ex, func_index):
     checker.check_defined_before_use()
 
 
+def _calls(ex, info):
+    """Indices of the VM functions ``info`` calls or makes closures of."""
+    out = set()
+    for instr in ex.instructions[info.start:info.end]:
+        if instr.op.name != "call":
+            continue
+        targets = [instr.field("func")] + [a.value for a in instr.field("args")
+                                           if a.kind == ArgKind.FUNC]
+        out.update(t for t in targets if ex.func_table[t].kind == FuncKind.VM)
+    return out
+
+
+def _recursive_functions(ex):
+    """Indices of VM functions on a cycle of the call graph (closures count as calls)."""
+    graph = {i: _calls(ex, f) for i, f in enumerate(ex.func_table) if f.kind == FuncKind.VM}
+    out = set()
+    for start in graph:
+        seen, stack = set(), list(graph[start])
+        while stack:
+            node = stack.pop()
+            if node == start:
+                out.add(start)
+                break
+            if node not in seen:
+                seen.add(node)
+                stack.extend(graph.get(node, ()))
+    return out
+
+
+def check_frame_budget(ex):
+    """Refuses recursive functions whose frames at the call-depth limit exceed the budget."""
+    most = FRAME_MEMORY_BUDGET // (MAX_CALL_DEPTH * REGISTER_BYTES)
+    for index in sorted(_recursive_functions(ex)):
+        info = ex.func_table[index]
+        if info.num_regs > most:
+            raise BytecodeVerificationError(
+                f"function '{info.name}': may recurse with {info.num_regs} registers per "
+                f"frame; recursive functions may have at most {most} (frames at the call depth "
+                f"limit {MAX_CALL_DEPTH} may take {FRAME_MEMORY_BUDGET} bytes)")
+
+
 def verify_executable(ex):
-    """Checks every function of ``ex`` and the uniqueness of function names."""
+    """Checks every function of ``ex``, the uniqueness of function names and the frame
+    memory of recursive functions."""
     seen = set()
     for index, info in enumerate(ex.func_table):
         if info.name in seen:
@@ -182,6 +231,7 @@ def verify_executable(ex):
                                             f"defined twice in the function table")
         seen.add(info.name)
         verify_function(ex, index)
+    check_frame_budget(ex)
     for pc in ex.source_map:
         if not 0 <= pc < len(ex.instructions):
             raise BytecodeVerificationError(f"source map: instruction {pc} is out of range "

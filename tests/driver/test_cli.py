@@ -1,0 +1,161 @@
+"""The ``rvm`` command line end to end, in subprocesses: each command, bad files, bad inputs."""
+import pathlib
+import subprocess
+import sys
+import tomllib
+
+import numpy as np
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+MODEL = '''
+from rvm.script import ir as I, relax as R, tir as T
+
+@I.ir_module
+class Module:
+    @T.prim_func
+    def add_one(x: T.handle, y: T.handle):
+        n = T.int64()
+        X = T.match_buffer(x, (n,), "float32")
+        Y = T.match_buffer(y, (n,), "float32")
+        for i in T.grid(n):
+            with T.block("Y"):
+                vi = T.axis.remap("S", [i])
+                Y[vi] = X[vi] + T.float32(1)
+
+    @R.function
+    def main(x: R.Tensor(("n",), "float32")):
+        n = T.int64()
+        cls = Module
+        with R.dataflow():
+            y = R.call_tir(cls.add_one, (x,), out_sinfo=R.Tensor((n,), "float32"))
+            R.output(y)
+        return y
+'''
+
+
+def rvm(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "rvm.driver.cli", *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory):
+    d = tmp_path_factory.mktemp("cli")
+    (d / "model.py").write_text(MODEL)
+    np.save(d / "x.npy", np.arange(5, dtype="float32"))
+    np.save(d / "matrix.npy", np.zeros((2, 2), "float32"))
+    np.save(d / "ints.npy", np.arange(5))
+    built = rvm("build", "model.py", "-o", "model.rvm", cwd=d)
+    assert built.returncode == 0, built.stderr
+    assert "wrote model.rvm" in built.stdout
+    return d
+
+
+def test_the_console_script_is_declared():
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["rvm"] == "rvm.driver.cli:main"
+
+
+def test_run_prints_or_saves_the_result(work):
+    out = rvm("run", "model.rvm", "--input", "x.npy", "--repeat", "3", cwd=work)
+    assert out.returncode == 0, out.stderr
+    assert "output 0: float32[5]" in out.stdout and "[1. 2. 3. 4. 5.]" in out.stdout
+    assert "2 more runs: median" in out.stdout
+    saved = rvm("run", "model.rvm", "-i", "x.npy", "-o", "y.npy", "--engine", "python", cwd=work)
+    assert saved.returncode == 0, saved.stderr
+    np.testing.assert_array_equal(np.load(work / "y.npy"), np.arange(1, 6, dtype="float32"))
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-i", "matrix.npy"], "parameter 'x' expects float32[n]: expected a Tensor of rank 1"),
+    (["-i", "ints.npy"], "parameter 'x' expects float32"),
+    ([], "main(x) takes 1 inputs, 0 given"),
+    (["-i", "model.py"], "cannot read input model.py"),
+])
+def test_run_reports_bad_inputs(work, args, message):
+    out = rvm("run", "model.rvm", *args, cwd=work)
+    assert out.returncode == 1 and out.stdout == ""
+    assert out.stderr.startswith("rvm: error: ")
+    assert len(out.stderr.strip().splitlines()) == 1
+    assert message in out.stderr, out.stderr
+
+
+@pytest.mark.parametrize("content, message, command", [
+    (b"garbage", "bad magic", ["verify"]), (b"", "truncated", ["inspect"]),
+    (None, "no such file", ["run", "-i", "x.npy"]),
+])
+def test_bad_files_are_refused(work, content, message, command):
+    path = work / "bad.rvm"
+    if content is None:
+        path.unlink(missing_ok=True)
+    else:
+        path.write_bytes(content)
+    out = rvm(command[0], "bad.rvm", *command[1:], cwd=work)
+    assert out.returncode == 1 and message in out.stderr, out.stderr
+
+
+def test_inspect_and_verify(work):
+    out = rvm("inspect", "model.rvm", "--disasm", cwd=work)
+    assert out.returncode == 0, out.stderr
+    assert "main(x)" in out.stdout
+    assert "c_kernels (regenerated from TensorIR): add_one" in out.stdout
+    assert "call " in out.stdout  # the disassembly
+    ok = rvm("verify", "model.rvm", cwd=work)
+    assert ok.returncode == 0 and "model.rvm: OK" in ok.stdout
+
+
+def test_profile_and_bench(work):
+    prof = rvm("profile", "model.rvm", "-i", "x.npy", cwd=work)
+    assert prof.returncode == 0 and "add_one" in prof.stdout, prof.stderr
+    (work / "ref.py").write_text("def reference(x):\n    return x + 1\n")
+    bench = rvm("bench", "model.rvm", "-i", "x.npy", "--repeat", "5", "--engine", "both",
+                "--reference", "ref.py", cwd=work)
+    assert bench.returncode == 0, bench.stderr
+    lines = bench.stdout.splitlines()
+    assert "x reference" in lines[0]
+    assert [line.split()[0] for line in lines[1:]] == ["rvm", "rvm", "reference"]
+
+
+def test_build_errors(work):
+    (work / "two.py").write_text(MODEL + "\nOther = Module\nthird = 1\n")
+    out = rvm("build", "two.py", cwd=work)
+    assert out.returncode == 1 and "defines 2 IRModules (Module, Other)" in out.stderr
+    named = rvm("build", "two.py", "--module", "Other", "-o", "other.rvm", cwd=work)
+    assert named.returncode == 0, named.stderr
+    assert rvm("build", "model.onnx", cwd=work).returncode == 1
+    (work / "broken.py").write_text("raise RuntimeError('boom')\n")
+    broken = rvm("build", "broken.py", cwd=work)
+    assert broken.returncode == 1 and "RuntimeError: boom" in broken.stderr
+
+
+@pytest.mark.parametrize("command", ["run", "bench"])
+def test_help(work, command):
+    out = rvm(command, "--help", cwd=work)
+    assert out.returncode == 0 and out.stdout.startswith("usage: rvm " + command)
+    assert "--trust-native" in out.stdout and "--input" in out.stdout
+
+
+def test_usage_errors_exit_2(work):
+    out = rvm("frobnicate", cwd=work)
+    assert out.returncode == 2 and "invalid choice: 'frobnicate'" in out.stderr
+
+
+ENV_MODEL = MODEL.replace(
+    'y = R.call_tir(cls.add_one, (x,), out_sinfo=R.Tensor((n,), "float32"))',
+    'y = R.call_dps_packed("test.cli.double", (x,), R.Tensor((n,), "float32"))')
+
+
+def test_environment_functions_come_from_env_files(work):
+    (work / "env_model.py").write_text(ENV_MODEL)
+    (work / "env.py").write_text(
+        "import numpy as np, rvm\n"
+        "@rvm.register_func('test.cli.double', override=True)\n"
+        "def double(x, out):\n"
+        "    np.multiply(np.from_dlpack(x), 2, out=np.from_dlpack(out))\n")
+    assert rvm("build", "env_model.py", "-o", "env.rvm", cwd=work).returncode == 0
+    missing = rvm("run", "env.rvm", "-i", "x.npy", cwd=work)
+    assert missing.returncode == 1
+    assert "'test.cli.double'" in missing.stderr and "--env FILE.py" in missing.stderr
+    ok = rvm("run", "env.rvm", "-i", "x.npy", "--env", "env.py", cwd=work)
+    assert ok.returncode == 0 and "[0. 2. 4. 6. 8.]" in ok.stdout, ok.stderr
