@@ -14,10 +14,12 @@ with the compiler's diagnostics and the offending source lines.
 >>> cc.compile("int answer(void) { return 42; }").from_cache
 True
 """
+import os
 import pathlib
 import re
 import resource
 import shutil
+import signal
 import subprocess
 import threading
 
@@ -73,16 +75,25 @@ def _limit_memory():
 
 
 def _run(argv, stdin_text=None, timeout=COMPILE_TIMEOUT, untrusted=False):
-    """Runs the compiler (stdin empty unless given, so a source cannot read the terminal)."""
+    """Runs the compiler (stdin empty unless given, so a source cannot read the terminal).
+
+    The compiler runs in its own process group: on timeout the whole group is
+    killed, since the driver's children (cc1) would outlive it, blocked forever.
+    """
     try:
-        return subprocess.run(argv, input=stdin_text if stdin_text is not None else "",
-                              capture_output=True, text=True, check=False, timeout=timeout,
-                              preexec_fn=_limit_memory if untrusted else None)
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, start_new_session=True,
+                                preexec_fn=_limit_memory if untrusted else None)
     except FileNotFoundError:
         raise CompilerNotFoundError(
             f"C compiler '{argv[0]}' not found; install one (gcc or clang) or set RVM_CC") from None
+    try:
+        out, err = proc.communicate(stdin_text if stdin_text is not None else "", timeout=timeout)
     except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
         raise CompileError(f"C compilation timed out after {timeout} s ({argv[0]})") from None
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
 
 
 def own_diagnostics(diagnostics, source_path):
