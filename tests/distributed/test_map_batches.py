@@ -6,6 +6,7 @@ executable the loader rejects fails the call with the loader's error before
 any batch runs.
 """
 import itertools
+import json
 import struct
 
 import numpy as np
@@ -77,8 +78,8 @@ def test_exact_results_in_order_though_a_worker_actor_is_killed(ray_cluster, exe
     np.testing.assert_array_equal(out["row_sum"], s)
 
 
-def _with_load_time_code(executable):
-    """The executable's bytes with a kernel source that would run code when loaded."""
+def _with_native_code_only(executable):
+    """The executable's bytes with its kernels as hand-written C (no TIR to regenerate from)."""
     library = executable.kernel_libs[0]
     blob = library.save_to_bytes()
     magic = blob[:8]
@@ -87,7 +88,9 @@ def _with_load_time_code(executable):
         (size,) = struct.unpack_from("<Q", blob, offset)
         parts.append(blob[offset + 8:offset + 8 + size])
         offset += 8 + size
-    parts[1] += b"\n__attribute__((constructor)) static void on_load(void) {}\n"
+    header = json.loads(parts[0])
+    header["tir"] = False
+    parts[0], parts[2] = json.dumps(header).encode(), b""
     hostile = magic + b"".join(struct.pack("<Q", len(p)) + p for p in parts)
     library.save_to_bytes = lambda: hostile
     try:
@@ -103,8 +106,8 @@ def test_rejected_executables_fail_before_any_batch(executable, data):
         map_batches(good[:len(good) // 2], dataset)
     with pytest.raises(ExecutableFormatError, match="bad magic"):
         map_batches(b"not an executable at all", dataset)
-    with pytest.raises(ExecutableFormatError, match="may not run code at load time"):
-        map_batches(_with_load_time_code(executable), dataset)
+    with pytest.raises(ExecutableFormatError, match="holds hand-written C .*trust_native=True"):
+        map_batches(_with_native_code_only(executable), dataset)
     with pytest.raises(ValueError, match="no Relax function 'predict'; it has: main"):
         map_batches(good, dataset, fn="predict")
     with pytest.raises(ValueError, match="takes 1 arguments"):
