@@ -4,9 +4,10 @@
 the kernels' compiler and disk cache, ``native/include`` on the include path
 (so it can ``#include <rvm/c_runtime_api.h>``); each name in ``func_names``
 is an exported packed function of that name. The module saves its source
-into an executable and, like a kernel library, is rebuilt on load by
-compiling the stored source again (a cache hit where it was built); the
-stored object code is never loaded.
+into an executable. Its C is hand-written, not regenerated from TIR as a
+kernel library's is, so loading refuses it unless the caller passes
+``trust_native=True``; then the stored source is compiled again (a cache hit
+where it was built). The stored object code is never loaded.
 
 >>> src = '''#include <rvm/c_runtime_api.h>
 ... RVM_DLL int answer(RVMValue* args, int* codes, int n, RVMValue* ret, int* ret_code,
