@@ -7,9 +7,19 @@ A reason is the exception's type, message and line, or its message alone
 when the exception class sets ``plain_message = True``.
 Jobs talk over these descriptors only, so a kernel printing to stdout cannot
 corrupt the protocol.
+
+A worker never outlives the process that started it: a watchdog thread sees
+the parent go (the worker is re-parented) and kills the worker's process
+group, a job that hangs in a kernel and any compiler it started included.
+Without it, a pool whose process is killed (a Ray actor, Ctrl-C on the
+tuner) would leave a hanging candidate running until the machine stops.
 """
 import importlib
+import os
+import signal
 import sys
+import threading
+import time
 import traceback
 from multiprocessing.connection import Connection
 
@@ -43,7 +53,15 @@ def serve(reader, writer):
         writer.send(answer)
 
 
+def watch_parent(parent_pid, interval_sec=0.5):
+    """Kills this worker's process group once ``parent_pid`` is no longer its parent."""
+    while os.getppid() == parent_pid:
+        time.sleep(interval_sec)
+    os.killpg(os.getpgid(0), signal.SIGKILL)
+
+
 def main(argv):
+    threading.Thread(target=watch_parent, args=(os.getppid(),), daemon=True).start()
     reader = Connection(int(argv[1]), writable=False)
     writer = Connection(int(argv[2]), readable=False)
     writer.send(("ready", None))

@@ -62,3 +62,29 @@ def test_ray_tuning_matches_local_tuning_with_interchangeable_records(ray_cluste
     assert len(resumed) == TRIALS
     fresh = ms.database.JSONDatabase(work_dir=str(tmp_path / "ray"))
     _kernel(ms.tir_integration.compile_tir(fresh, MyModule, TARGET))
+
+
+def test_tune_relax_measures_every_task_on_ray(ray_cluster, tmp_path):
+    # A Relax MLP's two kernels tuned with RayRunner: every record comes from the
+    # workers, the database applies, and the tuned model computes what numpy does.
+    from rvm import relax
+    from tests.meta_schedule.test_relax_integration import MLP, _params
+
+    work_dir = str(tmp_path / "tune_tmp")
+    database = ms.relax_integration.tune_relax(
+        MLP, params={}, target=TARGET, work_dir=work_dir, max_trials_global=6,
+        num_trials_per_iter=3, strategy="replay-trace", seed=0,
+        runner=RayRunner(num_workers=2, evaluator_config=EvaluatorConfig(
+            number=1, repeat=1, min_repeat_ms=0)), progress=False)
+    records = database.get_all_tuning_records()
+    assert len(records) == 6
+    assert len({r.workload.shash for r in records}) == 2
+    assert all(r.is_valid and r.fingerprint == hardware_fingerprint() for r in records)
+    mod = relax.transform.MetaScheduleApplyDatabase(work_dir)(MLP)
+    params = _params()
+    x = np.random.default_rng(1).standard_normal((8, 64)).astype("float32")
+    out = relax.VirtualMachine(relax.build(mod, target="c"), rvm.cpu())["main"](
+        x, *[params[k] for k in ("w0", "b0", "w1", "b1")]).numpy()
+    hidden = np.maximum(x @ params["w0"].T + params["b0"], 0)
+    np.testing.assert_allclose(out, hidden @ params["w1"].T + params["b1"], rtol=1e-4,
+                               atol=1e-4)

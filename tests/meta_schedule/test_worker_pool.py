@@ -1,5 +1,8 @@
 """WorkerPool: jobs run in worker processes; timeouts and crashes are results, not raises."""
 import os
+import subprocess
+import sys
+import time
 
 import pytest
 
@@ -60,3 +63,42 @@ def test_a_slow_worker_start_does_not_count_against_the_job(tmp_path):
     with WorkerPool(max_workers=1, env=env) as slow:
         result = slow.run("math:sqrt", (9.0,), timeout_sec=0.5)
     assert result.ok and result.value == 3.0
+
+
+def test_a_worker_does_not_outlive_its_pool_process(tmp_path):
+    # A pool's process killed while its worker hangs in a job (as when Ray kills an
+    # actor that is measuring a hanging candidate): the worker goes too.
+    pid_file = tmp_path / "worker.pid"
+    script = (
+        "import os, sys, threading\n"
+        "from rvm.meta_schedule.worker_pool import WorkerPool\n"
+        "pool = WorkerPool(max_workers=1)\n"
+        f"assert pool.run('os:getpid', (), timeout_sec=60).ok\n"
+        "worker = pool._idle[0]\n"
+        f"open({str(pid_file)!r}, 'w').write(str(worker.proc.pid))\n"
+        "pool.run('time:sleep', (600,), timeout_sec=600)\n")
+    parent = subprocess.Popen([sys.executable, "-c", script])
+    try:
+        deadline = time.monotonic() + 60
+        while not pid_file.exists() or not pid_file.read_text():
+            assert time.monotonic() < deadline, "the pool never started its worker"
+            assert parent.poll() is None, "the pool process stopped early"
+            time.sleep(0.05)
+        worker_pid = int(pid_file.read_text())
+        os.kill(worker_pid, 0)  # alive, hanging in time.sleep(600)
+    finally:
+        parent.kill()
+        parent.wait()
+    deadline = time.monotonic() + 10
+    while _running(worker_pid):
+        assert time.monotonic() < deadline, "the worker outlived its pool's process"
+        time.sleep(0.05)
+
+
+def _running(pid):
+    """True while ``pid`` runs (a zombie waiting for its reaper counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
