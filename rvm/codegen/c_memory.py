@@ -80,7 +80,7 @@ class MemoryMixin:
 
     def render_load(self, buffer, index):
         """The C expression reading ``buffer[index]`` (guarded unless proven)."""
-        data = self._expr_Var(buffer.data)
+        data = self.var_name(buffer.data)
         idx = self.expr(index)
         guard = self._guard(buffer, index)
         if guard is None:
@@ -91,7 +91,7 @@ class MemoryMixin:
 
     def render_store(self, buffer, index, value):
         """Emits ``buffer[index] = value`` (guarded unless proven)."""
-        data = self._expr_Var(buffer.data)
+        data = self.var_name(buffer.data)
         idx = self.expr(index)
         guard = self._guard(buffer, index)
         if guard is None:

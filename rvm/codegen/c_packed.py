@@ -51,7 +51,7 @@ class PackedCallMixin:
             d = arg.dtype
             self._check_packed_buffer(k, arg)
             self.emit(f"int64_t rvm_shape_{k}[{max(len(arg.shape), 1)}] = {{{shape}}};")
-            data = self._expr_Var(arg.data)
+            data = self.var_name(arg.data)
             self.emit(f"DLTensor rvm_tensor_{k} = {{(void*){data}, {{1, 0}}, {len(arg.shape)}, "
                       f"{{{d.type_code}, {d.bits}, 1}}, rvm_shape_{k}, NULL, 0}};")
             self.emit(f"rvm_values[{k}].v_handle = &rvm_tensor_{k};")

@@ -9,6 +9,7 @@ or compound dimensions are checked against it.
 from rvm.ir.module import IRModule
 from rvm.runtime.data_type import DataType
 from rvm.tir.expr import IntImm, Var
+from rvm.tir.expr_printer import dim_text
 from rvm.tir.function import PrimFunc
 from rvm.tir.stmt_functor import StmtExprVisitor, post_order_visit
 
@@ -40,28 +41,6 @@ def kernel_functions(mod):
         raise TypeError(f"expected a lowered IRModule, got {type(mod).__name__}")
     return [(gv.name_hint, func) for gv, func in mod.functions.items()
             if isinstance(func, PrimFunc)]
-
-
-_DIM_OPS = {"Add": ("+", 1), "Sub": ("-", 1), "Mul": ("*", 2), "FloorDiv": ("//", 2),
-            "FloorMod": ("%", 2), "Div": ("/", 2), "Mod": ("%", 2)}
-
-
-def dim_text(dim, parent=0):
-    """A dimension as the user wrote it: ``784``, ``m``, ``n * 2``."""
-    if isinstance(dim, IntImm):
-        return str(dim.value)
-    if isinstance(dim, Var):
-        return dim.name_hint
-    kind = type(dim).__name__
-    if kind == "Cast":
-        return dim_text(dim.value, parent)
-    if kind in ("Min", "Max"):
-        return f"{kind.lower()}({dim_text(dim.a)}, {dim_text(dim.b)})"
-    if kind in _DIM_OPS:
-        symbol, level = _DIM_OPS[kind]
-        text = f"{dim_text(dim.a, level)} {symbol} {dim_text(dim.b, level + 1)}"
-        return f"({text})" if level < parent else text
-    return repr(dim)
 
 
 class ShapeStep:

@@ -13,10 +13,8 @@ from rvm.ir.node import Node
 from rvm.tir import op as _op
 from rvm.tir.arith import simplify
 from rvm.tir.expr import Add, FloorDiv, FloorMod, IntImm, Max, Min, Mul, Sub, Var
+from rvm.tir.expr_printer import INFIX, BareIntPrinter
 from rvm.tir.stmt_functor import substitute
-
-_INFIX = {Add: ("+", 1), Sub: ("-", 1), Mul: ("*", 2), FloorDiv: ("//", 2),
-          FloorMod: ("%", 2)}
 
 
 class IndexMap(Node):
@@ -111,22 +109,27 @@ def _rebuild(expr, table, dtype):
     return build(_rebuild(expr.a, table, dtype), _rebuild(expr.b, table, dtype))
 
 
-def index_expr_text(expr, names=None, prec=0):
+class _IndexPrinter(BareIntPrinter):
+    """Index expressions as Python source: integer arithmetic only, ``tir.min``/``tir.max``,
+    variables named by ``names`` ({id(var): name}) or their name_hint."""
+
+    infix = {k: INFIX[k] for k in (Add, Sub, Mul, FloorDiv, FloorMod)}
+    calls = {Min: "tir.min", Max: "tir.max"}
+
+    def __init__(self, names):
+        self.names = names
+
+    def var_name(self, var):
+        return self.names.get(id(var), var.name_hint)
+
+    def text(self, x):
+        if type(x) in self.infix or type(x) in self.calls or isinstance(x, (IntImm, Var)):
+            return super().text(x)
+        raise ValueError(f"cannot print {type(x).__name__} {x!r} as an index expression; "
+                         "expected integers, variables, +, -, *, //, %, min and max")
+
+
+def index_expr_text(expr, names=None):
     """Python source of an integer index expression (+, -, *, //, %, min, max); variables
     are named by ``names`` ({id(var): name}) or their name_hint."""
-    if isinstance(expr, IntImm):
-        return str(expr.value)
-    if isinstance(expr, Var):
-        return (names or {}).get(id(expr), expr.name_hint)
-    if type(expr) in _INFIX:
-        symbol, own = _INFIX[type(expr)]
-        left = index_expr_text(expr.a, names, own)
-        right = index_expr_text(expr.b, names, own + 1)
-        text = f"{left} {symbol} {right}"
-        return f"({text})" if own < prec else text
-    if isinstance(expr, (Min, Max)):
-        name = "min" if isinstance(expr, Min) else "max"
-        return (f"tir.{name}({index_expr_text(expr.a, names)}, "
-                f"{index_expr_text(expr.b, names)})")
-    raise ValueError(f"cannot print {type(expr).__name__} {expr!r} as an index expression; "
-                     "expected integers, variables, +, -, *, //, %, min and max")
+    return _IndexPrinter(names or {})(expr)

@@ -467,4 +467,4 @@ def call_extern(dtype, name, *args):
     return call_intrin(dtype, "tir.call_extern", _e.StringImm(name), *args)
 
 
-from rvm.tir.expr_text import expr_text  # noqa: E402,F401  (re-exported for PrimExpr.__repr__)
+from rvm.tir.expr_printer import expr_text  # noqa: E402,F401  (re-exported for PrimExpr.__repr__)

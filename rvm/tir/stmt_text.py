@@ -5,7 +5,7 @@ is not loaded; it shows every loop and block as written, without sugar.
 """
 from rvm.tir.buffer import Buffer
 from rvm.tir.expr import IntImm, IterVar
-from rvm.tir.expr_text import expr_text
+from rvm.tir.expr_printer import expr_text
 from rvm.tir import stmt as s
 
 _KIND = {s.ForKind.SERIAL: "serial", s.ForKind.PARALLEL: "parallel",

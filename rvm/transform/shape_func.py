@@ -6,23 +6,17 @@ generated PrimFunc that reads the slots of ``n`` and writes the slot of the
 result; it is compiled with the other kernels and called with the heap.
 """
 from rvm.ir.structural import structural_equal
+from rvm.tir.analysis.free_vars import used_vars
 from rvm.tir.buffer import decl_buffer
-from rvm.tir.expr import IntImm, Var as TirVar
+from rvm.tir.expr import IntImm
 from rvm.tir.function import PrimFunc
 from rvm.tir.stmt import BufferStore, SeqStmt
-from rvm.tir.stmt_functor import post_order_visit, substitute
+from rvm.tir.stmt_functor import substitute
 
 
 def tir_vars_of(expr):
     """The TIR variables of ``expr``, each once, in order of appearance."""
-    found = {}
-
-    def visit(node):
-        if isinstance(node, TirVar):
-            found.setdefault(id(node), node)
-
-    post_order_visit(expr, visit)
-    return list(found.values())
+    return list(used_vars(expr).values())
 
 
 class HeapLayout:

@@ -1,16 +1,9 @@
 """Short text of struct info for error messages: ``float32[n, m]``, ``Shape[n, 4]``."""
-import re
-
 from rvm.relax.struct_info import (
     FuncStructInfo, ObjectStructInfo, PrimStructInfo, ShapeStructInfo, TensorStructInfo,
     TupleStructInfo,
 )
-from rvm.tir.expr_text import expr_text
-
-
-def dim_text(dim):
-    """A dimension as users write it: ``n * 2``, ``4``."""
-    return re.sub(r"T\.int64\((-?\d+)\)", r"\1", expr_text(dim))
+from rvm.tir.expr_printer import dim_text
 
 
 def _dims(values, ndim):

@@ -23,6 +23,7 @@ the index patterns of each block's single store and its loads:
 """
 import enum
 
+from rvm.tir.analysis.free_vars import used_vars
 from rvm.tir.expr import Add, BufferLoad, Cast, IntImm, IterVar, Mul, Var
 from rvm.tir.function import PrimFunc
 from rvm.tir.stmt import Block, BlockRealize, BufferStore, For, LetStmt
@@ -51,12 +52,6 @@ def _same_indices(lhs, rhs):
     return len(lhs) == len(rhs) and all(_same(a, b) for a, b in zip(lhs, rhs))
 
 
-def _vars_of(expr):
-    found = []
-    post_order_visit(expr, lambda node: found.append(node) if isinstance(node, Var) else None)
-    return found
-
-
 def _is_broadcast(store, load):
     """Load indices are store indices in order, skipping unit dimensions read at 0."""
     j = 0
@@ -83,7 +78,7 @@ def _is_injective(store, load, local_vars):
     if store_vars is None:
         return False
     return all(id(v) in store_vars or id(v) not in local_vars
-               for index in load.indices for v in _vars_of(index))
+               for index in load.indices for v in used_vars(index).values())
 
 
 def _allows_reuse(store, load):
@@ -92,7 +87,7 @@ def _allows_reuse(store, load):
     if store_vars is None:
         return False
     for index in load.indices:
-        for v in _vars_of(index):
+        for v in used_vars(index).values():
             store_vars.discard(id(v))
     return bool(store_vars)
 
@@ -124,7 +119,7 @@ def _is_multiply_accumulate(body):
 def _is_pure_reduce(reduce_vars, indices):
     """Every index that uses a reduction variable is exactly that variable."""
     for index in indices:
-        used = [v for v in _vars_of(index) if id(v) in reduce_vars]
+        used = [v for v in used_vars(index).values() if id(v) in reduce_vars]
         if used and not (isinstance(index, Var) and id(index) in reduce_vars):
             return False
     return True

@@ -13,6 +13,7 @@ from rvm.relax.struct_info import TensorStructInfo
 from rvm.tir import op as tir_op
 from rvm.tir.arith import simplify_size
 from rvm.tir.expr import IntImm
+from rvm.tir.expr_printer import dim_text
 
 
 def tensor_arg(call, index, op_name, name=None):
@@ -67,8 +68,7 @@ def dim_value(dim):
 
 def dims_text(values):
     """A shape as text for error messages: ``[2, n, 4]``."""
-    return "[" + ", ".join(str(dim_value(d)) if dim_value(d) is not None else repr(d)
-                           for d in values) + "]"
+    return "[" + ", ".join(dim_text(d) for d in values) + "]"
 
 
 def as_dim(value):

@@ -14,7 +14,8 @@ from rvm.runtime.ndarray import NDArray
 from rvm.script.parser.metadata import CONSTANT_KEY, NDARRAY_KEY, encode_array
 from rvm.script.printer.names import NameTable, identifier
 from rvm.script.printer.tir import INDENT, decorator, value_text, var_decl
-from rvm.script.printer.tir_expr import ExprPrinter, quote
+from rvm.script.printer.tir_expr import ExprPrinter
+from rvm.tir.expr_printer import quote
 
 _DPS = {"relax.call_tir": "R.call_tir", "relax.call_tir_inplace": "R.call_tir_inplace",
         "relax.call_dps_packed": "R.call_dps_packed"}

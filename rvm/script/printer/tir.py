@@ -3,10 +3,12 @@ from rvm.ir.expr import PrimExpr
 from rvm.ir.structural import structural_equal
 from rvm.tir import expr as _e
 from rvm.tir import stmt as _s
+from rvm.tir.analysis.free_vars import used_vars
 from rvm.tir.buffer import Buffer
-from rvm.tir.stmt_functor import StmtExprVisitor, post_order_visit
+from rvm.tir.stmt_functor import post_order_visit
 from rvm.script.printer.names import NameTable
-from rvm.script.printer.tir_expr import ExprPrinter, quote
+from rvm.script.printer.tir_expr import ExprPrinter
+from rvm.tir.expr_printer import quote
 
 INDENT = "    "
 _AXIS_KIND = {_e.IterVar.DataPar: ("spatial", "S"), _e.IterVar.CommReduce: ("reduce", "R"),
@@ -63,19 +65,6 @@ def is_simple_buffer(buf):
     """Whether a parameter buffer can be written as a ``T.Buffer(...)`` annotation."""
     return (not buf.strides and is_const(buf.elem_offset, 0) and buf.scope == "global"
             and all(isinstance(d, _e.IntImm) for d in buf.shape))
-
-
-def _uses_any(expr, var_ids):
-    found = []
-
-    class _Find(StmtExprVisitor):
-        def visit_var_(self, op):
-            """Records uses of the variables looked for."""
-            if id(op) in var_ids:
-                found.append(op)
-
-    _Find().visit(expr)
-    return bool(found)
 
 
 def is_root_realize(body):
@@ -241,7 +230,7 @@ class TIRPrinter:
             var_ids.add(id(chain[-1].loop_var))
             body = chain[-1].body
             if not (isinstance(body, _s.For) and self._plain(body)) or \
-                    _uses_any(body.extent, var_ids):
+                    used_vars(body.extent).keys() & var_ids:
                 return chain
             chain.append(body)
 

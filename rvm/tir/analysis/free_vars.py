@@ -1,4 +1,5 @@
-"""Free variables: the variables a TIR node uses without defining them."""
+"""The variables a TIR node uses: all of them (``used_vars``), or those it does not define
+(``free_vars``)."""
 from rvm.tir.expr import Var
 from rvm.tir.function import PrimFunc
 from rvm.tir.stmt_functor import StmtExprVisitor
@@ -77,6 +78,25 @@ class _FreeVars(StmtExprVisitor):
         for buf in op.buffer_map.values():
             self.visit_buffer(buf)
         self.visit_stmt(op.body)
+
+
+def used_vars(node):
+    """{id(var): var} for every variable that ``node`` (an expression, a statement or a list of
+    them) uses, bound inside or not, in order of first use.
+
+    >>> from rvm.tir.expr import Var
+    >>> i, n = Var("i"), Var("n")
+    >>> [v.name_hint for v in used_vars([i * n, n + i]).values()]
+    ['i', 'n']
+    """
+    found = {}
+
+    class _Used(StmtExprVisitor):
+        def visit_var_(self, op):
+            found.setdefault(id(op), op)
+
+    _Used().visit(node)
+    return found
 
 
 def free_vars(node, include_buffer_shapes=True):

@@ -8,19 +8,8 @@ Range(min=i0 * 4, extent=4)
 """
 from rvm.ir.expr import PrimExpr
 from rvm.tir import op as _op
+from rvm.tir.analysis.free_vars import used_vars
 from rvm.tir.expr import Add, Cast, FloorDiv, FloorMod, IntImm, Max, Min, Mul, Range, Sub, Var
-from rvm.tir.stmt_functor import StmtExprVisitor
-
-
-def _vars_in(expr):
-    found = set()
-
-    class _Find(StmtExprVisitor):
-        def visit_var_(self, op):
-            found.add(id(op))
-
-    _Find().visit(expr)
-    return found
 
 
 def relax_bounds(expr, ranges, analyzer):
@@ -28,7 +17,7 @@ def relax_bounds(expr, ranges, analyzer):
     ``ranges`` ({id(var): Range}) take any value of their range; None if unknown."""
     if not isinstance(expr, PrimExpr):
         return None
-    if not _vars_in(expr) & set(ranges):
+    if not used_vars(expr).keys() & ranges.keys():
         return expr, expr
     if isinstance(expr, Var):
         rng = ranges[id(expr)]

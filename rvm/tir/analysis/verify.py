@@ -1,6 +1,7 @@
 """Well-formedness of PrimFuncs: variables and buffers defined before use, defined once,
 and blocks that only see their own axes."""
 from rvm.ir.module import IRModule
+from rvm.tir.analysis.free_vars import used_vars
 from rvm.tir.expr import Var
 from rvm.tir.function import PrimFunc
 from rvm.tir.stmt_functor import StmtExprVisitor
@@ -87,7 +88,7 @@ class _WellFormed(StmtExprVisitor):
         self.visit_expr(op.predicate)
         own = {id(iv.var) for iv in op.block.iter_vars}
         for value in op.iter_values:
-            for var in _vars_in(value):
+            for var in used_vars(value).values():
                 if id(var) in own:
                     self.problem(f"block {op.block.name_hint!r}: binding value uses the block's "
                                  f"own axis {var.name_hint!r}")
@@ -128,17 +129,6 @@ class _WellFormed(StmtExprVisitor):
         self.declare_buffer(op.buffer)
         self.visit_stmt(op.body)
         self.pop()
-
-
-def _vars_in(expr):
-    found = []
-
-    class _Find(StmtExprVisitor):
-        def visit_var_(self, op):
-            found.append(op)
-
-    _Find().visit(expr)
-    return found
 
 
 def verify_well_formed(func, assert_mode=True):

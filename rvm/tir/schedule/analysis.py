@@ -1,13 +1,14 @@
 """Facts about scheduled TIR the primitives check: loops of a block, child blocks, block kinds,
 bindings, data dependences between the blocks of a scope, and regions relaxed over loops."""
 from rvm.tir import op as _op
+from rvm.tir.analysis.free_vars import used_vars as vars_in  # noqa: F401  (used by primitives)
 from rvm.tir.analysis.region import relax_range
 from rvm.tir.arith import Analyzer
 from rvm.tir.expr import Add, Cast, FloorDiv, FloorMod, IntImm, IterVar, Mul, Range, Sub, Var
 from rvm.tir.schedule.error import ScheduleError
 from rvm.tir.schedule.state import children_of, describe
 from rvm.tir.stmt import BlockRealize, ForKind
-from rvm.tir.stmt_functor import StmtExprVisitor, substitute
+from rvm.tir.stmt_functor import substitute
 
 
 # -- tree structure ----------------------------------------------------------------------
@@ -80,18 +81,6 @@ def realizes_under(stmt):
 
 
 # -- blocks -----------------------------------------------------------------------------
-def vars_in(expr):
-    """{id(var): var} for the variables in an expression or statement."""
-    found = {}
-
-    class _Find(StmtExprVisitor):
-        def visit_var_(self, op):
-            found.setdefault(id(op), op)
-
-    _Find().visit(expr)
-    return found
-
-
 def is_reduction_block(block):
     """A block with an init whose axes are spatial or reduction, and whose output indices
     use spatial axes only."""

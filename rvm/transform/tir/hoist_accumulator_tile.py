@@ -17,6 +17,7 @@ Applies to the outermost serial loop whose accesses of a buffer allocated outsid
 cover a region that does not depend on the loop and has at most ``TILE_BYTES``.
 """
 from rvm.tir import op as _op
+from rvm.tir.analysis.free_vars import used_vars
 from rvm.tir.arith import Analyzer
 from rvm.tir.buffer import decl_buffer
 from rvm.tir.expr import BufferLoad, IntImm, Range, Var
@@ -97,7 +98,7 @@ class _Hoister(StmtMutator):
         box = bounding_box(regions, self.analyzer)
         extents = []
         for rng, dim in zip(box, buffer.shape):
-            if any(v is loop.loop_var for v in _vars(rng.min)) or \
+            if id(loop.loop_var) in used_vars(rng.min) or \
                     not isinstance(rng.extent, IntImm):
                 return None
             if not (self.analyzer.can_prove(_op.greater_equal(rng.min, 0)) and
@@ -131,18 +132,6 @@ class _Hoister(StmtMutator):
         parts.append(_copy(buffer, shifted, tile, list, extents, dtype_of))
         return Allocate(tile.data, tile.dtype, tile.shape, True,
                         DeclBuffer(tile, stmt_seq(*parts)), annotations={"scope": "local"})
-
-
-def _vars(expr):
-    found = []
-
-    class _Find(StmtExprMutator):
-        def visit_var_(self, op):
-            found.append(op)
-            return op
-
-    _Find().visit(expr)
-    return found
 
 
 def _is_zero(expr):

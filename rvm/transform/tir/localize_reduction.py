@@ -24,6 +24,7 @@ they are; LowerInitBlock then guards their init.
 """
 from rvm.ir.structural import structural_equal
 from rvm.tir import op as _op
+from rvm.tir.analysis.free_vars import used_vars
 from rvm.tir.analysis.index_eval import is_injective_on_grid
 from rvm.tir.buffer import decl_buffer
 from rvm.tir.expr import Add, BufferLoad, Cast, IntImm, IterVar, Max, Min, Mul, Sub, Var
@@ -35,13 +36,6 @@ from rvm.transform.tir.prim_func_pass import prim_func_pass
 
 SIMD_REDUCTION = "rvm.simd_reduction"
 _COMBINERS = {Add: "+", Mul: "*", Max: "max", Min: "min"}
-
-
-def _vars_of(exprs):
-    found = {}
-    for e in exprs:
-        post_order_visit(e, lambda n: found.setdefault(id(n), n) if isinstance(n, Var) else None)
-    return found
 
 
 def _loads_of(expr, buffer):
@@ -222,16 +216,16 @@ class _Localizer(StmtMutator):
             else:
                 return None
         reduce_ids = {id(iv.var) for iv, _ in reduce}
-        if not reduce or set(_vars_of(list(update.indices) + [init.value])) & reduce_ids:
+        if not reduce or set(used_vars(list(update.indices) + [init.value])) & reduce_ids:
             return None
-        spatial_vars = _vars_of([v for _, v in spatial])
+        spatial_vars = used_vars([v for _, v in spatial])
         split = 0
         for k, loop in enumerate(loops):
             if id(loop.loop_var) in spatial_vars:
                 split = k + 1
         inner = loops[split:]
         inner_ids = {id(f.loop_var) for f in inner}
-        if not inner or not set(_vars_of([v for _, v in reduce])) <= inner_ids:
+        if not inner or not set(used_vars([v for _, v in reduce])) <= inner_ids:
             return None
         if not _visits_each_point_once([v for _, v in spatial], self.enclosing + loops[:split]):
             return None
