@@ -6,7 +6,7 @@ against constants and already bound variables, in the order of the
 KernelSignature plan. Every failure sets an error naming the kernel and the
 parameter ("ValueError: ..."/"TypeError: ...") and returns -1.
 """
-from rvm.codegen.kernel_signature import dim_text
+from rvm.tir.expr_printer import dim_text
 
 
 def c_string(text):

@@ -6,13 +6,14 @@ parameter, then the body runs over flat numpy views of the tensors.
 """
 import numpy as np
 
-from rvm.codegen.kernel_signature import KernelSignature, dim_text, kernel_functions
+from rvm.codegen.kernel_signature import KernelSignature, kernel_functions
 from rvm.codegen.python_eval import Evaluator
 from rvm.runtime.data_type import DataType
 from rvm.runtime.module import Module
 from rvm.runtime.ndarray import NDArray
 from rvm.runtime.packed_func import PackedFunc
 from rvm.tir.expr import IntImm
+from rvm.tir.expr_printer import dim_text
 
 
 class PythonKernel:

@@ -2,7 +2,8 @@
 import pytest
 
 from rvm import te, tir
-from rvm.codegen.kernel_signature import KernelSignature, dim_text
+from rvm.codegen.kernel_signature import KernelSignature
+from rvm.tir.expr_printer import dim_text
 
 
 def test_plan_binds_first_occurrences_and_checks_the_rest():
