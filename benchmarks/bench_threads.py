@@ -11,10 +11,10 @@ batch where the kernels take nearly all of a call. Each of ``threads`` threads m
 "cores" is the process's CPU time over the wall time of the calls: how many cores
 the threads got (on a shared machine, fewer than there are). Further rows: two
 threads with ``release_gil=False`` (what releasing the GIL around C kernels buys);
-two threads each over its own Executable, built separately from the same module
-(the same kernels, their own copy of the weights); and numpy's matmul of the first
-layer (one BLAS thread, releasing the GIL) in 1 and 2 threads, reading one weight
-array or a copy each: how this machine scales a C kernel reading shared memory.
+two threads over two Executables that differ only in holding their own copy of the
+constants (the same program and kernel library: what sharing the weights costs);
+and numpy's matmul of the first layer (one BLAS thread, releasing the GIL) in 1
+and 2 threads, reading one weight array or a copy each.
 """
 import argparse
 import os
@@ -27,7 +27,9 @@ import numpy as np  # noqa: E402
 
 import rvm  # noqa: E402
 from bench_e2e import mlp_module, mlp_params
+from rvm.bytecode.executable import Executable
 from rvm.driver.relax_build import build
+from rvm.runtime.ndarray import NDArray
 from rvm.vm.machine import VirtualMachine
 
 
@@ -73,6 +75,13 @@ def run_threads(exs, x, expected, calls, release_gil=True):
     return seconds, cpu
 
 
+def with_own_constants(ex):
+    """An Executable with ``ex``'s program and kernel library and a copy of its tensors."""
+    constants = [rvm.nd.array(c.numpy()) if isinstance(c, NDArray) else c for c in ex.constants]
+    return Executable(ex.func_table, constants, ex.instructions, ex.source_map,
+                      ex.kernel_libs, ex.imported_modules)
+
+
 def numpy_threads(batch, threads, calls, copies):
     """(seconds, CPU seconds) of ``threads`` threads each computing ``calls`` products
     x @ w0.T (the first layer's matmul) in numpy, on one weight array or a copy each."""
@@ -96,20 +105,17 @@ def main():
     args = parser.parse_args()
     params = mlp_params()
 
-    def build_mlp():
-        return build(mlp_module(args.batch), target="c",
-                     params={k: rvm.nd.array(v) for k, v in params.items()})
-
-    ex = build_mlp()
+    ex = build(mlp_module(args.batch), target="c",
+               params={k: rvm.nd.array(v) for k, v in params.items()})
     x = rvm.nd.array(np.random.default_rng(0).random((args.batch, 784), dtype=np.float32))
     expected = VirtualMachine(ex, rvm.cpu())["main"](x).numpy()
-    own = [ex, build_mlp()]
+    own = [ex, with_own_constants(ex)]
     rows = {  # label: (run of one round -> (seconds, CPU seconds), threads, baseline label)
         "1": (lambda: run_threads([ex], x, expected, args.calls), 1, "1"),
         "2": (lambda: run_threads([ex] * 2, x, expected, args.calls), 2, "1"),
         "4": (lambda: run_threads([ex] * 4, x, expected, args.calls), 4, "1"),
         "2 (GIL held)": (lambda: run_threads([ex] * 2, x, expected, args.calls, False), 2, "1"),
-        "2 (own weights)": (lambda: run_threads(own, x, expected, args.calls), 2, "1"),
+        "2 (own constants)": (lambda: run_threads(own, x, expected, args.calls), 2, "1"),
         "numpy 1": (lambda: numpy_threads(args.batch, 1, args.calls, False), 1, "numpy 1"),
         "numpy 2": (lambda: numpy_threads(args.batch, 2, args.calls, False), 2, "numpy 1"),
         "numpy 2 (copies)": (lambda: numpy_threads(args.batch, 2, args.calls, True), 2,
@@ -123,10 +129,10 @@ def main():
             cores[label].append(cpu / seconds)
     print(f"MLP 784-128-10, batch {args.batch}; {args.calls} calls per thread, exact results; "
           f"median of {args.rounds} rounds; {os.cpu_count()} cores")
-    print(f"{'threads':>16} {'calls/s':>10} {'us/call':>9} {'x 1 thread':>11} {'cores':>6}")
+    print(f"{'threads':>17} {'calls/s':>10} {'us/call':>9} {'x 1 thread':>11} {'cores':>6}")
     for label, (_, _, base) in rows.items():
         rate = statistics.median(rates[label])
-        print(f"{label:>16} {rate:>10.0f} {1e6 / rate:>9.1f} "
+        print(f"{label:>17} {rate:>10.0f} {1e6 / rate:>9.1f} "
               f"{rate / statistics.median(rates[base]):>11.2f} "
               f"{statistics.median(cores[label]):>6.2f}")
 

@@ -28,7 +28,8 @@ MATH = {
     "tir.cos": ("cosf", "cos"), "tir.tan": ("tanf", "tan"), "tir.asin": ("asinf", "asin"),
     "tir.acos": ("acosf", "acos"), "tir.atan": ("atanf", "atan"), "tir.sinh": ("sinhf", "sinh"),
     "tir.cosh": ("coshf", "cosh"), "tir.asinh": ("asinhf", "asinh"),
-    "tir.acosh": ("acoshf", "acosh"), "tir.atanh": ("atanhf", "atanh"), "tir.fabs": ("fabsf", "fabs"), "tir.floor": ("floorf", "floor"),
+    "tir.acosh": ("acoshf", "acosh"), "tir.atanh": ("atanhf", "atanh"),
+    "tir.fabs": ("fabsf", "fabs"), "tir.floor": ("floorf", "floor"),
     "tir.ceil": ("ceilf", "ceil"), "tir.round": ("nearbyintf", "nearbyint"),
     "tir.trunc": ("truncf", "trunc"), "tir.pow": ("powf", "pow"), "tir.fmod": ("fmodf", "fmod"),
 }
@@ -40,8 +41,8 @@ C_KEYWORDS = frozenset(
 # Names the generated code or the C library uses, never given to kernel variables.
 RESERVED = C_KEYWORDS | frozenset(
     [fn for pair in MATH.values() for fn in pair] + list(C_TYPES.values())
-    + "malloc free isnan isinf isfinite snprintf strcmp size_t INFINITY NAN INT64_C UINT64_C INT64_MIN "
-      "INT32_MIN".split())
+    + "malloc free isnan isinf isfinite snprintf strcmp size_t INFINITY NAN INT64_C UINT64_C "
+      "INT64_MIN INT32_MIN".split())
 # The C operators: node type -> (symbol, precedence); C text is fully parenthesized.
 C_INFIX = {E.Add: ("+", 0), E.Sub: ("-", 0), E.Mul: ("*", 0), E.EQ: ("==", 0),
            E.NE: ("!=", 0), E.LT: ("<", 0), E.LE: ("<=", 0), E.GT: (">", 0), E.GE: (">=", 0),
