@@ -1,7 +1,7 @@
 """Fuzzes the executable loader on both engines, or the script parser, for a fixed budget.
 
-    python fuzz/fuzz_loader.py loader --seconds 600 [--seed 0] [--crash-dir crashes]
-    python fuzz/fuzz_loader.py parser --seconds 600
+    python fuzz/fuzz_loader.py loader --seconds 600 [--executions N] [--jobs 2] [--seed 0]
+    python fuzz/fuzz_loader.py parser --seconds 600 [--crash-dir fuzz-crashes]
 
 ``loader``: mutants of saved executables (one with a kernel library, one
 calling every C builtin), half raw byte mutants, half structure-aware (a
@@ -13,8 +13,11 @@ is an internal error (its type and message are counted).
 
 Executions run in a child process watched by this one: a child killed by a
 signal is a crash, one making no progress for ``--hang-seconds`` a hang; the
-input it was running is saved to ``--crash-dir`` and the child restarted.
-The summary line gives executions, crashes, hangs and internal errors.
+input it was running is saved to ``--crash-dir`` and the child restarted
+(``--jobs`` children run at once, each from its own seed). A program raising
+an internal error is saved there too (the first of each kind).
+The summary gives executions (``loaded``: loader mutants that passed the
+verifier and ran), crashes, hangs and internal errors.
 """
 import argparse
 import collections
@@ -194,17 +197,26 @@ def child(kind, seed, state_path):
     else:
         from rvm.script import from_source
         from rvm.support.errors import DiagnosticError
-    count = 0
+    # the input being run is kept in one open file (rewritten in place): opening a file per
+    # execution cost half the harness's time
+    fd = os.open(state.with_suffix(".input"), os.O_RDWR | os.O_CREAT, 0o644)
+
+    def remember(data):
+        os.pwrite(fd, data, 0)
+        os.ftruncate(fd, len(data))
+
+    count, loaded, written = 0, 0, time.monotonic()
     while True:
         if kind == "loader":
             base = rng.choice(seeds)
             data = mutate_bytes(rng, base) if rng.random() < 0.5 else mutate_structure(rng, base)
-            state.with_suffix(".input").write_bytes(data)
+            remember(data)
             try:
                 ex = Executable.from_bytes(data, "fuzz")
             except Exception:
                 ex = None
             if ex is not None:
+                loaded += 1
                 for engine in ("python", "native"):
                     try:
                         vm = VirtualMachine(ex, cpu(), engine=engine)
@@ -218,16 +230,20 @@ def child(kind, seed, state_path):
                         pass
         else:
             text = mutate_text(rng, rng.choice(PARSER_SEEDS))
-            state.with_suffix(".input").write_text(text)
+            remember(text.encode())
             try:
                 from_source(text)
             except DiagnosticError:
                 pass
             except Exception as err:  # an internal error: not a ParseError
-                internal[f"{type(err).__name__}: {str(err)[:80]}"] += 1
+                key = f"{type(err).__name__}: {str(err)[:80]}"
+                if key not in internal:  # keep the first program of each kind of internal error
+                    (state.parent / f"internal-{seed}-{count}.py").write_text(text)
+                internal[key] += 1
         count += 1
-        if count % 20 == 0:
-            state.write_text(json.dumps({"count": count, "internal": internal}))
+        if time.monotonic() - written > 0.2:
+            written = time.monotonic()
+            state.write_text(json.dumps({"count": count, "loaded": loaded, "internal": internal}))
 
 
 # ---- the parent: budget, crashes, hangs ------------------------------------------------
@@ -235,43 +251,79 @@ def child(kind, seed, state_path):
 def run(args):
     crash_dir = pathlib.Path(args.crash_dir)
     crash_dir.mkdir(parents=True, exist_ok=True)
-    state = crash_dir / f"{args.kind}.state"
-    totals = {"executions": 0, "crashes": 0, "hangs": 0, "harness_errors": 0}
+    totals = {"executions": 0, "loaded": 0, "crashes": 0, "hangs": 0, "harness_errors": 0}
     internal = collections.Counter()
-    deadline = time.time() + args.seconds
-    seed = args.seed
-    while time.time() < deadline:
-        state.write_text(json.dumps({"count": 0, "internal": {}}))
-        proc = subprocess.Popen([sys.executable, __file__, "--child", args.kind, str(seed),
-                                 str(state)], cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)))
-        last, last_change = 0, time.time()
-        while proc.poll() is None and time.time() < deadline:
-            time.sleep(0.5)
-            count = _count(state)
-            if count != last:
-                last, last_change = count, time.time()
-            elif time.time() - last_change > args.hang_seconds and last > 0:
-                proc.kill()
-                proc.wait()
-                totals["hangs"] += 1
-                _save(state, crash_dir, f"hang-{seed}")
-                break
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            proc.wait()
-        elif proc.returncode < 0 and proc.returncode != -signal.SIGTERM:
-            totals["crashes"] += 1
-            _save(state, crash_dir, f"crash-{seed}-sig{-proc.returncode}")
-        elif proc.returncode > 0:  # the harness itself failed (its traceback is on stderr)
-            totals["harness_errors"] += 1
-        done = json.loads(state.read_text())
-        totals["executions"] += done["count"]
-        internal.update(done["internal"])
-        seed += 1
-    print(json.dumps({"kind": args.kind, "seconds": args.seconds, **totals,
+    started = time.time()
+    deadline = started + args.seconds
+    seeds = iter(range(args.seed, args.seed + 10**9))
+    slots = [_Slot(crash_dir / f"{args.kind}-{j}.state") for j in range(args.jobs)]
+    while time.time() < deadline and (args.executions is None or
+                                      totals["executions"] + sum(s.last for s in slots)
+                                      < args.executions):
+        for slot in slots:
+            if slot.proc is None:
+                slot.start(args.kind, next(seeds))
+            else:
+                slot.watch(args.hang_seconds, totals, crash_dir, internal)
+        time.sleep(0.5)
+    for slot in slots:
+        slot.stop(totals, crash_dir, internal)
+    print(json.dumps({"kind": args.kind, "seconds": round(time.time() - started, 1),
+                      "jobs": args.jobs, **totals,
                       "internal_errors": sum(internal.values()),
                       "internal_kinds": dict(internal.most_common(10))}, indent=1))
     return 1 if totals["crashes"] or totals["hangs"] or totals["harness_errors"] else 0
+
+
+class _Slot:
+    """One child process running executions from one seed; restarted after a crash or hang."""
+
+    def __init__(self, state):
+        self.state, self.proc, self.last = state, None, 0
+
+    def start(self, kind, seed):
+        self.seed = seed
+        self.state.write_text(json.dumps({"count": 0, "loaded": 0, "internal": {}}))
+        self.proc = subprocess.Popen([sys.executable, __file__, "--child", kind, str(seed),
+                                      str(self.state)], cwd=ROOT,
+                                     env=dict(os.environ, PYTHONPATH=str(ROOT)))
+        self.last, self.last_change = 0, time.time()
+
+    def watch(self, hang_seconds, totals, crash_dir, internal):
+        if self.proc.poll() is None:
+            count = _count(self.state)
+            if count != self.last:
+                self.last, self.last_change = count, time.time()
+            elif time.time() - self.last_change > hang_seconds and self.last > 0:
+                self.proc.kill()
+                self.proc.wait()
+                totals["hangs"] += 1
+                _save(self.state, crash_dir, f"hang-{self.seed}")
+                self._finish(totals, internal)
+            return
+        if self.proc.returncode < 0:
+            totals["crashes"] += 1
+            _save(self.state, crash_dir, f"crash-{self.seed}-sig{-self.proc.returncode}")
+        elif self.proc.returncode > 0:  # the harness itself failed (its traceback is on stderr)
+            totals["harness_errors"] += 1
+        self._finish(totals, internal)
+
+    def stop(self, totals, crash_dir, internal):
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            self.proc.wait()
+            self._finish(totals, internal)
+        else:
+            self.watch(0, totals, crash_dir, internal)
+
+    def _finish(self, totals, internal):
+        done = json.loads(self.state.read_text())
+        totals["executions"] += done["count"]
+        totals["loaded"] += done["loaded"]
+        internal.update(done["internal"])
+        self.proc, self.last = None, 0
 
 
 def _count(state):
@@ -295,7 +347,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("kind", choices=["loader", "parser"])
     parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--executions", type=int, help="stop early after this many executions")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--jobs", type=int, default=1, help="child processes run at once")
     parser.add_argument("--hang-seconds", type=float, default=60)
     parser.add_argument("--crash-dir", default="fuzz-crashes")
     return run(parser.parse_args())

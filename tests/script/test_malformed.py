@@ -72,6 +72,12 @@ def main(x: R.Tensor((1.5, 3), "float32")):  # ERR
             gv = R.add(x, x)  # ERR
         return gv
 ''', "must end with R.output"),
+    "output_not_called": (RELAX_HEAD + '''
+        with R.dataflow():
+            gv = R.add(x, x)
+            R.output  # ERR
+        return gv
+''', "must end with R.output"),
     "param_without_annotation": ('''
 @T.prim_func
 def f(A):  # ERR

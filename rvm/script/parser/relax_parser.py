@@ -438,7 +438,8 @@ class RelaxParser(TIRParser):
             raise self.error(node, "unsupported 'with'; expected 'with R.dataflow():'")
         body = node.body
         last = body[-1]
-        if not (isinstance(last, ast.Expr) and self.is_builtin(last.value, "relax.output")):
+        if not (isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)
+                and self.is_builtin(last.value, "relax.output")):
             raise self.error(last, "a dataflow block must end with R.output(...) naming the "
                                    "variables used after it")
         for arg in last.value.args:
