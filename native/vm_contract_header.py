@@ -22,6 +22,13 @@ def _camel(name):
     return "".join(part[:1].upper() + part[1:].lower() for part in name.split("_"))
 
 
+def _c_string(text):
+    """``text`` as a C string literal (printable ASCII only)."""
+    if not all(" " <= ch <= "~" for ch in text):
+        raise ValueError(f"contract strings must be printable ASCII: {text!r}")
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 def _enum(prefix, members, comment):
     lines = [f"/* {comment} */", "enum {"]
     lines += [f"  kRVM{prefix}{_camel(m.name)} = {int(m)}," for m in members]
@@ -37,7 +44,8 @@ def render_contract_header(c):
            f"#define RVM_VM_VALUE_BITS {c.VALUE_BITS}",
            f"#define RVM_VM_VOID_REG ({c.VOID_REG})",
            f"#define RVM_VM_MAX_ARGS {c.MAX_ARGS}",
-           f"#define RVM_VM_MAX_CALL_DEPTH {c.MAX_CALL_DEPTH}", ""]
+           f"#define RVM_VM_MAX_CALL_DEPTH {c.MAX_CALL_DEPTH}",
+           f"#define RVM_VM_STEP_LIMIT_MESSAGE {_c_string(c.STEP_LIMIT_MESSAGE)}", ""]
     out += _enum("Arg", c.ArgKind, "ArgKind: the kind of a CALL argument word")
     out += ["/* OPCODES */", "enum {"]
     out += [f"  kRVMOp{_camel(op.name)} = {op.code}, /* {op.rtl} */" for op in c.OPCODES.values()]

@@ -23,13 +23,19 @@ static PyTypeObject RVMNativeEntryType;
 static PyObject* native_vm_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   PyObject *hooks, *functions, *code, *linked_args, *values, *state;
   int release_gil;
-  if (!PyArg_ParseTuple(args, "OOOOOOp:NativeVM", &hooks, &functions, &code, &linked_args,
-                        &values, &state, &release_gil))
+  long long step_limit = 0;
+  if (!PyArg_ParseTuple(args, "OOOOOOp|L:NativeVM", &hooks, &functions, &code, &linked_args,
+                        &values, &state, &release_gil, &step_limit))
     return NULL;
+  if (step_limit < 0) {
+    return PyErr_Format(PyExc_ValueError, "step_limit must be a positive number, got %lld",
+                        step_limit);
+  }
   NativeVMObject* self = (NativeVMObject*)type->tp_alloc(type, 0);
   if (self == NULL) return NULL;
   memset(&self->vm, 0, sizeof(self->vm));
   self->vm.release_gil = release_gil;
+  self->vm.step_limit = (int64_t)step_limit;
   if (rvm_vm_link(&self->vm, hooks, functions, code, linked_args, values, state) != 0) {
     Py_DECREF(self);
     return NULL;
@@ -239,8 +245,9 @@ static PyTypeObject RVMNativeEntryType = {
 
 static PyObject* vm_state(PyObject* module, PyObject* args) {
   int num_devices, naive;
-  if (!PyArg_ParseTuple(args, "ip:vm_state", &num_devices, &naive)) return NULL;
-  RVMVMState* state = rvm_vm_state_new(num_devices, naive);
+  long long memory_limit = 0;
+  if (!PyArg_ParseTuple(args, "ip|L:vm_state", &num_devices, &naive, &memory_limit)) return NULL;
+  RVMVMState* state = rvm_vm_state_new(num_devices, naive, (int64_t)memory_limit);
   if (state == NULL) return rvm_raise_last_error();
   RVMValue v = {.v_handle = state};
   return rvm_value_to_py(v, kRVMObjectHandle, 1);
@@ -255,8 +262,10 @@ static PyObject* vm_state_stats(PyObject* module, PyObject* obj) {
   PyObject* out = PyList_New(state->num_devices);
   for (int32_t d = 0; out != NULL && d < state->num_devices; ++d) {
     RVMVMStoragePool* p = &state->pools[d];
-    PyObject* item = Py_BuildValue("(LLLN)", (long long)p->requests, (long long)p->allocations,
-                                   (long long)p->bytes_allocated, PyBool_FromLong(p->naive));
+    PyObject* item = Py_BuildValue("(LLLNL)", (long long)p->requests,
+                                   (long long)p->allocations, (long long)p->bytes_allocated,
+                                   PyBool_FromLong(p->naive),
+                                   (long long)__atomic_load_n(&state->in_use, __ATOMIC_RELAXED));
     if (item == NULL) Py_CLEAR(out);
     else PyList_SET_ITEM(out, d, item);
   }
@@ -265,9 +274,11 @@ static PyObject* vm_state_stats(PyObject* module, PyObject* obj) {
 
 static PyMethodDef vm_functions[] = {
     {"vm_state", vm_state, METH_VARARGS,
-     "vm_state(num_devices, naive): a VM state with a storage pool per device."},
+     "vm_state(num_devices, naive, memory_limit=0): a VM state with a storage pool per "
+     "device; its pools hold at most memory_limit bytes at once (0: no limit)."},
     {"vm_state_stats", vm_state_stats, METH_O,
-     "[(requests, allocations, bytes allocated, naive)] of each device's pool."},
+     "[(requests, allocations, bytes allocated, naive, bytes the VM's pools hold)] of each "
+     "device's pool."},
     {NULL},
 };
 

@@ -48,12 +48,15 @@ typedef struct {
   size_t base;     /* first register in the register stack */
 } RVMVMFrame;
 
+struct RVMVMState;
+
 /* A raw allocation tensors are carved out of; free when only its pool holds it. */
 typedef struct {
   RVMObject header;
   void* data;
   int64_t nbytes;
   DLDevice device;
+  struct RVMVMState* owner; /* naive storages: the state whose in_use counts them (retained) */
 } RVMVMStorage;
 
 typedef struct {
@@ -64,6 +67,7 @@ typedef struct {
 
 typedef struct {
   int naive;
+  struct RVMVMState* state; /* the state holding this pool */
   DLDevice device;
   RVMVMSizeClass* classes;
   int32_t num_classes, cap;
@@ -71,8 +75,10 @@ typedef struct {
 } RVMVMStoragePool;
 
 /* The VM state object: what C builtins receive as their vm argument. */
-typedef struct {
+typedef struct RVMVMState {
   RVMObject header;
+  int64_t memory_limit;     /* bytes the pools may hold at once; 0: no limit */
+  int64_t in_use;           /* bytes they hold (atomic: naive storages die on any thread) */
   int32_t num_devices;
   RVMVMStoragePool pools[];
 } RVMVMState;
@@ -110,6 +116,7 @@ typedef struct RVMVirtualMachine {
   int release_gil;           /* C callees run without the GIL */
   PyThreadState* released;   /* non-NULL while the loop runs without the GIL */
   uint32_t backward_jumps;
+  int64_t step_limit;        /* steps per run (STEP_LIMIT_MESSAGE); 0: no limit */
   int32_t active_runs;       /* runs in progress (nested ones through Python callees) ... */
   unsigned long thread;      /* ... all on this thread */
 } RVMVirtualMachine;
@@ -171,7 +178,8 @@ int rvm_vm_from_py(PyObject* obj, RVMValue* v, int* code);
 int rvm_vm_own_result(RVMValue* v, int* code);
 
 /* ---- vm_storage.c ---- */
-RVMVMState* rvm_vm_state_new(int32_t num_devices, int naive);
+/* memory_limit: bytes the state's pools may hold at once (0: no limit). */
+RVMVMState* rvm_vm_state_new(int32_t num_devices, int naive, int64_t memory_limit);
 RVMVMState* rvm_vm_state_of(RVMValue v, int code);    /* NULL: not a VM state */
 RVMVMStorage* rvm_vm_storage_of(RVMValue v, int code); /* NULL: not a storage */
 /* A storage of at least nbytes (new reference), or NULL with the last error set. */

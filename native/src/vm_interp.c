@@ -48,6 +48,15 @@ void rvm_vm_push_frame(RVMVirtualMachine* vm, int32_t fidx, int32_t ret_dst, siz
   fr->base = base;
 }
 
+/* One more step of a run (a VM call or a backward jump); -1 with the error past the
+ * VM's step_limit. */
+static inline int count_step(RVMVirtualMachine* vm, int64_t* steps) {
+  if (vm->step_limit == 0 || ++*steps <= vm->step_limit) return 0;
+  rvm_vm_hold_gil(vm);
+  PyErr_Format(PyExc_RuntimeError, RVM_VM_STEP_LIMIT_MESSAGE, (long long)vm->step_limit);
+  return -1;
+}
+
 /* A VM-to-VM call: the callee's registers start with the call's arguments (retained). */
 static int push_call(RVMVirtualMachine* vm, const RVMVMLinkedInstr* ins, size_t base,
                      size_t frame0) {
@@ -97,9 +106,11 @@ static int branch_taken(RVMVirtualMachine* vm, RVMValue v, int code) {
   return truth;
 }
 
-/* A loop may run forever without calls: signals (Ctrl-C) are checked at every backward
- * jump, and now and then other threads get the GIL, as in the Python interpreter. */
-static int backward_jump(RVMVirtualMachine* vm) {
+/* A loop may run forever without calls: each backward jump is a step, signals (Ctrl-C)
+ * are checked at every one, and now and then other threads get the GIL, as in the Python
+ * interpreter. */
+static int backward_jump(RVMVirtualMachine* vm, int64_t* steps) {
+  if (count_step(vm, steps) != 0) return -1;
   rvm_vm_hold_gil(vm);
   if (PyErr_CheckSignals() != 0) return -1;
   if (++vm->backward_jumps % 4096 == 0) {
@@ -129,6 +140,7 @@ static void add_position_note(RVMVirtualMachine* vm, int32_t fidx, int32_t pc, s
 static PyObject* run_loop(RVMVirtualMachine* vm, size_t frame0) {
   int32_t fidx = vm->frames[frame0].fidx, pc = vm->frames[frame0].pc;
   size_t base = vm->frames[frame0].base;
+  int64_t steps = 0;
   for (;;) {
     const RVMVMLinkedInstr* ins = &vm->code[pc];
     switch (ins->op) {
@@ -137,14 +149,14 @@ static PyObject* run_loop(RVMVirtualMachine* vm, size_t frame0) {
         int pushed = 0;
         if (f->kind == kRVMCalleeVm) {
           vm->frames[vm->frame_top - 1].pc = pc; /* where the callee returns to */
-          if (push_call(vm, ins, base, frame0) != 0) goto error;
+          if (count_step(vm, &steps) != 0 || push_call(vm, ins, base, frame0) != 0) goto error;
           pushed = 1;
         } else if (vm->instrument != NULL || vm->profile != NULL) {
           if (rvm_vm_call_observed(vm, pc, base) != 0) goto error;
         } else if (f->kind == kRVMCalleeClosure) {
           vm->frames[vm->frame_top - 1].pc = pc;
           pushed = rvm_vm_invoke_closure(vm, ins, base, frame0);
-          if (pushed < 0) goto error;
+          if (pushed < 0 || (pushed && count_step(vm, &steps) != 0)) goto error;
         } else if (rvm_vm_call(vm, f, ins, base) != 0) {
           goto error;
         }
@@ -177,7 +189,7 @@ static PyObject* run_loop(RVMVirtualMachine* vm, size_t frame0) {
         break;
       }
       case kRVMOpGoto:
-        if (ins->target <= pc && backward_jump(vm) != 0) goto error;
+        if (ins->target <= pc && backward_jump(vm, &steps) != 0) goto error;
         pc = ins->target;
         break;
       default: { /* kRVMOpIf */
@@ -187,7 +199,7 @@ static PyObject* run_loop(RVMVirtualMachine* vm, size_t frame0) {
                         ? vm->reg_values[r].v_int64 != 0
                         : branch_taken(vm, vm->reg_values[r], code);
         if (taken < 0) goto error;
-        if (!taken && ins->target <= pc && backward_jump(vm) != 0) goto error;
+        if (!taken && ins->target <= pc && backward_jump(vm, &steps) != 0) goto error;
         pc = taken ? pc + 1 : ins->target;
         break;
       }

@@ -1,7 +1,11 @@
 /* The VM's one allocator: a VM state object (what C builtins receive as their vm
  * argument) holding a storage pool per device. Pooled: storages are kept and
  * handed out again once only the pool holds them (rounded to 64 bytes, at most
- * POOL_SCAN inspected per request); naive: a new storage per request. */
+ * POOL_SCAN inspected per request); naive: a new storage per request.
+ *
+ * The memory limit bounds the bytes the pools hold at once: every pooled storage
+ * (kept until the state dies) and every naive storage still alive (each holds
+ * its state, whose count it decrements when it dies). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +16,10 @@
 
 static void delete_storage(RVMObject* obj) {
   RVMVMStorage* s = (RVMVMStorage*)obj;
+  if (s->owner != NULL) {
+    __atomic_sub_fetch(&s->owner->in_use, s->nbytes, __ATOMIC_RELAXED);
+    RVMObjectFree(&s->owner->header);
+  }
   free(s->data);
   free(s);
 }
@@ -38,9 +46,14 @@ static void delete_state(RVMObject* obj) {
   free(state);
 }
 
-RVMVMState* rvm_vm_state_new(int32_t num_devices, int naive) {
+RVMVMState* rvm_vm_state_new(int32_t num_devices, int naive, int64_t memory_limit) {
   if (num_devices < 1) {
     rvm_set_error("ValueError: a VM needs at least one device, got %d", (int)num_devices);
+    return NULL;
+  }
+  if (memory_limit < 0) {
+    rvm_set_error("ValueError: memory_limit must be a positive number of bytes, got %lld",
+                  (long long)memory_limit);
     return NULL;
   }
   RVMVMState* state = (RVMVMState*)calloc(
@@ -51,8 +64,10 @@ RVMVMState* rvm_vm_state_new(int32_t num_devices, int naive) {
   }
   rvm_object_init(&state->header, kRVMObjectVMState, delete_state);
   state->num_devices = num_devices;
+  state->memory_limit = memory_limit;
   for (int32_t d = 0; d < num_devices; ++d) {
     state->pools[d].naive = naive;
+    state->pools[d].state = state;
     state->pools[d].device.device_type = kDLCPU;
     state->pools[d].device.device_id = d;
   }
@@ -66,11 +81,24 @@ RVMVMState* rvm_vm_state_of(RVMValue v, int code) {
                                                                               : NULL;
 }
 
+/* Counts nbytes more in use by state; 0, or -1 with the error when over its limit. */
+static int claim(RVMVMState* state, int64_t nbytes) {
+  int64_t in_use = __atomic_add_fetch(&state->in_use, nbytes, __ATOMIC_RELAXED);
+  if (state->memory_limit == 0 || in_use <= state->memory_limit) return 0;
+  __atomic_sub_fetch(&state->in_use, nbytes, __ATOMIC_RELAXED);
+  rvm_set_error("MemoryError: alloc_storage: %lld more bytes would exceed the VM's "
+                "memory_limit of %lld bytes (%lld in use)", (long long)nbytes,
+                (long long)state->memory_limit, (long long)(in_use - nbytes));
+  return -1;
+}
+
 static RVMVMStorage* new_storage(RVMVMStoragePool* pool, int64_t nbytes) {
+  if (claim(pool->state, nbytes) != 0) return NULL;
   RVMVMStorage* s = (RVMVMStorage*)malloc(sizeof(RVMVMStorage));
   void* data = s != NULL ? rvm_aligned_alloc((size_t)nbytes) : NULL;
   if (data == NULL) {
     free(s);
+    __atomic_sub_fetch(&pool->state->in_use, nbytes, __ATOMIC_RELAXED);
     rvm_set_error("MemoryError: alloc_storage: cannot allocate %lld bytes", (long long)nbytes);
     return NULL;
   }
@@ -78,6 +106,11 @@ static RVMVMStorage* new_storage(RVMVMStoragePool* pool, int64_t nbytes) {
   s->data = data;
   s->nbytes = nbytes;
   s->device = pool->device;
+  s->owner = NULL;
+  if (pool->naive) { /* it may outlive the pool: it keeps the state that counts it */
+    s->owner = pool->state;
+    RVMObjectRetain(&pool->state->header);
+  }
   pool->allocations++;
   pool->bytes_allocated += nbytes;
   return s;

@@ -6,6 +6,8 @@ It is written once, here. ``native/build_native.py`` generates the C header
 is spelled a second time in C. The module imports only the standard library:
 the build loads it before rvm itself can be imported.
 
+- **Run limits.** ``MAX_CALL_DEPTH``, and the step budget of
+  ``VirtualMachine(step_limit=...)`` (``STEP_LIMIT_MESSAGE`` says what a step is).
 - **Instruction words.** An instruction is its opcode word, then its operands
   in the order ``OPCODES`` gives. A CALL argument is one 64-bit word, an
   ``ArgKind`` in the top 8 bits and a 56-bit value (sign-extended for
@@ -38,6 +40,12 @@ IMM_MAX = (1 << (VALUE_BITS - 1)) - 1
 VOID_REG = -1            # a CALL destination that discards the result
 MAX_ARGS = 1 << 16       # per CALL; a larger count in a file is a format error
 MAX_CALL_DEPTH = 100_000  # VM frames below the entry frame of one run
+# VirtualMachine(step_limit=N): a run from Python may take at most N steps, a step being a
+# VM-to-VM call (closures of the VM included) or a backward jump; the error both engines raise
+# (a RuntimeError) is this text with the limit:
+STEP_LIMIT_MESSAGE = ("VM run exceeded its step_limit of %lld steps (VM calls and backward "
+                      "jumps): an endless loop or recursion? Pass a larger step_limit to "
+                      "VirtualMachine, or None for no limit")
 
 
 class ArgKind(enum.IntEnum):

@@ -12,7 +12,9 @@ import time
 
 import numpy as np
 
-from rvm.bytecode.contract import CALL, GOTO, MAX_CALL_DEPTH, RET, CalleeKind, LinkedArg
+from rvm.bytecode.contract import (
+    CALL, GOTO, MAX_CALL_DEPTH, RET, STEP_LIMIT_MESSAGE, CalleeKind, LinkedArg,
+)
 from rvm.bytecode.disasm import describe_position
 from rvm.vm.closure import VMClosure
 from rvm.vm.profiler import SKIP_RUN
@@ -45,6 +47,10 @@ def observed_call(vm, pc, func, name, argv):
     return result
 
 
+def _over_step_limit(limit):
+    return RuntimeError(STEP_LIMIT_MESSAGE.replace("%lld", str(limit)))
+
+
 def run(vm, fidx, args):
     """Runs VM function ``fidx`` of ``vm`` on checked ``args``; returns its result."""
     thread = threading.get_ident()
@@ -67,6 +73,8 @@ def _run(vm, fidx, args):
     info = table[fidx]
     regs = [*args] + [None] * (info.num_regs - info.num_args)
     stack, pc = [], info.start
+    # steps left before the step limit (VM calls and backward jumps); -1: no limit
+    steps = vm.step_limit or -1
     try:
         while True:
             op, dst, reg, callee, target, nargs, first = code[pc]
@@ -81,6 +89,9 @@ def _run(vm, fidx, args):
                     argv = list(vm.check_args(callee, [*argv[1].saved_args, *argv[2:]]))
                     kind = _VM
                 if kind == _VM:
+                    if steps == 0:
+                        raise _over_step_limit(vm.step_limit)
+                    steps -= 1
                     if len(stack) >= MAX_CALL_DEPTH:
                         raise RecursionError(f"VM call depth exceeded {MAX_CALL_DEPTH}")
                     stack.append((pc, regs, fidx, dst))
@@ -104,9 +115,19 @@ def _run(vm, fidx, args):
                     regs[dst] = result
                 pc += 1
             elif op == _GOTO:
+                if target <= pc:
+                    if steps == 0:
+                        raise _over_step_limit(vm.step_limit)
+                    steps -= 1
                 pc = target
+            elif branch_taken(regs[reg]):
+                pc += 1
             else:
-                pc = pc + 1 if branch_taken(regs[reg]) else target
+                if target <= pc:
+                    if steps == 0:
+                        raise _over_step_limit(vm.step_limit)
+                    steps -= 1
+                pc = target
     except Exception as err:
         if hasattr(err, "add_note"):
             err.add_note(describe_position(ex, fidx, pc, len(stack)))

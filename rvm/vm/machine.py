@@ -76,12 +76,30 @@ def _by_name(info, args, kwargs):
 _MISSING = object()
 
 
+def _limit(name, value, unit):
+    """A limit option: a positive int, or None (0 in the engines: no limit)."""
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0 \
+            or value >= 1 << 63:
+        raise ValueError(f"VirtualMachine: {name} must be a positive number of {unit} "
+                         f"(or None for no limit), got {value!r}")
+    return int(value)
+
+
 class VirtualMachine:
     """Runs the VM functions of an Executable.
 
     ``engine`` is "native" or "python" (None: ``DEFAULT_ENGINE``); ``memory_cfg`` is
     "pooled" or "naive"; ``release_gil`` (default True) lets the native engine run C
     callees (kernels, C builtins) without the GIL, so other threads run meanwhile.
+
+    Limits (None: none), for running untrusted executables: ``memory_limit``, the bytes
+    the VM's storage pools may hold at once (pooled storages are kept for reuse until the
+    VM dies, naive ones count while alive); an allocation past it is a MemoryError naming
+    the limit. ``step_limit``, the steps one call from Python may take (a step is a
+    VM-to-VM call, closures included, or a backward jump); past it the run stops with a
+    RuntimeError naming the limit, so an endless loop or runaway recursion ends.
 
     >>> from rvm.bytecode.builder import ExecBuilder
     >>> ib = ExecBuilder()
@@ -92,7 +110,7 @@ class VirtualMachine:
     """
 
     def __init__(self, rt_mod, device=None, memory_cfg="pooled", engine=None,
-                 release_gil=True):
+                 release_gil=True, memory_limit=None, step_limit=None):
         if not isinstance(rt_mod, Executable):
             raise TypeError(f"VirtualMachine expects an Executable, got {type(rt_mod).__name__}")
         devices = [cpu(0)] if device is None else (
@@ -113,16 +131,19 @@ class VirtualMachine:
         if engine == "native" and not native_available():
             raise ValueError("VirtualMachine: engine='native' is not available (the native "
                              "runtime was built without it); use engine='python'")
+        memory_limit = _limit("memory_limit", memory_limit, "bytes")
+        self.step_limit = _limit("step_limit", step_limit, "steps")
         self.executable = rt_mod
         self.devices = devices
-        self.state = _bridge.vm_state(len(devices), memory_cfg == "naive")
+        self.state = _bridge.vm_state(len(devices), memory_cfg == "naive", memory_limit)
         self.linked = link(rt_mod, self, self.state)
         self.instrument = None        # read by the engines: see set_instrument
         self.profile_samples = None   # the python engine's profile while one runs
         self.active_runs = 0          # the python engine's runs in progress ...
         self.running_thread = None    # ... all on this thread
         self.engine = engine
-        self._native = build_native_engine(self, release_gil) if engine == "native" else None
+        self._native = build_native_engine(self, release_gil, self.step_limit) \
+            if engine == "native" else None
         self._inputs = {}
         self._outputs = {}
         self._saved = {}
@@ -266,12 +287,13 @@ class VirtualMachine:
         return ProfileReport(func_name, self.executable, samples, total, result)
 
     def memory_stats(self):
-        """Allocation counters of each device's storage pool."""
+        """Allocation counters of each device's storage pool; ``vm_bytes_in_use`` is what all
+        the VM's pools hold now (what ``memory_limit`` bounds)."""
         stats = []
-        for requests, allocations, nbytes, naive in _bridge.vm_state_stats(self.state):
+        for requests, allocations, nbytes, naive, in_use in _bridge.vm_state_stats(self.state):
             stats.append({"kind": "naive" if naive else "pooled", "requests": requests,
                           "allocations": allocations, "reuses": requests - allocations,
-                          "bytes_allocated": nbytes})
+                          "bytes_allocated": nbytes, "vm_bytes_in_use": in_use})
         return stats
 
 

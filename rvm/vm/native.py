@@ -32,8 +32,9 @@ def native_available():
     return hasattr(_bridge, "NativeVM")
 
 
-def build_native_engine(vm, release_gil):
-    """The NativeVM running the linked form of VirtualMachine ``vm``."""
+def build_native_engine(vm, release_gil, step_limit=0):
+    """The NativeVM running the linked form of VirtualMachine ``vm``; ``step_limit``: steps
+    per run (0: no limit)."""
     ex, linked = vm.executable, vm.linked
     hooks = EngineHooks(vm, lambda fidx, pc, depth: describe_position(ex, fidx, pc, depth),
                         branch_taken, vm.check_args, VMClosure)
@@ -42,4 +43,4 @@ def build_native_engine(vm, release_gil):
                  for info, kind, callee in zip(ex.func_table, linked.kinds, linked.callees)]
     code, args = linked.pack()
     return _bridge.NativeVM(hooks, functions, code, args, list(linked.values), vm.state,
-                            bool(release_gil))
+                            bool(release_gil), int(step_limit))

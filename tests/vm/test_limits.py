@@ -1,4 +1,5 @@
 """Run-time limits met by hostile programs: each a clear error, never a crash (both engines)."""
+import numpy as np
 import pytest
 
 from rvm.bytecode.builder import ExecBuilder
@@ -23,6 +24,18 @@ def _program():
         ib.bind(done)
         ib.emit_call("nest", args=[ib.r(0)], dst=ib.r(2))
         ib.emit_ret(ib.r(2))
+    with ib.function("hoard", num_inputs=1):  # holds a 1 MiB storage per level, without end
+        ib.emit_call("vm.builtin.alloc_storage", args=[ib.vm_state(), 1 << 17, 0, f64],
+                     dst=ib.r(1))
+        ib.emit_call("hoard", args=[ib.r(0)], dst=ib.r(2))
+        ib.emit_ret(ib.r(2))
+    with ib.function("spin", num_inputs=1):  # loops while its argument is true
+        top, done = ib.label(), ib.label()
+        ib.bind(top)
+        ib.emit_if(ib.r(0), done)
+        ib.emit_goto(top)
+        ib.bind(done)
+        ib.emit_ret(ib.r(0))
     return ib.get()
 
 
@@ -41,3 +54,65 @@ def test_unbounded_nesting_hits_the_depth_limit():
     with pytest.raises(RecursionError, match=f"VM call depth exceeded {MAX_CALL_DEPTH}"):
         vm["nest"](0)  # would nest forever: stopped at MAX_CALL_DEPTH (10^5) frames
     assert vm["nest"](1) == 1  # the frame stack unwound
+
+
+@pytest.mark.parametrize("memory_cfg", ["pooled", "naive"])
+def test_the_memory_limit_bounds_what_the_vm_holds(memory_cfg):
+    vm = VirtualMachine(_program(), cpu(), memory_cfg=memory_cfg, memory_limit=1 << 20)
+    kept = vm["alloc"](100_000)  # 800,000 bytes of float64
+    with pytest.raises(MemoryError, match="would exceed the VM's memory_limit of 1048576 bytes"):
+        vm["alloc"](50_000)
+    assert vm.memory_stats()[0]["vm_bytes_in_use"] >= 800_000
+    del kept
+    for _ in range(5):  # a freed storage is reused (pooled) or no longer counted (naive)
+        assert vm["alloc"](100_000) is not None
+    with pytest.raises(MemoryError, match="memory_limit"):
+        vm["alloc"](125_000_000_000_000)  # 1e15 bytes: refused before asking the system
+
+
+def test_a_program_hoarding_memory_stops_at_the_limit():
+    vm = VirtualMachine(_program(), cpu(), memory_limit=16 << 20)
+    with pytest.raises(MemoryError, match="memory_limit of 16777216 bytes"):
+        vm["hoard"](0)  # without the limit: 10^5 levels of 1 MiB before the depth limit
+    assert vm.memory_stats()[0]["vm_bytes_in_use"] <= 16 << 20
+    assert vm["alloc"](1 << 17) is not None  # the VM still works: a pooled storage reused
+
+
+def test_the_step_limit_stops_an_endless_loop():
+    vm = VirtualMachine(_program(), cpu(), step_limit=10_000)
+    with pytest.raises(RuntimeError, match="exceeded its step_limit of 10000 steps") as info:
+        vm["spin"](True)
+    assert "spin" in "".join(getattr(info.value, "__notes__", []))  # where it stopped
+    assert vm["spin"](False) is False  # each run has its own budget
+    with pytest.raises(RuntimeError, match="step_limit of 10000"):
+        vm["nest"](0)  # VM calls are steps too: stopped before the depth limit
+
+
+@pytest.mark.parametrize("name, value", [("memory_limit", 0), ("memory_limit", -1),
+                                         ("memory_limit", "1GB"), ("step_limit", 1.5),
+                                         ("step_limit", True), ("step_limit", 1 << 63)])
+def test_a_bad_limit_is_refused(name, value):
+    with pytest.raises(ValueError, match=f"{name} must be a positive number"):
+        VirtualMachine(_program(), cpu(), **{name: value})
+
+
+def test_the_step_limit_stops_a_recursive_relax_function_that_never_ends():
+    from rvm import relax
+    from rvm.script import ir as I, relax as R
+
+    @I.ir_module
+    class Doubling:
+        @R.function
+        def twice(n: R.Tensor((), "int64")) -> R.Tensor((), "int64"):
+            cls = Doubling  # calls itself twice on n - 1 until n is 0: 2^n calls
+            if R.greater(n, R.const(0, "int64")):
+                m = R.subtract(n, R.const(1, "int64"))
+                r = R.add(cls.twice(m), cls.twice(m))
+            else:
+                r = R.const(1, "int64")
+            return r
+
+    vm = relax.VirtualMachine(relax.build(Doubling, target="llvm"), cpu(), step_limit=5_000)
+    assert vm["twice"](np.array(8, "int64")).numpy() == 256
+    with pytest.raises(RuntimeError, match="step_limit of 5000"):
+        vm["twice"](np.array(60, "int64"))  # 2^60 calls: would run for centuries
