@@ -6,6 +6,7 @@
     rvm verify model.rvm
     rvm profile model.rvm --input x.npy
     rvm bench model.rvm --input x.npy [--repeat N] [--reference ref.py]
+    rvm tune model.py --work-dir tune_tmp --trials 64 [-o model.rvm]
 
 Every command takes ``--help``. Errors are one line on stderr (``rvm: error:
 ...``) with exit code 1; usage errors exit with 2, as argparse does.
@@ -48,7 +49,7 @@ def _inputs(paths):
     return arrays
 
 
-def _vm(ex, engine, env_files=()):
+def _vm(ex, engine, env_files=(), limits=None):
     from rvm.runtime.device import cpu
     from rvm.vm.machine import VirtualMachine
     for path in env_files:  # registers the environment functions the executable calls
@@ -57,11 +58,15 @@ def _vm(ex, engine, env_files=()):
         except Exception as err:  # the user's file failed
             raise CLIError(f"--env {path} failed: {type(err).__name__}: {err}") from None
     try:
-        return VirtualMachine(ex, cpu(), engine=engine)
+        return VirtualMachine(ex, cpu(), engine=engine, **(limits or {}))
     except (ValueError, TypeError) as err:
         hint = (" (register them: --env FILE.py runs a file that registers them)"
                 if "could not be resolved" in str(err) else "")
         raise CLIError(" ".join(str(err).split()) + hint) from None
+
+
+def _limits(args):
+    return {"memory_limit": args.memory_limit, "step_limit": args.step_limit}
 
 
 def _signature(ex, name):
@@ -109,8 +114,8 @@ def _times(fn, repeat):
 
 # ---- commands -------------------------------------------------------------------------
 
-def cmd_build(args):
-    from rvm.driver.relax_build import build
+def _source_module(args):
+    """The IRModule (and ``params``, with --params) a Python file defines."""
     from rvm.ir.module import IRModule
     source = pathlib.Path(args.model)
     if source.suffix != ".py":
@@ -133,20 +138,63 @@ def cmd_build(args):
                            f"({', '.join(found) or 'none'}); name one with --module")
         mod = next(iter(found.values()))
     params = namespace.get("params") if args.params else None
+    if args.params and not isinstance(params, dict):
+        raise CLIError(f"{source} defines no `params` dict (--params binds it to main)")
+    return mod, params
+
+
+def _write(ex, out):
+    out = pathlib.Path(out)
+    ex.export_library(str(out))
+    print(f"wrote {out} ({out.stat().st_size} bytes): {', '.join(ex.vm_function_names())}")
+
+
+def cmd_build(args):
+    from rvm.driver.relax_build import build
+    mod, params = _source_module(args)
     try:
         ex = build(mod, target=args.target, params=params)
     except Exception as err:
         raise CLIError(f"build failed: {type(err).__name__}: {err}") from None
-    out = pathlib.Path(args.output or source.with_suffix(".rvm").name)
-    ex.export_library(str(out))
-    print(f"wrote {out} ({out.stat().st_size} bytes): {', '.join(ex.vm_function_names())}")
+    _write(ex, args.output or pathlib.Path(args.model).with_suffix(".rvm").name)
+
+
+def cmd_tune(args):
+    from rvm import meta_schedule as ms
+    from rvm.meta_schedule.runner import EvaluatorConfig, LocalRunner
+    mod, params = _source_module(args)
+    tasks = ms.relax_integration.extract_tasks(mod, args.target, params)
+    for name, why in tasks.skipped:
+        print(f"skipped {name}: {why}", file=sys.stderr)
+    if not list(tasks):
+        raise CLIError(f"{args.model} has no kernel to tune (static shapes are needed)")
+    print(f"tuning {len(list(tasks))} kernel(s) of {args.model} for {args.trials} trials into "
+          f"{args.work_dir}: {', '.join(t.task_name for t in tasks)}", file=sys.stderr)
+    runner = LocalRunner(evaluator_config=EvaluatorConfig(number=args.number, repeat=1,
+                                                          min_repeat_ms=args.min_repeat_ms))
+    try:
+        database = ms.relax_integration.tune_relax(
+            mod, params or {}, args.target, args.work_dir, args.trials,
+            num_trials_per_iter=args.trials_per_iter, runner=runner, strategy=args.strategy,
+            cost_model="gbt" if args.strategy == "evolutionary" else None,
+            seed=args.seed, progress=not args.quiet)
+    except (ValueError, TypeError, RuntimeError) as err:
+        raise CLIError(f"tuning failed: {type(err).__name__}: {err}") from None
+    print(f"tuning records: {args.work_dir} (apply them with "
+          f"relax.transform.MetaScheduleApplyDatabase(\"{args.work_dir}\"))")
+    if args.output:
+        try:
+            ex = ms.relax_integration.compile_relax(database, mod, args.target, params)
+        except Exception as err:
+            raise CLIError(f"build failed: {type(err).__name__}: {err}") from None
+        _write(ex, args.output)
 
 
 def cmd_run(args):
     ex = _load(args.model, args.trust_native)
     inputs = _inputs(args.input)
     _check_arity(ex, args.function, inputs)
-    vm = _vm(ex, args.engine, args.env)
+    vm = _vm(ex, args.engine, args.env, _limits(args))
     result = _call(vm, args.function, inputs)
     times = _times(lambda: vm[args.function](*inputs), args.repeat - 1) if args.repeat > 1 else []
     arrays = _outputs(result)
@@ -188,7 +236,7 @@ def cmd_profile(args):
     ex = _load(args.model, args.trust_native)
     inputs = _inputs(args.input)
     _check_arity(ex, args.function, inputs)
-    vm = _vm(ex, args.engine, args.env)
+    vm = _vm(ex, args.engine, args.env, _limits(args))
     _call(vm, args.function, inputs)  # warm up (and report bad inputs cleanly)
     print(vm.profile(args.function, *inputs))
 
@@ -200,7 +248,7 @@ def cmd_bench(args):
     rows = []
     rows_engines = ("native", "python") if args.engine == "both" else (args.engine,)
     for engine in rows_engines:
-        vm = _vm(ex, engine, args.env if engine == rows_engines[0] else ())
+        vm = _vm(ex, engine, args.env if engine == rows_engines[0] else (), _limits(args))
         _call(vm, args.function, inputs)
         rows.append((f"rvm ({engine})", _times(lambda: vm[args.function](*inputs),
                                                  args.repeat)))
@@ -230,7 +278,7 @@ def _parser():
         p = sub.add_parser(name, help=help_text, description=help_text)
         p.add_argument("model", help=model_help)
         p.set_defaults(fn=fn)
-        if name != "build":
+        if name not in ("build", "tune"):
             p.add_argument("--trust-native", action="store_true",
                            help="also load hand-written native code in the file (runs it "
                                 "unchecked: only for files you trust)")
@@ -256,6 +304,11 @@ def _parser():
                             "functions the executable calls, e.g. with rvm.register_func)")
         engines = ["native", "python"] + (["both"] if name == "bench" else [])
         p.add_argument("--engine", default="native", choices=engines, help="the VM engine")
+        p.add_argument("--memory-limit", type=int, metavar="BYTES",
+                       help="the most bytes the VM may hold allocated at once")
+        p.add_argument("--step-limit", type=int, metavar="N",
+                       help="the most steps (VM calls, backward jumps) of one run: stops an "
+                            "endless loop")
         if name == "run":
             p.add_argument("--output", "-o", help="save the result to this .npy file")
             p.add_argument("--repeat", type=int, default=1, help="run N times, report time")
@@ -264,6 +317,27 @@ def _parser():
             p.add_argument("--reference", metavar="FILE.py",
                            help="a file defining reference(*inputs) (numpy, onnxruntime...) "
                                 "to time in the same run")
+    p = command("tune", cmd_tune, "tune the kernels of a Python file's IRModule with "
+                "meta_schedule (progress on stderr); optionally build with the best ones",
+                "a .py file defining one IRModule (and optionally `params`)")
+    p.add_argument("--work-dir", "-w", required=True,
+                   help="where the tuning records and logs go (reused: records accumulate)")
+    p.add_argument("--trials", type=int, default=64, help="trials in all (default 64)")
+    p.add_argument("--trials-per-iter", type=int, default=16,
+                   help="candidates measured per round (default 16)")
+    p.add_argument("--strategy", default="evolutionary", choices=["evolutionary",
+                                                                  "replay-trace"],
+                   help="the search strategy (default evolutionary, with a cost model)")
+    p.add_argument("--number", type=int, default=3, help="calls per measurement (default 3)")
+    p.add_argument("--min-repeat-ms", type=float, default=40,
+                   help="a measurement lasts at least this long (default 40)")
+    p.add_argument("--seed", type=int, help="random seed, for a reproducible search")
+    p.add_argument("--module", help="the IRModule's variable name, if the file has several")
+    p.add_argument("--target", default="c", choices=["c", "llvm"], help="kernel target")
+    p.add_argument("--params", action="store_true",
+                   help="bind the file's `params` dict to main's parameters")
+    p.add_argument("-o", "--output", help="also build the executable with the tuned kernels")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p = command("inspect", cmd_inspect, "statistics, function signatures, embedded modules")
     p.add_argument("--disasm", action="store_true", help="also print the bytecode")
     command("verify", cmd_verify, "load and verify an executable (bytecode and kernels)")
@@ -273,9 +347,11 @@ def _parser():
 def main(argv=None):
     """The ``rvm`` console script; returns the exit code."""
     args = _parser().parse_args(argv)
-    if getattr(args, "repeat", 1) < 1:
-        print("rvm: error: --repeat must be at least 1", file=sys.stderr)
-        return 2
+    for option in ("repeat", "trials", "trials_per_iter", "number"):
+        if getattr(args, option, 1) < 1:
+            print(f"rvm: error: --{option.replace('_', '-')} must be at least 1",
+                  file=sys.stderr)
+            return 2
     try:
         args.fn(args)
     except CLIError as err:

@@ -159,3 +159,57 @@ def test_environment_functions_come_from_env_files(work):
     assert "'test.cli.double'" in missing.stderr and "--env FILE.py" in missing.stderr
     ok = rvm("run", "env.rvm", "-i", "x.npy", "--env", "env.py", cwd=work)
     assert ok.returncode == 0 and "[0. 2. 4. 6. 8.]" in ok.stdout, ok.stderr
+
+
+def test_run_limits(work):
+    out = rvm("run", "model.rvm", "-i", "x.npy", "--memory-limit", "8", cwd=work)
+    assert out.returncode == 1 and "exceed the VM's memory_limit of 8 bytes" in out.stderr
+    bad = rvm("run", "model.rvm", "-i", "x.npy", "--step-limit", "0", cwd=work)
+    assert bad.returncode == 1 and "step_limit must be a positive number" in bad.stderr
+    ok = rvm("run", "model.rvm", "-i", "x.npy", "--memory-limit", "4096", "--step-limit", "10",
+             cwd=work)
+    assert ok.returncode == 0 and "[1. 2. 3. 4. 5.]" in ok.stdout, ok.stderr
+
+
+MLP = '''
+from rvm.script import ir as I, relax as R
+
+@I.ir_module
+class MLP:
+    @R.function
+    def main(x: R.Tensor((8, 64), "float32"), w: R.Tensor((32, 64), "float32"),
+             b: R.Tensor((32,), "float32")):
+        with R.dataflow():
+            y = R.nn.relu(R.add(R.matmul(x, R.permute_dims(w)), b))
+            R.output(y)
+        return y
+'''
+
+
+def test_tune_then_run_the_tuned_executable(work):
+    (work / "mlp.py").write_text(MLP)
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(shape).astype("float32") for shape in ((8, 64), (32, 64), (32,))]
+    for name, a in zip(("mx", "mw", "mb"), arrays):
+        np.save(work / f"{name}.npy", a)
+    out = rvm("tune", "mlp.py", "--work-dir", "tune_tmp", "--trials", "4", "--trials-per-iter",
+              "2", "--strategy", "replay-trace", "--seed", "0", "--min-repeat-ms", "0",
+              "-o", "tuned.rvm", cwd=work)
+    assert out.returncode == 0, out.stderr
+    assert "tuning 1 kernel(s) of mlp.py for 4 trials" in out.stderr
+    assert "[tune] #0 fused_NT_matmul_add_relu" in out.stderr  # the progress bar
+    assert "4/4 trials" in out.stderr and "Total trials: 4" in out.stderr
+    assert (work / "tune_tmp" / "database_tuning_record.json").read_text().count("\n") >= 1
+    assert "wrote tuned.rvm" in out.stdout
+    ran = rvm("run", "tuned.rvm", "-i", "mx.npy", "-i", "mw.npy", "-i", "mb.npy", "-o",
+              "my.npy", cwd=work)
+    assert ran.returncode == 0, ran.stderr
+    x, w, b = arrays
+    np.testing.assert_allclose(np.load(work / "my.npy"), np.maximum(x @ w.T + b, 0),
+                               rtol=1e-4, atol=1e-4)
+    nothing = rvm("tune", "model.py", "--work-dir", "tune_sym", cwd=work)
+    assert nothing.returncode == 1
+    assert "skipped add_one" in nothing.stderr and "no kernel to tune" in nothing.stderr
+    assert rvm("tune", "mlp.py", "-w", "t", "--trials", "0", cwd=work).returncode == 2
+    helped = rvm("tune", "--help", cwd=work)
+    assert helped.returncode == 0 and "--work-dir" in helped.stdout
