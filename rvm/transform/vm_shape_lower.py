@@ -18,6 +18,11 @@ For each Relax function:
    then checked where parameters declare them.
 4. ``match_cast`` bindings are lowered the same way (checks, matches) and
    become plain bindings.
+   The value a callable parameter or closure returns (a call whose callee is
+   a Relax variable: code from outside, or a closure) is checked against the
+   call's struct info the same way ("main: the value returned by 'f' expects
+   float32[2]"): its kind, dtype, rank, and each dimension that is a
+   constant or an already defined variable.
 5. Symbolic ``ShapeExpr``s in binding values become ``vm.builtin.make_shape``
    calls reading the heap; symbolic ``PrimValue``s become a one-dimension
    ``make_shape`` followed by ``vm.builtin.tuple_getitem``.
@@ -29,6 +34,7 @@ from rvm.ir.expr import GlobalVar
 from rvm.relax.binding import BindingBlock, MatchCast, SeqExpr, VarBinding
 from rvm.relax.expr import (
     Call, DataTypeImm, ExternFunc, If, PrimValue, ShapeExpr, StringImm, Tuple, TupleGetItem,
+    Var,
 )
 from rvm.relax.expr_functor import ExprVisitor
 from rvm.relax.function import Function
@@ -122,6 +128,7 @@ class _FunctionLowerer:
                 self.layout.var_slot(var)
         self.heap = None
         self.shape_cache = {}
+        self.checking_result = False  # only check dimensions (define no variable)
 
     # -- checks and matches ------------------------------------------------------------------
     def match(self, value, sinfo, ctx, out, phase):
@@ -180,7 +187,20 @@ class _FunctionLowerer:
         codes = []
         useful = False
         for dim in dims:
-            if phase == 2:
+            if self.checking_result:
+                if isinstance(dim, IntImm):
+                    codes += [MATCH_EQUAL_IMM, dim.value]
+                elif isinstance(dim, TirVar) and id(dim) in self.defined:
+                    codes += [MATCH_EQUAL_HEAP, self.layout.var_slot(dim)]
+                else:
+                    slot = None if _is_const(dim) or isinstance(dim, TirVar) else \
+                        self.layout.expr_slot(dim, allocate=False)
+                    if slot is None or slot not in self.computed:
+                        codes += [MATCH_NO_OP, 0]
+                        continue
+                    codes += [MATCH_EQUAL_HEAP, slot]
+                useful = True
+            elif phase == 2:
                 slot = None if _is_const(dim) or isinstance(dim, TirVar) else \
                     self.layout.expr_slot(dim, allocate=False)
                 if slot is None or slot not in self.computed:
@@ -308,6 +328,21 @@ class _FunctionLowerer:
         value = self.value(binding.value, out, where)
         out.append(binding if value is binding.value else
                    VarBinding(binding.var, value, binding.span))
+        if isinstance(value, Call) and isinstance(value.op, Var) and \
+                isinstance(value.op.struct_info_, FuncStructInfo):
+            self.check_result(binding.var, value.op.name_hint, out)
+
+    def check_result(self, var, callee, out):
+        """Checks of the value a callable or closure returned, against ``var``'s struct info."""
+        sinfo = var.struct_info_
+        if not isinstance(sinfo, (TensorStructInfo, ShapeStructInfo, TupleStructInfo,
+                                  PrimStructInfo, FuncStructInfo)):
+            return
+        self.checking_result = True
+        try:
+            self.match(var, sinfo, f"{self.name}: the value returned by '{callee}'", out, 1)
+        finally:
+            self.checking_result = False
 
     def lower(self):
         out = []

@@ -39,19 +39,46 @@ from rvm.vm.profiler import ProfileReport
 ENGINES = ("native", "python")
 DEFAULT_ENGINE = "native"  # engine=None: this one when the runtime has it
 MEMORY_CONFIGS = ("pooled", "naive")
-CONVERTED = (np.ndarray, np.generic)  # argument types converted at entry
+CONVERTED = (np.ndarray, np.generic, tuple, list)  # argument types converted at entry
+# the numpy dtypes a tensor can have (in native byte order; others are converted)
+TENSOR_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                 "uint64", "float16", "float32", "float64")
 
 
 def to_runtime(value):
-    """Entry conversion: numpy arrays become NDArrays, numpy scalars Python scalars."""
+    """Entry conversion: numpy arrays become NDArrays (shared when contiguous, else copied;
+    big-endian ones converted), numpy scalars Python scalars, inside tuples and lists too.
+    An array no tensor can hold is a TypeError saying why."""
     if isinstance(value, np.ndarray):
-        if value.flags.c_contiguous and value.flags.writeable and value.dtype != object \
-                and value.size:  # numpy exports empty arrays with strides DLPack refuses
-            return from_dlpack(value)
+        if isinstance(value, np.ma.MaskedArray):
+            raise TypeError("a masked array is not a tensor (its mask would be lost); pass "
+                            "arr.filled(value) or arr.data")
+        native = value.dtype.newbyteorder("=")
+        if native.name not in TENSOR_DTYPES:
+            raise TypeError(f"a numpy array of dtype {value.dtype} is not a tensor; expected "
+                            f"one of {', '.join(TENSOR_DTYPES)}")
+        if native != value.dtype:  # big-endian: a native copy
+            return array(value.astype(native))
+        if value.flags.c_contiguous and value.flags.writeable and value.size:
+            return from_dlpack(value)  # (numpy exports empty arrays with strides DLPack refuses)
         return array(value)
     if isinstance(value, np.generic):
+        if value.dtype.kind not in "biuf":
+            raise TypeError(f"a numpy scalar of dtype {value.dtype} is not a value a VM "
+                            "function takes; expected a bool, int or float")
         return value.item()
+    if isinstance(value, (tuple, list)) and any(isinstance(v, CONVERTED) for v in value):
+        return type(value)(to_runtime(v) for v in value)
     return value
+
+
+def _converted(info, k, value):
+    """``to_runtime(value)`` for argument ``k`` of ``info``; its errors name the parameter."""
+    try:
+        return to_runtime(value)
+    except (TypeError, ValueError, BufferError) as err:
+        name = info.param_names[k] if k < len(info.param_names) else f"#{k}"
+        raise TypeError(f"{info.name}: parameter '{name}': {err}") from None
 
 
 def _by_name(info, args, kwargs):
@@ -171,7 +198,7 @@ class VirtualMachine:
                             f"got {len(args)}")
         for arg in args:
             if isinstance(arg, CONVERTED):
-                return [to_runtime(a) for a in args]
+                return [_converted(info, k, a) for k, a in enumerate(args)]
         return args
 
     def get_function(self, name):
