@@ -206,6 +206,7 @@ def child(kind, seed, state_path):
         os.ftruncate(fd, len(data))
 
     count, loaded, written = 0, 0, time.monotonic()
+    fresh = state.with_suffix(".fresh")
     while True:
         if kind == "loader":
             base = rng.choice(seeds)
@@ -243,7 +244,9 @@ def child(kind, seed, state_path):
         count += 1
         if time.monotonic() - written > 0.2:
             written = time.monotonic()
-            state.write_text(json.dumps({"count": count, "loaded": loaded, "internal": internal}))
+            # written whole then renamed: a child killed at any moment leaves a readable state
+            fresh.write_text(json.dumps({"count": count, "loaded": loaded, "internal": internal}))
+            os.replace(fresh, state)
 
 
 # ---- the parent: budget, crashes, hangs ------------------------------------------------

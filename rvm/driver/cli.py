@@ -160,10 +160,12 @@ def cmd_build(args):
 
 
 def cmd_tune(args):
-    from rvm import meta_schedule as ms
-    from rvm.meta_schedule.runner import EvaluatorConfig, LocalRunner
+    # (the one command above the driver layer: tests/test_layering.py, APPLICATIONS)
+    from rvm.meta_schedule import relax_integration
+    from rvm.meta_schedule.runner.local_runner import LocalRunner
+    from rvm.meta_schedule.runner.runner import EvaluatorConfig
     mod, params = _source_module(args)
-    tasks = ms.relax_integration.extract_tasks(mod, args.target, params)
+    tasks = relax_integration.extract_tasks(mod, args.target, params)
     for name, why in tasks.skipped:
         print(f"skipped {name}: {why}", file=sys.stderr)
     if not list(tasks):
@@ -173,7 +175,7 @@ def cmd_tune(args):
     runner = LocalRunner(evaluator_config=EvaluatorConfig(number=args.number, repeat=1,
                                                           min_repeat_ms=args.min_repeat_ms))
     try:
-        database = ms.relax_integration.tune_relax(
+        database = relax_integration.tune_relax(
             mod, params or {}, args.target, args.work_dir, args.trials,
             num_trials_per_iter=args.trials_per_iter, runner=runner, strategy=args.strategy,
             cost_model="gbt" if args.strategy == "evolutionary" else None,
@@ -184,7 +186,7 @@ def cmd_tune(args):
           f"relax.transform.MetaScheduleApplyDatabase(\"{args.work_dir}\"))")
     if args.output:
         try:
-            ex = ms.relax_integration.compile_relax(database, mod, args.target, params)
+            ex = relax_integration.compile_relax(database, mod, args.target, params)
         except Exception as err:
             raise CLIError(f"build failed: {type(err).__name__}: {err}") from None
         _write(ex, args.output)
