@@ -24,6 +24,7 @@ from rvm.runtime.packed_func import (
     remove_global_func,
 )
 from rvm.runtime.profiling import BenchmarkResult, time_evaluator
+from rvm.runtime import random as _random  # registers runtime.random.dropout_mask
 
 Object = _bridge.Object
 

@@ -329,20 +329,6 @@ def _identity(ctx, inputs, attrs):
     return inputs[0]
 
 
-@converter("Dropout")
-def _dropout(ctx, inputs, attrs):
-    x = inputs[0]
-    ratio = optional_const(ctx, inputs[1] if len(inputs) > 1 else None, "Dropout's ratio",
-                           np.array(0.5))
-    training = optional_const(ctx, inputs[2] if len(inputs) > 2 else None,
-                              "Dropout's training_mode", np.array(False))
-    if bool(training.reshape(-1)[0]) and float(ratio.reshape(-1)[0]) != 0.0:
-        raise ValueError("Dropout in training mode (random masks) is not supported; export "
-                         "the model for inference")
-    mask = ctx.emit(create.ones(ctx.shape(x), "bool"))
-    return [x, mask]
-
-
 # -- broadcasting, tiling, ranges ---------------------------------------------------------
 @converter("Expand")
 def _expand(ctx, inputs, attrs):
