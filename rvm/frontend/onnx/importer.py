@@ -76,6 +76,35 @@ class Context:
         self._sym_vars = {}
         self.node = None
         self.graph_inputs = set()
+        self.root = self  # the import's top context, whose builder holds the module
+        self._function_count = [0]
+
+    def child(self):
+        """A context for one function of a subgraph (Loop, If): its own builder and values,
+        the import's symbolic dimensions, functions added to the root's module."""
+        sub = Context(self.opset, self.keep_params)
+        sub.bb = BlockBuilder(check_global_vars=False)
+        sub._sym_vars = self._sym_vars
+        sub.root = self.root
+        sub._function_count = self._function_count
+        sub.env[""] = None
+        return sub
+
+    def function_name(self, hint):
+        """A new function name of this import (``hint`` and a number)."""
+        self._function_count[0] += 1
+        return f"{hint}{self._function_count[0] - 1}"
+
+    def convert_nodes(self, nodes):
+        """Converts ``nodes`` in order, binding their outputs in ``env``."""
+        from rvm.frontend.onnx.converters import CONVERTERS, convert_node
+
+        for node in nodes:
+            self.node = node
+            outputs = convert_node(self, node, _attributes(node), CONVERTERS)
+            for name, value in zip(node.output, outputs):
+                if name:
+                    self.env[name] = value
 
     # -- values -----------------------------------------------------------------------------
     def emit(self, expr, name_hint=""):
@@ -223,8 +252,6 @@ def from_onnx(model, shape_dict=None, dtype_dict=None, opset=None,
     except ImportError as err:  # pragma: no cover - exercised without onnx only
         raise ImportError("from_onnx needs the onnx package: pip install onnx "
                           "(or rvm[onnx])") from err
-    from rvm.frontend.onnx.converters import CONVERTERS, convert_node
-
     if not isinstance(model, onnx.ModelProto):
         raise TypeError(f"from_onnx expects an onnx.ModelProto, got {type(model).__name__}")
     ctx = Context(_opset_of(model, opset), keep_params_in_input)
@@ -251,12 +278,7 @@ def from_onnx(model, shape_dict=None, dtype_dict=None, opset=None,
     ctx.env[""] = None
     with ctx.bb.function("main", params=inputs + ctx.param_vars):
         with ctx.bb.dataflow():
-            for node in graph.node:
-                ctx.node = node
-                outputs = convert_node(ctx, node, _attributes(node), CONVERTERS)
-                for name, value in zip(node.output, outputs):
-                    if name:
-                        ctx.env[name] = value
+            ctx.convert_nodes(graph.node)
             results = []
             for out in graph.output:
                 if out.name not in ctx.env:

@@ -11,8 +11,10 @@ import numpy as np
 from rvm.frontend.onnx.importer import ONNX_DTYPES, OnnxImportError, tensor_value
 from rvm.frontend.onnx.registry import attr_ints, converter, fold, optional_const
 from rvm.ir.expr import PrimExpr
-from rvm.relax.expr import TupleGetItem
-from rvm.relax.op import binary, create, index, join, manipulate, search, unary
+from rvm.relax.expr import TupleGetItem, Var
+from rvm.relax.op import base, binary, create, index, join, manipulate, search, unary
+from rvm.relax.struct_info import ShapeStructInfo
+from rvm.tir.expr import Var as TirVar
 
 
 def normalize_axis(axis, ndim):
@@ -226,21 +228,51 @@ def _split(ctx, inputs, attrs):
 fold("Split")(_split)
 
 
+def _length(ctx, value, what):
+    shape = ctx.shape(value)
+    if len(shape) != 1 or not isinstance(shape[0], int):
+        raise ValueError(f"{what} must be a 1-D tensor of static length, got shape {shape}")
+    return shape[0]
+
+
+def _slice_bounds(ctx, value, dims, what):
+    """Slice's starts or ends as ints, or, when computed at run time, as symbolic values
+    read from the tensor (``vm.builtin.tensor_to_shape``), negative ones counted from the
+    end of their axis (which must then be static)."""
+    if isinstance(value, np.ndarray) or not isinstance(value, Var) or \
+            value.name_hint in ctx.graph_inputs:
+        limit = 1 << 62
+        return [max(min(int(v), limit), -limit)
+                for v in ctx.constant(value, f"Slice's {what}s").reshape(-1)]
+    if not all(isinstance(d, int) for d in dims):
+        raise ValueError(f"Slice's {what}s are computed at run time; the sliced axes must "
+                         f"then be static, got {dims}")
+    bounds = ctx.tensor(value)
+    if ctx.dtype(bounds) != "int64":
+        bounds = unary.astype(bounds, "int64")
+    size = ctx.tensor(np.array(dims, "int64"))
+    zero = ctx.tensor(np.array(0, "int64"))
+    bounds = ctx.emit(search.where(binary.less(bounds, zero), binary.add(bounds, size), bounds))
+    shape = ctx.emit(base.call_pure_packed("vm.builtin.tensor_to_shape", bounds,
+                                           sinfo_args=ShapeStructInfo(ndim=len(dims))))
+    values = [TirVar(f"slice_{what}{k}", "int64") for k in range(len(dims))]
+    ctx.bb.match_cast(shape, ShapeStructInfo(values))
+    return values
+
+
 @converter("Slice")
 def _slice(ctx, inputs, attrs):
     data = inputs[0]
     dims = ctx.shape(data)
-    starts = [int(v) for v in ctx.constant(inputs[1], "Slice's starts").reshape(-1)]
-    ends = [int(v) for v in ctx.constant(inputs[2], "Slice's ends").reshape(-1)]
+    count = _length(ctx, inputs[1], "Slice's starts")
     axes = optional_const(ctx, inputs[3] if len(inputs) > 3 else None, "Slice's axes")
-    axes = list(range(len(starts))) if axes is None else [int(a) for a in axes.reshape(-1)]
+    axes = list(range(count)) if axes is None else [int(a) for a in axes.reshape(-1)]
     steps = optional_const(ctx, inputs[4] if len(inputs) > 4 else None, "Slice's steps")
-    steps = [1] * len(starts) if steps is None else [int(s) for s in steps.reshape(-1)]
+    steps = [1] * count if steps is None else [int(s) for s in steps.reshape(-1)]
     axes = [normalize_axis(a, len(dims)) for a in axes]
-    limit = 1 << 62
-    starts = [max(min(s, limit), -limit) for s in starts]
-    ends = [max(min(e, limit), -limit) for e in ends]
-    if isinstance(data, np.ndarray):
+    starts = _slice_bounds(ctx, inputs[1], [dims[a] for a in axes], "start")
+    ends = _slice_bounds(ctx, inputs[2], [dims[a] for a in axes], "end")
+    if isinstance(data, np.ndarray) and not any(isinstance(v, PrimExpr) for v in starts + ends):
         index_ = [slice(None)] * len(dims)
         for a, s, e, st in zip(axes, starts, ends, steps):
             index_[a] = slice(s, e, st)
