@@ -5,7 +5,9 @@ arrays, tolerances) from ``onnx.backend.test.case.node``; each test belongs to
 the operator its case was written for (``test_softmax_axis_0`` and its
 function-expanded twin ``test_softmax_axis_0_expanded`` both test Softmax).
 A test of a claimed operator is imported with ``from_onnx``, built and run,
-and its outputs compared with the expected ones at the test's own tolerances.
+and its outputs compared with the expected ones at the test's own tolerances. The
+tests of one operator and target are built as the functions of one module
+(``run_cases``), which shares the build's fixed costs and the C compilation.
 
 Tests whose model inputs or outputs have an element type rvm's C backend
 does not compute with (float16, bfloat16, float8, int4, strings ...) are not
@@ -97,12 +99,16 @@ def pick_target(case):
     return "python" if size <= SMALL_TEST else "llvm"
 
 
-def run_case(case, target=None):
-    """``(passed, reason, bound)``: reason is None on success, ``bound`` the graph inputs
-    bound as initializers. ``target`` None picks one by the test's size."""
-    target = target or pick_target(case)
-    import rvm
-    from rvm import relax
+class _Prepared:
+    """A test imported and ready to build: its module, arguments and expected outputs."""
+
+    def __init__(self, case, mod, args, expected, bound, target):
+        self.case, self.mod, self.args, self.expected = case, mod, args, expected
+        self.bound, self.target = bound, target
+
+
+def _prepare(case, target):
+    """A _Prepared test, or ``(False, reason, bound)`` when it does not import."""
     from rvm.frontend.onnx import from_onnx
     from rvm.frontend.onnx.importer import ConstantRequired
 
@@ -122,12 +128,32 @@ def run_case(case, target=None):
             model = _bind_inputs(case.model, bound, feeds)
         except Exception as err:  # noqa: BLE001 - the reason goes in the table
             return False, f"import: {type(err).__name__}: {_first_line(err)}", bound
+    args = [feeds[n] for n in names if n not in bound]
+    return _Prepared(case, mod, args, expected, bound, target or pick_target(case))
+
+
+def _run_built(vm, name, test):
+    """``(passed, reason, bound)`` of the test ``test`` built as the function ``name``."""
     try:
-        vm = relax.VirtualMachine(relax.build(mod, target=target), rvm.cpu())
-        args = [feeds[n] for n in names if n not in bound]
-        result = vm["main"](*args)
+        result = vm[name](*test.args)
     except Exception as err:  # noqa: BLE001
-        return False, f"build/run: {type(err).__name__}: {_first_line(err)}", bound
+        return False, f"build/run: {type(err).__name__}: {_first_line(err)}", test.bound
+    return _compare(result, test)
+
+
+def _build_one(test):
+    import rvm
+    from rvm import relax
+
+    try:
+        return relax.VirtualMachine(relax.build(test.mod, target=test.target), rvm.cpu()), None
+    except Exception as err:  # noqa: BLE001
+        return None, (False, f"build/run: {type(err).__name__}: {_first_line(err)}",
+                      test.bound)
+
+
+def _compare(result, test):
+    case, expected, bound = test.case, test.expected, test.bound
     outputs = [result] if len(expected) == 1 else list(result)
     if len(outputs) != len(expected):
         return False, f"{len(outputs)} outputs, expected {len(expected)}", bound
@@ -149,6 +175,53 @@ def run_case(case, target=None):
     return True, None, bound
 
 
+def run_case(case, target=None):
+    """``(passed, reason, bound)``: reason is None on success, ``bound`` the graph inputs
+    bound as initializers. ``target`` None picks one by the test's size."""
+    test = _prepare(case, target)
+    if not isinstance(test, _Prepared):
+        return test
+    vm, failure = _build_one(test)
+    return failure if vm is None else _run_built(vm, "main", test)
+
+
+def run_cases(cases, target=None):
+    """``[(passed, reason, bound)]`` of ``cases``, as ``run_case`` gives them, built
+    together: the tests of one target whose module is ``main`` alone become the functions
+    of one module, built once (shared fixed costs and kernels, one C compilation). When
+    that build fails, each test is built alone, so a failure is the test's own."""
+    import rvm
+    from rvm import relax
+    from rvm.ir.module import IRModule
+
+    out = [None] * len(cases)
+    batches = {}
+    for k, case in enumerate(cases):
+        test = _prepare(case, target)
+        if not isinstance(test, _Prepared):
+            out[k] = test
+        elif len(test.mod.functions) == 1:
+            batches.setdefault(test.target, []).append((k, test))
+        else:
+            vm, failure = _build_one(test)
+            out[k] = failure if vm is None else _run_built(vm, "main", test)
+    for batch_target, batch in batches.items():
+        merged = IRModule()
+        for k, test in batch:
+            merged.add(f"case{k}", test.mod["main"].with_attr({"global_symbol": f"case{k}"}))
+        try:
+            vm = relax.VirtualMachine(relax.build(merged, target=batch_target), rvm.cpu())
+        except Exception:  # noqa: BLE001 - each test is built alone to find its own failure
+            vm = None
+        for k, test in batch:
+            if vm is None:
+                alone, failure = _build_one(test)
+                out[k] = failure if alone is None else _run_built(alone, "main", test)
+            else:
+                out[k] = _run_built(vm, f"case{k}", test)
+    return out
+
+
 def _array(value):
     if hasattr(value, "SerializeToString"):  # a TensorProto
         from onnx import numpy_helper
@@ -165,27 +238,35 @@ def _first_line(err):
 
 def run_operators(cases, ops, target=None, progress=None):
     """``{op: {"run": [...], "passed": [...], "failed": {name: reason}, "not_run": {name:
-    reason}, "bound": [...]}}`` for the operators ``ops``."""
+    reason}, "bound": [...]}}`` for the operators ``ops``; each operator's tests are built
+    together (``run_cases``)."""
     results = {op: {"passed": [], "failed": {}, "not_run": {}, "bound": []} for op in ops}
+    by_op = {}
     for name in sorted(cases):
         op, case = cases[name]
-        if op not in results:
-            continue
+        if op in results:
+            by_op.setdefault(op, []).append(name)
+    for op, names in by_op.items():
         entry = results[op]
-        skip = why_not_run(case)
-        if skip:
-            entry["not_run"][name] = skip
-            continue
+        runnable = []
+        for name in names:
+            skip = why_not_run(cases[name][1])
+            if skip:
+                entry["not_run"][name] = skip
+            else:
+                runnable.append(name)
         start = time.time()
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            passed, reason, bound = run_case(case, target)
-        if progress:
-            progress(name, passed, reason, time.time() - start)
-        if bound:
-            entry["bound"].append(name)
-        if passed:
-            entry["passed"].append(name)
-        else:
-            entry["failed"][name] = reason
+            outcomes = run_cases([cases[n][1] for n in runnable], target)
+        seconds = (time.time() - start) / max(len(runnable), 1)
+        for name, (passed, reason, bound) in zip(runnable, outcomes):
+            if progress:
+                progress(name, passed, reason, seconds)
+            if bound:
+                entry["bound"].append(name)
+            if passed:
+                entry["passed"].append(name)
+            else:
+                entry["failed"][name] = reason
     return results

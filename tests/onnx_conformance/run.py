@@ -33,7 +33,9 @@ def _table(results, onnx_version):
         "",
         "A test belongs to the operator its case was written for (its `_expanded` twin, the "
         "operator's function body, too). Outputs are compared at each test's own tolerances. "
-        "Small tests build for the `python` reference target, the others for `llvm`. A graph "
+        "Small tests build for the `python` reference target, the others for `llvm`; the "
+        "tests of one operator and target are built as one module, one function per test "
+        "(each test is built alone when that build fails). A graph "
         "input that decides an output's shape (Reshape's shape, Slice's starts, Resize's "
         "scales) is bound to the test's value as an initializer, as a deployed model holds "
         "it (column *bound*); when that leaves a node only constant inputs and its "

@@ -17,32 +17,43 @@ from rvm.tir.expr import BufferLoad, IntImm, Range
 from rvm.tir.stmt import BufferStore
 from rvm.tir.stmt_functor import StmtExprMutator, StmtMutator
 from rvm.transform.tir.plan_buffer_allocation import (
-    access_regions, bounding_box, collect_accesses,
+    access_regions, bounding_box, collect_all_accesses,
 )
 from rvm.transform.tir.prim_func_pass import prim_func_pass
 
 
 class _Reindex(StmtExprMutator):
-    def __init__(self, old, new, starts, analyzer):
-        self.old, self.new, self.starts, self.analyzer = old, new, starts, analyzer
+    """Rewrites the accesses of some buffers: ``{id(old): (new, starts)}``."""
 
-    def _index(self, indices):
-        return [self.analyzer.simplify(_op.subtract(i, s)) for i, s in zip(indices, self.starts)]
+    def __init__(self, mapping, analyzer):
+        self.mapping, self.analyzer = mapping, analyzer
+
+    def _index(self, indices, starts):
+        return [self.analyzer.simplify(_op.subtract(i, s)) for i, s in zip(indices, starts)]
 
     def visit_buffer_load_(self, op):
         op = self._generic(op)
-        if op.buffer is self.old:
-            return BufferLoad(self.new, self._index(op.indices))
+        found = self.mapping.get(id(op.buffer))
+        if found is not None:
+            return BufferLoad(found[0], self._index(op.indices, found[1]))
         return op
 
     def visit_buffer_store_(self, op):
         op = self._generic(op)
-        if op.buffer is self.old:
-            return BufferStore(self.new, op.value, self._index(op.indices))
+        found = self.mapping.get(id(op.buffer))
+        if found is not None:
+            return BufferStore(found[0], op.value, self._index(op.indices, found[1]))
         return op
 
 
 class _Compactor(StmtMutator):
+    """Compacts a chain of allocations (``Allocate`` + ``DeclBuffer`` nested in one another,
+    one per intermediate of a kernel) at once: the statements under the chain first,
+    then the accesses of every buffer of the chain, collected in one walk and
+    rewritten in one walk. Walking the chain without recursion keeps kernels with
+    very many intermediates within Python's recursion limit, and linear in their
+    size."""
+
     def __init__(self):
         self.analyzer = Analyzer()
 
@@ -51,19 +62,44 @@ class _Compactor(StmtMutator):
         return self._generic(op)
 
     def visit_allocate_(self, op):
-        op = self._generic(op)
-        decl = op.body
-        if getattr(decl, "buffer", None) is None or decl.buffer.data is not op.buffer_var:
+        chain, node = [], op
+        while isinstance(node, type(op)) and getattr(node.body, "buffer", None) is not None \
+                and node.body.buffer.data is node.buffer_var:
+            chain.append((node, node.body))
+            node = node.body.body
+        if not chain:
+            return self._generic(op)
+        core = self.visit_stmt(node)
+        found = collect_all_accesses(core, [a.buffer_var for a, _ in chain])
+        mapping, rebuilt = {}, []
+        for alloc, decl in chain:
+            new = self._compacted(decl.buffer, found[id(alloc.buffer_var)])
+            if new is None:
+                rebuilt.append((alloc, decl, None))
+            else:
+                mapping[id(decl.buffer)] = new
+                rebuilt.append((alloc, decl, new[0]))
+        if mapping:
+            core = _Reindex(mapping, self.analyzer).visit(core)
+        elif core is node:
             return op
-        buf = decl.buffer
+        for alloc, decl, new in reversed(rebuilt):
+            if new is None:
+                core = alloc.with_fields(body=decl.with_fields(body=core))
+            else:
+                core = alloc.with_fields(extents=tuple(new.shape),
+                                         body=decl.with_fields(buffer=new, body=core))
+        return core
+
+    def _compacted(self, buf, accesses):
+        """``(the compacted buffer, the starts of its region)``, or None to keep ``buf``."""
         if buf.strides or not all(isinstance(d, IntImm) for d in buf.shape):
-            return op
-        accesses = collect_accesses(decl.body, op.buffer_var)
+            return None
         if not accesses:
-            return op
+            return None
         regions = access_regions(accesses, -1, self.analyzer)
         if regions is None:
-            return op
+            return None
         box = bounding_box(regions, self.analyzer)
         shape, starts = [], []
         for rng, dim in zip(box, buf.shape):
@@ -75,10 +111,8 @@ class _Compactor(StmtMutator):
                 shape.append(_op.const(max(upper, 1), dim.dtype))
                 starts.append(_op.cast(rng.min, dim.dtype))
         if all(a is b for a, b in zip(shape, buf.shape)):
-            return op
-        new = Buffer(buf.data, buf.dtype, shape, name=buf.name, scope=buf.scope)
-        body = _Reindex(buf, new, starts, self.analyzer).visit(decl.body)
-        return op.with_fields(extents=tuple(shape), body=decl.with_fields(buffer=new, body=body))
+            return None
+        return Buffer(buf.data, buf.dtype, shape, name=buf.name, scope=buf.scope), starts
 
 
 def compact_buffer_allocation(func):

@@ -24,7 +24,7 @@ from rvm.tir.expr import BufferLoad, IntImm, Range, Var
 from rvm.tir.stmt import Allocate, BufferStore, DeclBuffer, For, ForKind, stmt_seq
 from rvm.tir.stmt_functor import StmtExprMutator, StmtMutator
 from rvm.transform.tir.plan_buffer_allocation import (
-    access_regions, bounding_box, collect_accesses,
+    access_regions, bounding_box, collect_accesses, collect_all_accesses,
 )
 from rvm.transform.tir.prim_func_pass import prim_func_pass
 
@@ -68,29 +68,43 @@ class _Hoister(StmtMutator):
         self.declared = []  # buffers declared (DeclBuffer over an Allocate) around the visit
 
     def visit_allocate_(self, op):
-        decl = op.body
-        if isinstance(decl, DeclBuffer) and decl.buffer.data is op.buffer_var:
-            self.declared.append(decl.buffer)
-            try:
-                return self._generic(op)
-            finally:
-                self.declared.pop()
-        return self._generic(op)
+        # A chain of allocations (one per intermediate of a kernel) is walked without
+        # recursion, so kernels with very many intermediates stay within the recursion limit.
+        chain, node = [], op
+        while isinstance(node, Allocate) and isinstance(node.body, DeclBuffer) and \
+                node.body.buffer.data is node.buffer_var:
+            chain.append((node, node.body))
+            node = node.body.body
+        if not chain:
+            return self._generic(op)
+        depth = len(self.declared)
+        self.declared.extend(decl.buffer for _, decl in chain)
+        try:
+            core = self.visit_stmt(node)
+        finally:
+            del self.declared[depth:]
+        if core is node:
+            return op
+        for alloc, decl in reversed(chain):
+            core = alloc.with_fields(body=decl.with_fields(body=core))
+        return core
 
     def visit_for_(self, op):
         self.analyzer.bind(op.loop_var, Range.from_min_extent(op.min, op.extent))
-        if op.kind == ForKind.SERIAL and not _is_one(op.extent):
+        if op.kind == ForKind.SERIAL and not _is_one(op.extent) and self.declared:
+            # the accesses of every declared buffer in one walk of the loop
+            found = collect_all_accesses(op.body, [b.data for b in self.declared])
             for buffer in reversed(self.declared):
-                hoisted = self._hoist(op, buffer)
+                accesses = found[id(buffer.data)]
+                if not accesses or not any(a.is_write for a in accesses):
+                    continue
+                hoisted = self._hoist(op, buffer, accesses)
                 if hoisted is not None:
                     return hoisted
         return self._generic(op)
 
-    def _hoist(self, loop, buffer):
+    def _hoist(self, loop, buffer, accesses):
         if not all(isinstance(d, IntImm) for d in buffer.shape) or buffer.strides:
-            return None
-        accesses = collect_accesses(loop.body, buffer.data)
-        if not accesses or not any(a.is_write for a in accesses):
             return None
         regions = access_regions(accesses, -1, self.analyzer)
         if regions is None:

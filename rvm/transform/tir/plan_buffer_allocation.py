@@ -39,11 +39,13 @@ class Access:
 
 
 class _Collector(StmtExprVisitor):
-    def __init__(self, data):
-        self.data = data
+    """The accesses of the buffers over some data variables, in one walk."""
+
+    def __init__(self, datas):
+        self.wanted = {id(d) for d in datas}
         self.loops = []
-        self.accesses = []
-        self.opaque = False
+        self.accesses = {id(d): [] for d in datas}
+        self.opaque = set()
 
     def visit_for_(self, op):
         self.visit_expr(op.min)
@@ -54,32 +56,42 @@ class _Collector(StmtExprVisitor):
 
     def visit_buffer_load_(self, op):
         super().visit_buffer_load_(op)
-        if op.buffer.data is self.data:
-            self.accesses.append(Access(False, op.indices, tuple(self.loops)))
+        if id(op.buffer.data) in self.wanted:
+            self.accesses[id(op.buffer.data)].append(
+                Access(False, op.indices, tuple(self.loops)))
 
     def visit_buffer_store_(self, op):
         super().visit_buffer_store_(op)
-        if op.buffer.data is self.data:
-            self.accesses.append(Access(True, op.indices, tuple(self.loops)))
+        if id(op.buffer.data) in self.wanted:
+            self.accesses[id(op.buffer.data)].append(
+                Access(True, op.indices, tuple(self.loops)))
 
     def visit_var_(self, op):
-        if op is self.data:
-            self.opaque = True  # the pointer itself is used (a packed call, an address)
+        if id(op) in self.wanted:
+            self.opaque.add(id(op))  # the pointer itself is used (a packed call, an address)
 
     def visit_call_(self, op):
         for arg in op.args:
-            if isinstance(arg, Buffer) and arg.data is self.data:
-                self.opaque = True
+            if isinstance(arg, Buffer) and id(arg.data) in self.wanted:
+                self.opaque.add(id(arg.data))
             elif isinstance(arg, PrimExpr):
                 self.visit_expr(arg)
+
+
+def collect_all_accesses(body, datas):
+    """``{id(data): Accesses}`` of the buffers over ``datas`` in ``body`` (one walk); a
+    buffer also used as a whole (passed to a call), whose shape and place must stay, maps
+    to None."""
+    collector = _Collector(datas)
+    collector.visit_stmt(body)
+    return {key: None if key in collector.opaque else found
+            for key, found in collector.accesses.items()}
 
 
 def collect_accesses(body, data):
     """The Accesses of the buffer over ``data`` in ``body``, or None when the buffer is also
     used as a whole (passed to a call), so its shape and place must stay."""
-    collector = _Collector(data)
-    collector.visit_stmt(body)
-    return None if collector.opaque else collector.accesses
+    return collect_all_accesses(body, [data])[id(data)]
 
 
 def access_regions(accesses, depth, analyzer):
@@ -145,33 +157,56 @@ def _target_loop(accesses):
 
 
 class _Planner(StmtMutator):
+    """Plans a chain of allocations (``Allocate`` + ``DeclBuffer`` nested in one another, one
+    per intermediate of a kernel) at once: the statements under the chain are planned
+    first, the accesses of every buffer of the chain are collected in one walk, then
+    each allocation moves into its loop (those moving into the same loop keep their
+    order). Walking the chain without recursion keeps kernels with very many
+    intermediates within Python's recursion limit, and linear in their size."""
+
     def visit_allocate_(self, op):
-        op = self._generic(op)
-        decl = op.body
-        if not isinstance(decl, DeclBuffer) or decl.buffer.data is not op.buffer_var:
+        chain, node = [], op
+        while isinstance(node, type(op)) and isinstance(node.body, DeclBuffer) and \
+                node.body.buffer.data is node.buffer_var:
+            chain.append((node, node.body))
+            node = node.body.body
+        if not chain:
+            return self._generic(op)
+        core = self.visit_stmt(node)
+        found = collect_all_accesses(core, [a.buffer_var for a, _ in chain])
+        targets, kept = {}, []
+        for alloc, decl in chain:
+            accesses = found[id(alloc.buffer_var)]
+            loop = _target_loop(accesses) if accesses else None
+            if loop is None:
+                kept.append((alloc, decl))
+            else:
+                targets.setdefault(id(loop), []).append((alloc, decl))
+        if targets:
+            core = _Place(targets).visit_stmt(core)
+        elif core is node:
             return op
-        accesses = collect_accesses(decl.body, op.buffer_var)
-        if not accesses:
-            return op
-        loop = _target_loop(accesses)
-        if loop is None:
-            return op
-        moved = op.with_fields(body=decl.with_fields(body=loop.body))
-        return _swap(decl.body, loop, loop.with_fields(body=moved))
+        return _wrap(kept, core)
 
 
-class _Swap(StmtMutator):
-    def __init__(self, old, new):
-        self.old, self.new = old, new
+def _wrap(chain, body):
+    for alloc, decl in reversed(chain):
+        body = alloc.with_fields(body=decl.with_fields(body=body))
+    return body
+
+
+class _Place(StmtMutator):
+    """Moves allocations into the bodies of their loops (``{id(loop): [(alloc, decl)]}``)."""
+
+    def __init__(self, targets):
+        self.targets = targets
 
     def visit_for_(self, op):
-        if op is self.old:
-            return self.new
-        return self._generic(op)
-
-
-def _swap(root, old, new):
-    return _Swap(old, new).visit_stmt(root)
+        chain = self.targets.get(id(op))
+        op = self._generic(op)
+        if chain is None:
+            return op
+        return op.with_fields(body=_wrap(chain, op.body))
 
 
 def plan_buffer_allocation(func):
