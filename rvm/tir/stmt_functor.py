@@ -46,17 +46,39 @@ def hook_name(node_type):
     return name
 
 
+_hook_functions = {}  # (visitor class, node class) -> the hook's function
+
+
+def _hook_function(visitor_type, node_type):
+    for cls in node_type.__mro__:
+        function = getattr(visitor_type, hook_name(cls), None)
+        if function is not None:
+            return function
+    return visitor_type._generic
+
+
 def _hook(visitor, node):
     """The hook of ``visitor`` for ``node``; a node class without one of its own (a subclass
-    defined elsewhere, such as a schedule's ExprRV) uses its nearest base class's hook."""
-    method = getattr(visitor, hook_name(type(node)), None)
-    if method is None:
-        for cls in type(node).__mro__[1:]:
-            method = getattr(visitor, hook_name(cls), None)
-            if method is not None:
-                return method
-        return visitor._generic
-    return method
+    defined elsewhere, such as a schedule's ExprRV) uses its nearest base class's hook.
+    Hooks are looked up on the visitor's class (once per pair of classes)."""
+    key = (type(visitor), type(node))
+    function = _hook_functions.get(key)
+    if function is None:
+        function = _hook_functions[key] = _hook_function(*key)
+    return function.__get__(visitor)
+
+
+def _visited_fields(node_type):
+    """(field name, whether the field may hold definitions) of a node class, cached."""
+    fields = _visited_fields_cache.get(node_type)
+    if fields is None:
+        binding = getattr(node_type, "_binding_fields", ())
+        fields = _visited_fields_cache[node_type] = tuple(
+            (name, name in binding) for name in node_type._fields)
+    return fields
+
+
+_visited_fields_cache = {}
 
 
 def _node_classes():
@@ -86,9 +108,9 @@ class StmtExprVisitor:
         """Called for every Buffer met (declarations and accesses); visits nothing by default."""
 
     def _generic(self, node):
-        for name in node._fields:
+        for name, binding in _visited_fields(type(node)):
             value = getattr(node, name)
-            if not _is_definition(node, name, value):
+            if not (binding and _is_definition(node, name, value)):
                 self._visit_value(value)
 
     def _visit_value(self, value):
@@ -136,9 +158,9 @@ class StmtExprMutator:
 
     def _generic(self, node):
         changes = {}
-        for name in node._fields:
+        for name, binding in _visited_fields(type(node)):
             old = getattr(node, name)
-            if _is_definition(node, name, old):
+            if binding and _is_definition(node, name, old):
                 continue
             new = self._mutate_value(old)
             if new is not old:
@@ -200,19 +222,22 @@ class StmtMutator(StmtExprMutator):
         return expr
 
 
+class _PostOrder(StmtExprVisitor):
+    def __init__(self, fvisit):
+        self.fvisit = fvisit
+
+    def visit_stmt(self, stmt):
+        super().visit_stmt(stmt)
+        self.fvisit(stmt)
+
+    def visit_expr(self, expr):
+        super().visit_expr(expr)
+        self.fvisit(expr)
+
+
 def post_order_visit(node, fvisit):
     """Calls ``fvisit`` on every statement and expression under ``node``, children first."""
-
-    class _PostOrder(StmtExprVisitor):
-        def visit_stmt(self, stmt):
-            super().visit_stmt(stmt)
-            fvisit(stmt)
-
-        def visit_expr(self, expr):
-            super().visit_expr(expr)
-            fvisit(expr)
-
-    _PostOrder().visit(node)
+    _PostOrder(fvisit).visit(node)
 
 
 def substitute(node, value_map):
@@ -232,11 +257,15 @@ def substitute(node, value_map):
         def lookup(var):
             return by_id.get(id(var))
 
-    class _Substitute(StmtExprMutator):
-        def visit_var_(self, op):
-            new = lookup(op)
-            if new is None:
-                return op
-            return new if isinstance(new, PrimExpr) else const(new, op.dtype)
+    return _Substitute(lookup).visit(node)
 
-    return _Substitute().visit(node)
+
+class _Substitute(StmtExprMutator):
+    def __init__(self, lookup):
+        self.lookup = lookup
+
+    def visit_var_(self, op):
+        new = self.lookup(op)
+        if new is None:
+            return op
+        return new if isinstance(new, PrimExpr) else const(new, op.dtype)

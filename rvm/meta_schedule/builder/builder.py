@@ -8,12 +8,14 @@ kernel ``functions`` it exports, so a remote runner can rebuild it) or an
 
 
 class BuilderInput:
-    """A candidate to build: ``mod`` (an IRModule of one kernel) for ``target``."""
+    """A candidate to build: ``mod`` (an IRModule of one kernel) for ``target``;
+    ``lowered``, when given, is ``mod`` already lowered (the builder then skips lowering)."""
 
-    def __init__(self, mod, target, params=None):
+    def __init__(self, mod, target, params=None, lowered=None):
         self.mod = mod
         self.target = target
         self.params = params
+        self.lowered = lowered
 
     def __repr__(self):
         return f"BuilderInput(target={str(self.target)!r})"

@@ -46,7 +46,9 @@ class LocalBuilder(Builder):
 
     def _render(self, builder_input):
         tune_target(builder_input.target)  # a CPU target, or ValueError saying why not
-        lowered = lower_module(builder_input.mod)
+        lowered = builder_input.lowered
+        if lowered is None:
+            lowered = lower_module(builder_input.mod)
         compiler = Compiler(self.cc) if self.cc else default_compiler()
         return kernel_source(lowered, compiler)
 

@@ -11,6 +11,7 @@ from rvm.meta_schedule.arg_info import entry_prim_func
 from rvm.meta_schedule.feature_extractor.per_store_feature import (
     FEATURE_NAMES, features_of_lowered,
 )
+from rvm.meta_schedule.lowered import lowered_module
 from rvm.meta_schedule.tune_target import num_cores
 from rvm.transform.tir.pipeline import lower_module
 
@@ -38,7 +39,22 @@ class PerStoreFeature(FeatureExtractor):
     def extract_from(self, context, candidates):
         target = getattr(context, "target", None)
         cores = num_cores(target) if target is not None else 1
-        return [self.extract_from_module(c.sch.mod, cores) for c in candidates]
+        return [self._features(c.sch, cores) for c in candidates]
+
+    @staticmethod
+    def _features(sch, num_cores):
+        """The feature vector of a candidate schedule (its lowered module is shared with
+        the builder, and the vector kept on the schedule: a candidate is scored, then
+        used to update the model)."""
+        cached = getattr(sch, "_meta_schedule_features", None)
+        if cached is not None and cached[0] is sch.state.mod and cached[1] == num_cores:
+            return cached[2]
+        try:
+            features = features_of_lowered(entry_prim_func(lowered_module(sch)), num_cores)
+        except Exception:  # an unbuildable candidate: nothing to describe
+            features = np.zeros(len(FEATURE_NAMES), dtype="float32")
+        sch._meta_schedule_features = (sch.state.mod, num_cores, features)
+        return features
 
     @staticmethod
     def extract_from_module(mod, num_cores=1):

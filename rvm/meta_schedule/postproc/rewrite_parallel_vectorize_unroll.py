@@ -95,6 +95,9 @@ class RewriteParallelVectorizeUnroll(Postproc):
                 continue
             node = sch.get(loop)
             extent = const_extent(node)
+            if node.kind == ForKind.UNROLLED and extent is not None:
+                product *= extent  # unrolled by the schedule already (a register tile)
+                continue
             if node.kind != ForKind.SERIAL or extent is None or product * extent > limit:
                 return
             product *= extent

@@ -15,8 +15,9 @@ When every buffer the block reads is contiguous along a reduction axis
 through memory, so the design space is instead one that splits the innermost
 reduction loop by a vector length and ``rfactor``s it: partial sums are kept
 per lane in a register tile of at most 8 x 4 vector accumulators, which the
-outer reduction loop runs over (structure "SSRS"), and are summed once per
-output at the end.
+outer reduction loop runs over (structure "SSRS"; the register tile's loops are
+unrolled, so the accumulators are registers, not memory), and are summed once
+per output at the end.
 """
 from rvm.meta_schedule.loop_analysis import (
     REDUCTION, SPATIAL, const_extent, contiguous_axis_types, is_reduction_block,
@@ -176,6 +177,10 @@ class MultiLevelTiling(ScheduleRule):
     def _tile(self, sch, block, cache):
         s_loops, r_loops = classify_loops(sch, block)
         s_tiles = tile_loops(sch, s_loops, r_loops, self.structure, self.max_innermost_factor)
+        # The rows of the register tile (the innermost tile next to the vector lanes) are
+        # unrolled whatever unroll step is sampled, as in the rfactor space.
+        if len(s_tiles[-1]) > 1:
+            sch.unroll(s_tiles[-1][-2])
         if cache and len(sch.get(block).writes) == 1:
             writeback = sch.cache_write(block, 0, self.reuse_write.scope)
             fold_epilogue(sch, writeback)
@@ -202,6 +207,10 @@ class MultiLevelTiling(ScheduleRule):
                     .append(loop_rv)
             s_tiles = tile_loops(sch, rf_s, rf_r, RF_STRUCTURE, RF_COLS, inner=[lane],
                                  vector_lens=(), row_tile=RF_ROWS)
+            # The register tile is unrolled whatever unroll step is sampled: a C compiler
+            # keeps an accumulator array in registers only when every index is a constant.
+            for loop in s_tiles[-1]:
+                sch.unroll(loop)
             at = s_tiles[min(self.reuse_write.levels[0], len(s_tiles)) - 1][-1]
             writeback = sch.cache_write(rf, 0, "local")
             sch.compute_inline(writeback)

@@ -13,6 +13,7 @@ from rvm.meta_schedule.builder.builder import BuilderInput
 from rvm.meta_schedule.database.tuning_record import TuningRecord
 from rvm.meta_schedule.feature_extractor.per_store_feature import count_flops
 from rvm.meta_schedule.hardware import hardware_fingerprint
+from rvm.meta_schedule.lowered import lowered_module
 from rvm.meta_schedule.runner.runner import RunnerInput, RunnerResult
 from rvm.meta_schedule.tune_log import TaskRow
 from rvm.transform.tir.pipeline import lower_module
@@ -99,7 +100,8 @@ class TaskScheduler:
     def _measure(self, task, candidates, builder, runner):
         context = task.context
         self.log.info(f"Sending {len(candidates)} sample(s) to builder")
-        built = builder.build([BuilderInput(c.sch.mod, context.target) for c in candidates])
+        built = builder.build([BuilderInput(c.sch.mod, context.target, lowered=_lowered(c.sch))
+                               for c in candidates])
         ok = [(c, b) for c, b in zip(candidates, built) if b.error_msg is None]
         self.log.info(f"Sending {len(ok)} sample(s) to runner")
         futures = runner.run([RunnerInput.from_builder_result(b, c.args_info, "main",
@@ -214,3 +216,12 @@ def create(kind="gradient"):
     if kind == "round-robin":
         return RoundRobin()
     raise ValueError(f"unknown task scheduler {kind!r}; expected 'gradient' or 'round-robin'")
+
+
+def _lowered(sch):
+    """The candidate's lowered module (shared with the cost model's features), or None when
+    lowering fails: the builder then lowers it again and reports why."""
+    try:
+        return lowered_module(sch)
+    except Exception:  # noqa: BLE001  (the builder's error message says what failed)
+        return None

@@ -8,6 +8,7 @@ Regions of one buffer are merged into their bounding box.
 from rvm.ir.expr import PrimExpr
 from rvm.ir.structural import structural_equal
 from rvm.tir import op as _op
+from rvm.tir.analysis.free_vars import used_vars
 from rvm.tir.arith import Analyzer, _is_int
 from rvm.tir.buffer import Buffer
 from rvm.tir.expr import Range, Var
@@ -29,15 +30,7 @@ class _Relaxer:
         self.ranges.pop(id(var), None)
 
     def _uses_relaxed(self, expr):
-        found = []
-
-        class _Find(StmtExprVisitor):
-            def visit_var_(inner, op):  # noqa: N805  (nested visitor; self is the relaxer)
-                if id(op) in self.ranges:
-                    found.append(op)
-
-        _Find().visit(expr)
-        return bool(found)
+        return bool(used_vars(expr).keys() & self.ranges.keys())
 
     def region_of(self, index, dim):
         """The Range ``index`` covers in a dimension of extent ``dim``."""

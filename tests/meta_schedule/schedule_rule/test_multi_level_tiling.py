@@ -59,6 +59,8 @@ def test_dense_gets_only_the_rfactor_space_with_a_register_tile(m):
         lane, cols, rows, reduction = loops[-1], loops[-2], loops[-3], loops[-4]
         assert lane.kind == ForKind.VECTORIZED and const_extent(lane) == 16
         assert const_extent(rows) <= 8 and const_extent(cols) <= 4
+        # unrolled whatever the sampled unroll step, so the accumulators can be registers
+        assert rows.kind == ForKind.UNROLLED and cols.kind == ForKind.UNROLLED
         assert reduction.loop_var.name.startswith("r")  # the loop around the register tile
         y = rvm.nd.empty((m, 24), "float32")
         rvm.build(sch.mod, target="c")["main"](rvm.nd.array(x), rvm.nd.array(w), y)
