@@ -17,6 +17,7 @@ from rvm.relax.expr_functor import ExprVisitor
 from rvm.relax.function import Function
 from rvm.tir.function import PrimFunc
 from rvm.transform.bind_params import BindParams
+from rvm.transform.fuse_transpose_matmul import FuseTransposeMatmul
 from rvm.transform.pass_infra import Sequential
 from rvm.transform.pipeline import default_build_pipeline
 
@@ -39,7 +40,9 @@ class ExtractedTask:
 def prepare_for_tuning(mod, params=None):
     """``mod`` with its kernels as the build will compile them: ``params`` bound to "main",
     then the graph-level passes of the default build pipeline (legalization, fusion: every
-    pass before ToNonDataflow). Tuning and applying records both look at this form."""
+    pass before ToNonDataflow), except that a matmul of a transposed constant (a bound
+    weight) keeps the transpose for FoldConstant, which transposes the weight once (see
+    FuseTransposeMatmul). Tuning and applying records both look at this form."""
     if not isinstance(mod, IRModule):
         raise TypeError(f"expected an IRModule, got {type(mod).__name__}")
     if params:
@@ -48,6 +51,11 @@ def prepare_for_tuning(mod, params=None):
     for graph_pass in default_build_pipeline().passes:
         if graph_pass.info.name == "ToNonDataflow":
             break
+        if graph_pass.info.name == "FuseTransposeMatmul":
+            # A transposed bound weight is transposed once at build time (FoldConstant):
+            # the kernel then reads it along the output axis, which tiles and vectorizes
+            # better than a reduction across vector lanes.
+            graph_pass = FuseTransposeMatmul(keep_constant_weights=True)
         graph_passes.append(graph_pass)
     return Sequential(graph_passes, name="PrepareForTuning")(mod)
 

@@ -24,7 +24,7 @@ left for DeadCodeElimination when nothing else uses it.
 >>> [gv.name_hint for gv in mod.get_global_vars()]
 ['main', 'NT_matmul']
 """
-from rvm.relax.expr import Call, Var
+from rvm.relax.expr import Call, Constant, Var
 from rvm.relax.expr_functor import ExprMutator
 from rvm.relax.op.registry import Op
 from rvm.relax.struct_info import TensorStructInfo
@@ -55,6 +55,10 @@ def _swaps_last_two(permute):
 
 
 class _Rewriter(ExprMutator):
+    def __init__(self, mod, keep_constant_weights=False):
+        super().__init__(mod)
+        self.keep_constant_weights = keep_constant_weights
+
     def visit_call_(self, call):
         call = super().visit_call_(call)
         if not _is_op(call, "relax.matmul") or not isinstance(call.args[1], Var):
@@ -63,6 +67,8 @@ class _Rewriter(ExprMutator):
         if not _is_op(permute, "relax.permute_dims") or not _swaps_last_two(permute):
             return call
         x, w = call.args[0], permute.args[0]
+        if self.keep_constant_weights and isinstance(w, Constant):
+            return call  # FoldConstant transposes the weight once, at build time
         if _rank(x) < 2:
             return call
         return self.builder.call_te(te_matmul, x, w, transpose_b=True,
@@ -70,13 +76,19 @@ class _Rewriter(ExprMutator):
                                     primfunc_name_hint="NT_matmul")
 
 
-def fuse_transpose_matmul(mod):
-    """``mod`` with every matmul of a transposed right operand as an NT matmul kernel."""
-    return rewrite_functions(mod, _Rewriter(mod))
+def fuse_transpose_matmul(mod, keep_constant_weights=False):
+    """``mod`` with every matmul of a transposed right operand as an NT matmul kernel
+    (except, with ``keep_constant_weights``, where the operand is a constant)."""
+    return rewrite_functions(mod, _Rewriter(mod, keep_constant_weights))
 
 
-def FuseTransposeMatmul():  # noqa: N802  (passes are CamelCase factories)
+def FuseTransposeMatmul(keep_constant_weights=False):  # noqa: N802  (passes are CamelCase)
     """A pass turning ``matmul(x, permute_dims(w))`` into an NT matmul kernel (module
-    docstring)."""
-    return ModulePass(lambda mod, ctx: fuse_transpose_matmul(mod),
+    docstring).
+
+    With ``keep_constant_weights`` a matmul whose ``w`` is a constant (a bound weight) is
+    left as it is: FoldConstant then transposes the weight once at build time, and the
+    kernel reads it along the output axis, which a tuned kernel vectorizes without a
+    reduction across vector lanes (meta_schedule prepares modules for tuning this way)."""
+    return ModulePass(lambda mod, ctx: fuse_transpose_matmul(mod, keep_constant_weights),
                       PassInfo(1, "FuseTransposeMatmul"))

@@ -74,6 +74,26 @@ def test_tasks_are_deduplicated_and_weighted():
     assert [t.task_name for t in mlp] == ["fused_NT_matmul_add_relu", "fused_NT_matmul1_add1"]
 
 
+def test_bound_weights_are_transposed_once_at_build_time_for_tuning():
+    """A transposed bound weight is folded into a constant (in, out): the task is a plain
+    matmul whose weight is read along the output axis, and applying records gives the
+    same results."""
+    params = _params()
+    bound = relax.transform.BindParams("main", {k: rvm.nd.array(v)
+                                                for k, v in params.items()})(MLP)
+    tasks = ms.relax_integration.extract_tasks(bound, "c")
+    assert [t.task_name for t in tasks] == ["fused_matmul_add_relu", "fused_matmul1_add1"]
+    kernel = tasks[0].mod["main"]
+    assert [tuple(int(d) for d in kernel.buffer_map[p].shape) for p in kernel.params[:2]] == \
+        [(8, 64), (64, 32)]
+    vm = relax.VirtualMachine(relax.build(ms.extracted_task.prepare_for_tuning(bound),
+                                          target="c"), rvm.cpu())
+    x = np.random.default_rng(1).standard_normal((8, 64)).astype("float32")
+    hidden = np.maximum(x @ params["w0"].T + params["b0"], 0)
+    np.testing.assert_allclose(vm["main"](x).numpy(), hidden @ params["w1"].T + params["b1"],
+                               rtol=1e-4, atol=1e-4)
+
+
 def test_kernels_with_symbolic_shapes_are_skipped():
     from rvm.script import from_source
     from tests.spec_programs import MY_MODULE

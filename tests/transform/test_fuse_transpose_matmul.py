@@ -122,3 +122,13 @@ def test_the_high_level_mlp_compiles_to_the_kernels_of_the_emit_te_dense_one():
         twin = next(f for f in dense
                     if f.get_attr("global_symbol") == name.replace("NT_matmul", "dense"))
         assert_structural_equal(kernel.with_fields(attrs=twin.attrs), twin)
+
+
+def test_keep_constant_weights_leaves_a_transposed_constant_to_fold_constant():
+    w = np.arange(12, dtype="float32").reshape(3, 4)
+    bound = relax.transform.BindParams("main", {"w": rvm.nd.array(w)})(Before)
+    assert any(isinstance(f, PrimFunc) for f in FuseTransposeMatmul()(bound).functions.values())
+    kept = FuseTransposeMatmul(keep_constant_weights=True)(bound)
+    assert not any(isinstance(f, PrimFunc) for f in kept.functions.values())
+    # A weight that is a parameter is still read in place.
+    assert_structural_equal(FuseTransposeMatmul(keep_constant_weights=True)(Before), Expected)

@@ -35,6 +35,10 @@ ROW_TILE = 8
 # vector lanes innermost.
 RF_STRUCTURE = "SSRS"
 RF_ROWS, RF_COLS = 8, 4
+# The register tile's rows and columns are drawn from these (when they divide the loop):
+# at least 4 and at most 24 vector accumulators, with the row and column operands
+# within AVX-512's 32 registers.
+RF_ROW_LENS, RF_COL_LENS = (2, 3, 4, 5, 6), (2, 3, 4)
 
 
 class ReuseType:
@@ -51,7 +55,7 @@ class ReuseType:
 
 
 def tile_loops(sch, s_loops, r_loops, structure, max_innermost_factor, inner=(),
-               vector_lens=VECTOR_LENS, row_tile=ROW_TILE):
+               vector_lens=VECTOR_LENS, row_tile=ROW_TILE, row_lens=(), col_lens=()):
     """Splits ``s_loops``/``r_loops`` into the levels of ``structure`` (sampled tilings) and
     orders the pieces by it, ``inner`` loops last; returns the spatial levels' loop lists.
 
@@ -59,14 +63,18 @@ def tile_loops(sch, s_loops, r_loops, structure, max_innermost_factor, inner=(),
     from ``vector_lens`` (those dividing the extent), and the rest of the loop is tiled;
     without such a length it is a sampled tiling up to ``max_innermost_factor``. The
     other spatial loops' innermost tiles (unrolled rows of the register tile) are at most
-    ``row_tile``."""
+    ``row_tile``. ``row_lens`` and ``col_lens``, when given, are the lengths the innermost
+    tiles of the other loops and of the last loop are drawn from (those dividing the
+    extent; a sampled tiling when none does), so that a register tile is never a single
+    accumulator when the loops allow more."""
     n_s, n_r = structure.count("S"), structure.count("R")
     s_tiles = [[] for _ in range(n_s)]
     r_tiles = [[] for _ in range(n_r)]
     for k, loop in enumerate(s_loops):
         last = k == len(s_loops) - 1
         extent = const_extent(sch.get(loop))
-        lens = [v for v in vector_lens if extent % v == 0] if last else []
+        choices = (vector_lens or col_lens) if last else row_lens
+        lens = [v for v in choices if extent % v == 0]
         if lens and n_s > 1:
             lanes = sch.sample_categorical(lens, [1.0 / len(lens)] * len(lens))
             rest, vector = sch.split(loop, [None, lanes])
@@ -206,7 +214,8 @@ class MultiLevelTiling(ScheduleRule):
                 (rf_s if types == {SPATIAL} else rf_r if types == {REDUCTION} else [])\
                     .append(loop_rv)
             s_tiles = tile_loops(sch, rf_s, rf_r, RF_STRUCTURE, RF_COLS, inner=[lane],
-                                 vector_lens=(), row_tile=RF_ROWS)
+                                 vector_lens=(), row_tile=RF_ROWS, row_lens=RF_ROW_LENS,
+                                 col_lens=RF_COL_LENS)
             # The register tile is unrolled whatever unroll step is sampled: a C compiler
             # keeps an accumulator array in registers only when every index is a constant.
             for loop in s_tiles[-1]:
