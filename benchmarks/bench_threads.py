@@ -2,10 +2,12 @@
 each thread with its own VirtualMachine (native engine, which runs C kernels without the
 GIL), every result checked exactly.
 
-    python benchmarks/bench_threads.py [--calls 5000] [--batch 16] [--rounds 3]
+    python benchmarks/bench_threads.py [--calls 5000] [--batch 16] [--rounds 3] [--trials 32]
 
-The model is seed 004's MLP (784-128-10, relu, three unscheduled TensorIR kernels) at a
-batch where the kernels take nearly all of a call. Each of ``threads`` threads makes
+The model is seed 004's MLP (784-128-10, relu, three TensorIR kernels) at a batch where
+the kernels take nearly all of a call: built untuned (the kernels' naive loop order), and
+tuned (``tune_relax`` with ``--trials`` trials per kernel for one core, as a model is
+deployed to one thread each; rows marked "tuned"). Each of ``threads`` threads makes
 ``calls`` calls; throughput is calls per second over all threads, the median of
 ``rounds`` rounds, and "x 1 thread" divides it by the one-thread throughput.
 "cores" is the process's CPU time over the wall time of the calls: how many cores
@@ -27,8 +29,13 @@ import numpy as np  # noqa: E402
 
 import rvm  # noqa: E402
 from bench_e2e import mlp_module, mlp_params
+import tempfile  # noqa: E402
+
+from rvm import meta_schedule as ms  # noqa: E402
 from rvm.bytecode.executable import Executable
 from rvm.driver.relax_build import build
+from rvm.transform.bind_params import BindParams
+from rvm.meta_schedule.apply_database import MetaScheduleApplyDatabase
 from rvm.runtime.ndarray import NDArray
 from rvm.vm.machine import VirtualMachine
 
@@ -97,16 +104,29 @@ def numpy_threads(batch, threads, calls, copies):
     return timed_threads(threads, work)
 
 
+def tuned_executable(mod, trials):
+    """``mod`` built with its kernels tuned for one core (``trials`` per kernel)."""
+    target = "llvm --num-cores=1"
+    with tempfile.TemporaryDirectory(prefix="rvm-bench-threads-") as work_dir:
+        tasks = ms.relax_integration.extract_tasks(mod, target)
+        ms.relax_integration.tune_relax(mod, {}, target, work_dir,
+                                        max_trials_global=trials * len(tasks),
+                                        max_trials_per_task=trials, num_trials_per_iter=16,
+                                        seed=0, progress=False)
+        return build(MetaScheduleApplyDatabase(work_dir)(mod), target="llvm")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=5000)
     parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--trials", type=int, default=32, help="tuning trials per kernel")
     args = parser.parse_args()
-    params = mlp_params()
+    params = {k: rvm.nd.array(v) for k, v in mlp_params().items()}
 
-    ex = build(mlp_module(args.batch), target="c",
-               params={k: rvm.nd.array(v) for k, v in params.items()})
+    ex = build(mlp_module(args.batch), target="c", params=params)
+    tuned = tuned_executable(BindParams("main", params)(mlp_module(args.batch)), args.trials)
     x = rvm.nd.array(np.random.default_rng(0).random((args.batch, 784), dtype=np.float32))
     expected = VirtualMachine(ex, rvm.cpu())["main"](x).numpy()
     own = [ex, with_own_constants(ex)]
@@ -116,6 +136,9 @@ def main():
         "4": (lambda: run_threads([ex] * 4, x, expected, args.calls), 4, "1"),
         "2 (GIL held)": (lambda: run_threads([ex] * 2, x, expected, args.calls, False), 2, "1"),
         "2 (own constants)": (lambda: run_threads(own, x, expected, args.calls), 2, "1"),
+        "1 tuned": (lambda: run_threads([tuned], x, expected, args.calls), 1, "1 tuned"),
+        "2 tuned": (lambda: run_threads([tuned] * 2, x, expected, args.calls), 2, "1 tuned"),
+        "4 tuned": (lambda: run_threads([tuned] * 4, x, expected, args.calls), 4, "1 tuned"),
         "numpy 1": (lambda: numpy_threads(args.batch, 1, args.calls, False), 1, "numpy 1"),
         "numpy 2": (lambda: numpy_threads(args.batch, 2, args.calls, False), 2, "numpy 1"),
         "numpy 2 (copies)": (lambda: numpy_threads(args.batch, 2, args.calls, True), 2,
