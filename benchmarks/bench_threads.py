@@ -21,6 +21,7 @@ and 2 threads, reading one weight array or a copy each.
 import argparse
 import os
 import statistics
+import tempfile
 import threading
 import time
 
@@ -29,9 +30,7 @@ import numpy as np  # noqa: E402
 
 import rvm  # noqa: E402
 from bench_e2e import mlp_module, mlp_params
-import tempfile  # noqa: E402
-
-from rvm import meta_schedule as ms  # noqa: E402
+from rvm import meta_schedule as ms
 from rvm.bytecode.executable import Executable
 from rvm.driver.relax_build import build
 from rvm.transform.bind_params import BindParams
@@ -116,6 +115,13 @@ def tuned_executable(mod, trials):
         return build(MetaScheduleApplyDatabase(work_dir)(mod), target="llvm")
 
 
+def thread_rows(ex, suffix, x, expected, calls):
+    """The rows of 1, 2 and 4 threads over ``ex``, labelled "<threads><suffix>"."""
+    return {f"{n}{suffix}": (lambda n=n: run_threads([ex] * n, x, expected, calls), n,
+                             f"1{suffix}")
+            for n in (1, 2, 4)}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=5000)
@@ -131,14 +137,10 @@ def main():
     expected = VirtualMachine(ex, rvm.cpu())["main"](x).numpy()
     own = [ex, with_own_constants(ex)]
     rows = {  # label: (run of one round -> (seconds, CPU seconds), threads, baseline label)
-        "1": (lambda: run_threads([ex], x, expected, args.calls), 1, "1"),
-        "2": (lambda: run_threads([ex] * 2, x, expected, args.calls), 2, "1"),
-        "4": (lambda: run_threads([ex] * 4, x, expected, args.calls), 4, "1"),
+        **thread_rows(ex, "", x, expected, args.calls),
         "2 (GIL held)": (lambda: run_threads([ex] * 2, x, expected, args.calls, False), 2, "1"),
         "2 (own constants)": (lambda: run_threads(own, x, expected, args.calls), 2, "1"),
-        "1 tuned": (lambda: run_threads([tuned], x, expected, args.calls), 1, "1 tuned"),
-        "2 tuned": (lambda: run_threads([tuned] * 2, x, expected, args.calls), 2, "1 tuned"),
-        "4 tuned": (lambda: run_threads([tuned] * 4, x, expected, args.calls), 4, "1 tuned"),
+        **thread_rows(tuned, " tuned", x, expected, args.calls),
         "numpy 1": (lambda: numpy_threads(args.batch, 1, args.calls, False), 1, "numpy 1"),
         "numpy 2": (lambda: numpy_threads(args.batch, 2, args.calls, False), 2, "numpy 1"),
         "numpy 2 (copies)": (lambda: numpy_threads(args.batch, 2, args.calls, True), 2,

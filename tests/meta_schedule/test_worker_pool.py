@@ -73,7 +73,7 @@ def test_a_worker_does_not_outlive_its_pool_process(tmp_path):
         "import os, sys, threading\n"
         "from rvm.meta_schedule.worker_pool import WorkerPool\n"
         "pool = WorkerPool(max_workers=1)\n"
-        f"assert pool.run('os:getpid', (), timeout_sec=60).ok\n"
+        "assert pool.run('os:getpid', (), timeout_sec=60).ok\n"
         "worker = pool._idle[0]\n"
         f"open({str(pid_file)!r}, 'w').write(str(worker.proc.pid))\n"
         "pool.run('time:sleep', (600,), timeout_sec=600)\n")
