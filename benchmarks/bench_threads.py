@@ -15,10 +15,13 @@ the threads got (on a shared machine, fewer than there are). Further rows: two
 threads with ``release_gil=False`` (what releasing the GIL around C kernels buys);
 two threads over two Executables that differ only in holding their own copy of the
 constants (the same program and kernel library: what sharing the weights costs);
-and numpy's matmul of the first layer (one BLAS thread, releasing the GIL) in 1
-and 2 threads, reading one weight array or a copy each.
+two processes forked from this one, one thread each (the same pages of program,
+kernels and weights, and no GIL shared: what the machine gives two callers that
+share nothing but memory); and numpy's matmul of the first layer (one BLAS thread,
+releasing the GIL) in 1 and 2 threads, reading one weight array or a copy each.
 """
 import argparse
+import multiprocessing
 import os
 import statistics
 import tempfile
@@ -81,6 +84,31 @@ def run_threads(exs, x, expected, calls, release_gil=True):
     return seconds, cpu
 
 
+def run_processes(ex, x, expected, calls, processes=2):
+    """(seconds, CPU seconds) of ``processes`` processes forked from this one, each making
+    ``calls`` calls over ``ex`` in one thread (started together; the slowest one's wall
+    time, all their CPU time); each checks its results."""
+    context = multiprocessing.get_context("fork")
+    start_line = context.Barrier(processes)
+    results = context.Queue()
+
+    def child():
+        vm_main = VirtualMachine(ex, rvm.cpu())["main"]
+        vm_main(x)
+        start_line.wait()
+        results.put(run_threads([ex], x, expected, calls))
+
+    children = [context.Process(target=child) for _ in range(processes)]
+    for c in children:
+        c.start()
+    measured = [results.get() for _ in children]
+    for c in children:
+        c.join()
+        if c.exitcode != 0:
+            raise AssertionError(f"a process exited with code {c.exitcode}")
+    return max(m[0] for m in measured), sum(m[1] for m in measured)
+
+
 def with_own_constants(ex):
     """An Executable with ``ex``'s program and kernel library and a copy of its tensors."""
     constants = [rvm.nd.array(c.numpy()) if isinstance(c, NDArray) else c for c in ex.constants]
@@ -140,7 +168,10 @@ def main():
         **thread_rows(ex, "", x, expected, args.calls),
         "2 (GIL held)": (lambda: run_threads([ex] * 2, x, expected, args.calls, False), 2, "1"),
         "2 (own constants)": (lambda: run_threads(own, x, expected, args.calls), 2, "1"),
+        "2 processes": (lambda: run_processes(ex, x, expected, args.calls), 2, "1"),
         **thread_rows(tuned, " tuned", x, expected, args.calls),
+        "2 processes tuned": (lambda: run_processes(tuned, x, expected, args.calls), 2,
+                              "1 tuned"),
         "numpy 1": (lambda: numpy_threads(args.batch, 1, args.calls, False), 1, "numpy 1"),
         "numpy 2": (lambda: numpy_threads(args.batch, 2, args.calls, False), 2, "numpy 1"),
         "numpy 2 (copies)": (lambda: numpy_threads(args.batch, 2, args.calls, True), 2,
