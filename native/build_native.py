@@ -25,14 +25,14 @@ def _write_contract_header():
                                                   ROOT / "vm_contract_header.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.write_contract_header(), module.CONTRACT
+    return module.write_contract_header(), [module.CONTRACT, module.DTYPE_TABLE]
 
 
-HEADER, CONTRACT = _write_contract_header()
+HEADER, CONTRACTS = _write_contract_header()
 SOURCES = sorted(str(p.relative_to(ROOT.parent)) for p in (ROOT / "src").glob("*.c"))
 DEPENDS = sorted(str(p.relative_to(ROOT.parent))
                  for p in [*(ROOT / "src").glob("*.h"), *(ROOT / "include").rglob("*.h"), HEADER,
-                           CONTRACT])
+                           *CONTRACTS])
 
 ffibuilder = FFI()
 # Only what Python calls through cffi; everything else goes through the bridge.

@@ -7,12 +7,13 @@ import pathlib
 
 ROOT = pathlib.Path(__file__).resolve().parent
 CONTRACT = ROOT.parent / "rvm" / "bytecode" / "contract.py"
+DTYPE_TABLE = ROOT.parent / "rvm" / "runtime" / "dtype_table.py"
 HEADER = ROOT / "generated" / "rvm_vm_contract.h"
 
 
-def load_contract(path=CONTRACT):
+def load_contract(path=CONTRACT, name="rvm_vm_contract"):
     """The contract module, loaded from its file (rvm itself is not importable yet)."""
-    spec = importlib.util.spec_from_file_location("rvm_vm_contract", path)
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -35,8 +36,11 @@ def _enum(prefix, members, comment):
     return lines + ["};", ""]
 
 
-def render_contract_header(c):
-    """The text of rvm_vm_contract.h for the contract module ``c``."""
+def render_contract_header(c, dtypes=None):
+    """The text of rvm_vm_contract.h for the contract module ``c`` and the dtype table
+    module ``dtypes`` (by default rvm/runtime/dtype_table.py)."""
+    if dtypes is None:
+        dtypes = load_contract(DTYPE_TABLE, "rvm_dtype_table")
     out = ["/* Generated from rvm/bytecode/contract.py by native/build_native.py when the",
            " * package is built: edit the contract, not this file. */",
            "#ifndef RVM_VM_CONTRACT_H_", "#define RVM_VM_CONTRACT_H_", "",
@@ -68,6 +72,10 @@ def render_contract_header(c):
     for b in c.C_BUILTINS.values():
         most = -1 if b.max_args is None else b.max_args
         out.append(f'  X("{b.name}", {b.symbol}, {b.min_args}, {most}) \\')
+    out += ["", "/* X(code, bits, name) for each element type (rvm/runtime/dtype_table.py) */",
+            "#define RVM_DTYPE_NAMES(X) \\"]
+    out += [f'  X({code}, {bits}, "{name}") \\'
+            for name, (code, bits) in dtypes.BASE_TYPES.items()]
     out += ["", "#endif /* RVM_VM_CONTRACT_H_ */", ""]
     return "\n".join(out)
 

@@ -31,15 +31,19 @@ static const char* buffer_format(DLDataType t) {
   if (t.lanes != 1) return NULL;
   switch (t.code) {
     case kDLInt:
-      return t.bits == 8 ? "b" : t.bits == 16 ? "h" : t.bits == 32 ? "i" : t.bits == 64 ? "q" : NULL;
+      /* int4, int2: one element a byte */
+      return (t.bits == 8 || t.bits == 4 || t.bits == 2) ? "b" : t.bits == 16 ? "h" : t.bits == 32 ? "i" : t.bits == 64 ? "q" : NULL;
     case kDLUInt:
-      return t.bits == 8 ? "B" : t.bits == 16 ? "H" : t.bits == 32 ? "I" : t.bits == 64 ? "Q" : NULL;
+      return (t.bits == 8 || t.bits == 4 || t.bits == 2) ? "B" : t.bits == 16 ? "H" : t.bits == 32 ? "I" : t.bits == 64 ? "Q" : NULL;
     case kDLFloat:
       return t.bits == 16 ? "e" : t.bits == 32 ? "f" : t.bits == 64 ? "d" : NULL;
     case kDLBool:
       return t.bits == 8 ? "?" : NULL;
-    default:
+    case kDLOpaqueHandle:
+    case kDLComplex:
       return NULL;
+    default: /* bfloat16, float8, float4: raw bytes, viewed with ml_dtypes' dtype in Python */
+      return t.bits == 16 ? "H" : (t.bits == 8 || t.bits == 4) ? "B" : NULL;
   }
 }
 

@@ -23,17 +23,12 @@ int rvm_checked_product(const int64_t* dims, int64_t ndim, int64_t size, int64_t
 }
 
 static const char* dtype_base(DLDataType t) {
-  static const char* ints[] = {"int8", "int16", "int32", "int64"};
-  static const char* uints[] = {"uint8", "uint16", "uint32", "uint64"};
-  static const char* floats[] = {"float8", "float16", "float32", "float64"};
-  int k = t.bits == 8 ? 0 : t.bits == 16 ? 1 : t.bits == 32 ? 2 : t.bits == 64 ? 3 : -1;
-  if (t.code == kDLBool || (t.code == kDLUInt && t.bits == 1)) return "bool";
-  if (k < 0) return "unknown";
-  if (t.code == kDLInt) return ints[k];
-  if (t.code == kDLUInt) return uints[k];
-  if (t.code == kDLFloat) return floats[k];
-  if (t.code == kDLBfloat && k == 1) return "bfloat16";
-  return t.code == kDLOpaqueHandle ? "handle" : "unknown";
+  if (t.code == kDLUInt && t.bits == 1) return "bool";
+#define RVM_DTYPE_CASE(c, b, name) \
+  if (t.code == (c) && t.bits == (b)) return name;
+  RVM_DTYPE_NAMES(RVM_DTYPE_CASE)
+#undef RVM_DTYPE_CASE
+  return "unknown";
 }
 
 RVMText rvm_dtype_text(DLDataType t) {

@@ -7,6 +7,7 @@ translation unit), and math intrinsics map to libm by width.
 """
 import math
 
+from rvm.codegen import c_narrow
 from rvm.codegen.c_prologue import c_string
 from rvm.support.errors import RVMError
 from rvm.tir import expr as E
@@ -81,6 +82,7 @@ class CExprPrinter(ExprPrinter):
         self.names = {}
         self.used = set()
         self.scalars = set()
+        self.narrow_scalars = set()  # the registers of narrow types (rounded when stored)
         self.prover = _NoFacts()
         self.safe = False
 
@@ -108,11 +110,20 @@ class CExprPrinter(ExprPrinter):
         return name
 
     def ctype(self, dtype):
-        """The C type of a scalar dtype (CodegenError for vectors and unsupported types)."""
+        """The C type values of scalar dtype ``dtype`` compute in (float for the narrow
+        floats; CodegenError for vectors and unsupported types)."""
+        if c_narrow.is_narrow(dtype):
+            return c_narrow.compute_ctype(dtype)
         if dtype.lanes != 1 or str(dtype) not in C_TYPES:
             raise CodegenError(f"kernel '{self.name}': dtype {dtype} is not supported by the C "
-                               f"backend; expected one of {', '.join(C_TYPES)}")
+                               f"backend; expected one of {', '.join(C_TYPES)} or a narrow "
+                               "type (float16, bfloat16, float8, float4, int4, uint4, int2, "
+                               "uint2)")
         return C_TYPES[str(dtype)]
+
+    def storage_ctype(self, dtype):
+        """The C type elements of ``dtype`` are stored in."""
+        return c_narrow.storage_ctype(dtype) if c_narrow.is_narrow(dtype) else self.ctype(dtype)
 
     # ---- expressions
     def expr(self, e):
@@ -153,7 +164,9 @@ class CExprPrinter(ExprPrinter):
 
     def print_FloatImm(self, e):
         v = e.value
-        suffix = "f" if e.dtype == "float32" else ""
+        if e.dtype.is_narrow_float:
+            v = c_narrow.round_constant(e.dtype, v)
+        suffix = "f" if e.dtype == "float32" or e.dtype.is_narrow_float else ""
         if math.isnan(v):
             return "NAN" if suffix else "((double)NAN)"
         if math.isinf(v):
@@ -169,6 +182,8 @@ class CExprPrinter(ExprPrinter):
         inner = self.expr(e.value)
         if e.dtype.is_bool:
             return f"({inner} != 0)"
+        if c_narrow.is_narrow(e.dtype) and e.dtype != e.value.dtype:
+            return c_narrow.cast(e.dtype, e.value.dtype, inner)
         return f"(({self.ctype(e.dtype)}){inner})"
 
     def print_Div(self, e):
@@ -240,7 +255,8 @@ class CExprPrinter(ExprPrinter):
 
     def render_load(self, buffer, index):
         """The C expression reading ``buffer[index]`` (the emitter guards it)."""
-        return f"{self.var_name(buffer.data)}[{self.expr(index)}]"
+        text = f"{self.var_name(buffer.data)}[{self.expr(index)}]"
+        return c_narrow.load(buffer.dtype, text) if c_narrow.is_narrow(buffer.dtype) else text
 
     def _branches(self, cond, a, b):
         """``cond ? a : b`` with the condition known inside each branch."""
@@ -258,8 +274,8 @@ class CExprPrinter(ExprPrinter):
         if op == "tir.if_then_else":
             return self._branches(args[0], args[1], args[2])
         if op in MATH:
-            if not e.dtype.is_float or e.dtype.bits not in (32, 64):
-                raise CodegenError(f"kernel '{self.name}': {op} needs float32/float64, "
+            if not e.dtype.is_float:
+                raise CodegenError(f"kernel '{self.name}': {op} needs a float type, "
                                    f"got {e.dtype}")
             fn = MATH[op][e.dtype.bits == 64]
             return f"{fn}({', '.join(self.expr(a) for a in args)})"

@@ -12,6 +12,7 @@ With ``safe=True`` (TIR from an untrusted file) the emitter also refuses what
 could reach code other than the runtime's intrinsics and registered packed
 functions: ``call_extern`` and raw handles passed to packed functions.
 """
+from rvm.codegen import c_narrow
 from rvm.codegen.c_bounds import BoundsProver
 from rvm.codegen.c_prologue import c_string
 from rvm.tir import expr as E
@@ -83,17 +84,21 @@ class MemoryMixin:
         data = self.var_name(buffer.data)
         idx = self.expr(index)
         guard = self._guard(buffer, index)
+        narrow = c_narrow.is_narrow(buffer.dtype)
         if guard is None:
-            return f"{data}[{idx}]"
+            return c_narrow.load(buffer.dtype, f"{data}[{idx}]") if narrow else f"{data}[{idx}]"
         size, code = guard
+        element = c_narrow.load(buffer.dtype, f"{data}[rvm_i]") if narrow else f"{data}[rvm_i]"
         return (f"({{ const int64_t rvm_i = (int64_t)({idx}); (rvm_i >= 0 && rvm_i < {size}) "
-                f"? {data}[rvm_i] : (rvm_oob_hit(&rvm_oob, {code}), 0); }})")
+                f"? {element} : (rvm_oob_hit(&rvm_oob, {code}), 0); }})")
 
     def render_store(self, buffer, index, value):
         """Emits ``buffer[index] = value`` (guarded unless proven)."""
         data = self.var_name(buffer.data)
         idx = self.expr(index)
         guard = self._guard(buffer, index)
+        if c_narrow.is_narrow(buffer.dtype):
+            value = c_narrow.store(buffer.dtype, value)
         if guard is None:
             self.emit(f"{data}[{idx}] = {value};")
             return

@@ -77,7 +77,7 @@ def render_prologue(sig, emitter):
         if p.kind != "tensor":
             continue
         t = tensors[p.index]
-        ctype = emitter.ctype(p.dtype)
+        ctype = emitter.storage_ctype(p.dtype)
         name = emitter.define(p.buffer.data, p.name)
         qualifier = " restrict" if emitter.noalias else ""
         lines.append(f"{ctype}*{qualifier} {name} = ({ctype}*)((char*){t}->data + "

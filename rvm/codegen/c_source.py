@@ -11,6 +11,7 @@ buffers become scalars the compiler keeps in registers.
 >>> # render_c_source([("add", lowered_add)], use_openmp=False) -> "... rvm_kernel_add(...) ..."
 """
 from rvm.codegen.c_expr import CExprPrinter, CodegenError
+from rvm.codegen.c_narrow import cast, is_narrow
 from rvm.codegen.c_memory import STACK_TOTAL_BYTES, MemoryMixin
 from rvm.codegen.c_packed import PackedCallMixin
 from rvm.codegen.c_preamble import render_preamble
@@ -70,6 +71,8 @@ class CEmitter(MemoryMixin, PackedCallMixin, CExprPrinter):
         data = self.var_name(s.buffer.data)
         value = self.expr(s.value)
         if id(s.buffer.data) in self.scalars:
+            if is_narrow(s.buffer.dtype):  # a register of the computation type: round it
+                value = cast(s.buffer.dtype, s.buffer.dtype, value)
             self.emit(f"{data} = {value};")
         else:
             self.render_store(s.buffer, s.indices[0], value)
@@ -123,7 +126,7 @@ class CEmitter(MemoryMixin, PackedCallMixin, CExprPrinter):
         self.stmt(s.body)
 
     def _stmt_Allocate(self, s):
-        ctype = self.ctype(s.dtype)
+        ctype = self.storage_ctype(s.dtype)
         extent = s.extents[0] if len(s.extents) == 1 else None
         if extent is None:
             raise CodegenError(f"kernel '{self.name}': allocation '{s.buffer_var.name_hint}' "
@@ -137,8 +140,10 @@ class CEmitter(MemoryMixin, PackedCallMixin, CExprPrinter):
         self.indent += 1
         if size == 1 and s.annotations.get("scope") == "local":
             self.scalars.add(id(s.buffer_var))
+            if is_narrow(s.dtype):
+                self.narrow_scalars.add(id(s.buffer_var))
             self.declare_allocation(s.buffer_var, [1], "1")
-            self.emit(f"{ctype} {name};")
+            self.emit(f"{self.ctype(s.dtype)} {name};")  # a register holds a computed value
             self.stmt(s.body)
         elif size is not None and 0 <= nbytes <= STACK_LIMIT_BYTES \
                 and self.stack_bytes + nbytes <= STACK_TOTAL_BYTES:
@@ -189,7 +194,8 @@ class CEmitter(MemoryMixin, PackedCallMixin, CExprPrinter):
         reduction = s.annotations.get(SIMD_REDUCTION)
         clause = ""
         if isinstance(reduction, tuple) and len(reduction) == 2 \
-                and reduction[0] in ("+", "*", "max", "min") and id(reduction[1]) in self.scalars:
+                and reduction[0] in ("+", "*", "max", "min") and id(reduction[1]) in self.scalars \
+                and id(reduction[1]) not in self.narrow_scalars:
             clause = f" reduction({reduction[0]}:{self.names[id(reduction[1])]})"
         if s.kind == ForKind.VECTORIZED or clause:
             return "#pragma omp simd" + clause

@@ -4,8 +4,10 @@ This is the living definition of what a lowered kernel computes, and the C
 backend is tested against it. Values follow the C backend's types: integers
 are Python ints wrapped to their dtype's width on casts and stores (division
 by zero gives 0, as in the C backend, instead of trapping), floats are
-numpy scalars of their dtype (so float32 arithmetic rounds like C's),
-booleans are Python bools. Loops run in order whatever their kind.
+numpy scalars of their dtype (so float32 arithmetic rounds like C's), except
+the narrow floats (float16, bfloat16, float8, float4), which compute as float32
+values rounded to the narrow type when cast or stored, as the C backend computes
+them; booleans are Python bools. Loops run in order whatever their kind.
 
 ``compile_stmt(stmt)`` returns ``run(env)``, where ``env`` maps ``id(var)`` to
 the value of each variable (numpy 1-d arrays for buffer data).
@@ -36,10 +38,27 @@ def _trunc_mod(a, b):
     return 0 if b == 0 else a - b * _trunc_div(a, b)
 
 
+def _value_type(dtype):
+    """The numpy scalar type values of the float ``dtype`` compute in."""
+    return np.float32 if dtype.is_narrow_float else dtype.numpy_dtype.type
+
+
+def _narrow(dtype, source=None):
+    """A function rounding a value (of dtype ``source``) to the narrow float ``dtype``,
+    kept as float32: float16 from float64 directly (as numpy converts), the other
+    formats through float32 (as ml_dtypes converts)."""
+    npt = dtype.numpy_dtype.type
+    if dtype == "float16" and source == "float64":
+        return lambda v: np.float32(np.float16(v))
+    return lambda v: np.float32(npt(np.float32(v)))
+
+
 def _wrap(dtype):
     """A function bringing a Python number into ``dtype``'s range (C conversion rules)."""
     if dtype.is_bool:
         return lambda v: bool(v)
+    if dtype.is_narrow_float:
+        return _narrow(dtype)
     if dtype.is_float:
         npt = dtype.numpy_dtype.type
         return npt
@@ -68,7 +87,14 @@ def _float_to_int(dtype):
     return convert
 
 
+def _trunc_or_zero(value):
+    value = float(value)
+    return math.trunc(value) if abs(value) < 9.2e18 else 0
+
+
 def _scalar_reader(dtype):
+    if dtype.is_narrow_float:
+        return np.float32  # widened exactly
     if dtype.is_float:
         return lambda x: x
     if dtype.is_bool:
@@ -140,7 +166,10 @@ class Evaluator:
         return lambda env: value
 
     def _expr_FloatImm(self, e):
-        value = e.dtype.numpy_dtype.type(e.value)
+        if e.dtype.is_narrow_float:
+            value = _narrow(e.dtype, "float64")(e.value)
+        else:
+            value = e.dtype.numpy_dtype.type(e.value)
         return lambda env: value
 
     def _expr_StringImm(self, e):
@@ -151,10 +180,15 @@ class Evaluator:
         inner, src = self.expr(e.value), e.value.dtype
         if e.dtype.is_bool:
             return lambda env: bool(inner(env) != 0)
+        if e.dtype.is_narrow_float:
+            narrow = _narrow(e.dtype, src)
+            return lambda env: narrow(inner(env))
         if e.dtype.is_float:
             npt = e.dtype.numpy_dtype.type
             return lambda env: npt(inner(env))
         wrap = _wrap(e.dtype)
+        if src.is_float and e.dtype.bits < 8:  # sub-byte: toward zero, wrapped, as ml_dtypes
+            return lambda env: wrap(_trunc_or_zero(inner(env)))
         if src.is_float:
             convert = _float_to_int(e.dtype)
             return lambda env: convert(inner(env))
@@ -210,7 +244,7 @@ class Evaluator:
             fn = _MATH[op]
             if op in ("tir.isnan", "tir.isinf", "tir.isfinite"):
                 return lambda env: bool(fn(args[0](env)))
-            npt = e.dtype.numpy_dtype.type
+            npt = _value_type(e.dtype)
             return lambda env: npt(fn(*[a(env) for a in args]))
         if op == "tir.call_packed":
             return self._call_packed(e)

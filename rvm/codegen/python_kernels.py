@@ -16,6 +16,13 @@ from rvm.tir.expr import IntImm
 from rvm.tir.expr_printer import dim_text
 
 
+def _float_value(dtype, value):
+    """A scalar argument as the evaluator computes with it (narrow floats: float32)."""
+    if dtype.is_narrow_float:
+        return np.float32(dtype.numpy_dtype.type(value))
+    return dtype.numpy_dtype.type(value)
+
+
 class PythonKernel:
     """One lowered PrimFunc made callable: ``kernel(*args)`` checks and runs it."""
 
@@ -29,7 +36,7 @@ class PythonKernel:
 
     def _tensor(self, param, value):
         if isinstance(value, NDArray):
-            array = np.from_dlpack(value)
+            array = value._numpy_view()  # (numpy takes no DLPack of bfloat16, float8 ...)
         elif isinstance(value, np.ndarray):
             array = value
         elif hasattr(value, "__dlpack__"):
@@ -52,9 +59,9 @@ class PythonKernel:
         if isinstance(value, (bool, np.bool_)) and (dtype.is_bool or dtype.is_int):
             return bool(value) if dtype.is_bool else int(value)
         if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-            return dtype.numpy_dtype.type(value) if dtype.is_float else int(value)
+            return _float_value(dtype, value) if dtype.is_float else int(value)
         if isinstance(value, (float, np.floating)) and dtype.is_float:
-            return dtype.numpy_dtype.type(value)
+            return _float_value(dtype, value)
         raise TypeError(f"{self.name}: parameter '{param.name}' expects {param.expect}, "
                         f"got {type(value).__name__}")
 

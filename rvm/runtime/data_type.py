@@ -1,29 +1,25 @@
-"""DataType: element types of tensors and scalars, with numpy and DLPack mappings."""
+"""DataType: element types of tensors and scalars, with numpy and DLPack mappings.
+
+Besides the C types, rvm has narrow element types that exist as storage:
+``bfloat16``, the float8 formats, ``float4_e2m1fn`` and the sub-byte integers
+``int4``, ``uint4``, ``int2``, ``uint2``. A sub-byte element takes one byte in memory
+(its bits in the low ones, the others zero), as numpy arrays of ml_dtypes' types hold
+them. Kernels compute narrow floats in float32, rounding to nearest even when
+a value is cast or stored (``FLOAT_FORMATS`` describes each format). The numpy
+dtypes of the types numpy lacks come from the ``ml_dtypes`` package, imported when
+one is first needed.
+"""
 import re
 
 import numpy as np
 
-# DLPack type codes.
-DL_INT, DL_UINT, DL_FLOAT, DL_HANDLE, DL_BOOL = 0, 1, 2, 3, 6
+from rvm.runtime.dtype_table import (  # noqa: F401 - re-exported names
+    BASE_TYPES as _BASE_TYPES, DL_BFLOAT, DL_BOOL, DL_FLOAT, DL_HANDLE, DL_INT, DL_UINT,
+    FLOAT_CODES, FLOAT_FORMATS, ML_DTYPES)
 
-_BASE_TYPES = {
-    "bool": (DL_BOOL, 8),
-    "int8": (DL_INT, 8),
-    "int16": (DL_INT, 16),
-    "int32": (DL_INT, 32),
-    "int64": (DL_INT, 64),
-    "uint8": (DL_UINT, 8),
-    "uint16": (DL_UINT, 16),
-    "uint32": (DL_UINT, 32),
-    "uint64": (DL_UINT, 64),
-    "float16": (DL_FLOAT, 16),
-    "float32": (DL_FLOAT, 32),
-    "float64": (DL_FLOAT, 64),
-    "handle": (DL_HANDLE, 64),
-}
 _BY_CODE = {v: k for k, v in _BASE_TYPES.items()}
 _BY_CODE[(DL_UINT, 1)] = "bool"  # older DLPack producers spell bool as uint1
-_PATTERN = re.compile(r"^([a-z]+[0-9]*)(?:x([0-9]+))?$")
+_PATTERN = re.compile(r"^([a-z]+[0-9]*(?:_e[0-9]+m[0-9]+[a-z]*)?)(?:x([0-9]+))?$")
 ACCEPTED_FORMS = (
     "one of " + ", ".join(k for k in _BASE_TYPES if k != "handle")
     + ", 'handle', optionally with lanes ('float32x4'), or a numpy dtype"
@@ -77,7 +73,7 @@ class DataType(str):
         self.bits = bits
         self.lanes = lanes
         base = _BY_CODE[(code, bits)]
-        self._numpy_dtype = None if code == DL_HANDLE else np.dtype(base)
+        self._numpy_dtype = None if code == DL_HANDLE or base in ML_DTYPES else np.dtype(base)
         _INTERNED[value] = self
         _BY_TRIPLE[(code, bits, lanes)] = self
         return self
@@ -108,7 +104,18 @@ class DataType(str):
 
     @property
     def is_float(self):
-        return self.type_code == DL_FLOAT
+        """A float type: the IEEE ones, bfloat16, float8 and float4 formats."""
+        return self.type_code in FLOAT_CODES
+
+    @property
+    def is_narrow_float(self):
+        """A float narrower than float32 (computed in float32, stored narrow)."""
+        return self.type_code in FLOAT_CODES and self.bits < 32
+
+    @property
+    def float_format(self):
+        """(exponent bits, mantissa bits, bias, kind) of a narrow float (FLOAT_FORMATS)."""
+        return FLOAT_FORMATS[str(self.element_of)]
 
     @property
     def is_int(self):
@@ -128,9 +135,11 @@ class DataType(str):
 
     @property
     def numpy_dtype(self):
-        """The numpy dtype of one lane."""
+        """The numpy dtype of one lane (ml_dtypes' for the types numpy lacks)."""
         if self._numpy_dtype is None:
-            raise ValueError("dtype 'handle' has no numpy equivalent")
+            if self.is_handle:
+                raise ValueError("dtype 'handle' has no numpy equivalent")
+            self._numpy_dtype = ml_dtype(str(self.element_of))
         return self._numpy_dtype
 
     def __repr__(self):
@@ -138,3 +147,14 @@ class DataType(str):
 
     def __reduce__(self):
         return (DataType, (str(self),))
+
+
+def ml_dtype(name):
+    """The numpy dtype ``name`` from the ml_dtypes package (ImportError saying so when
+    it is missing)."""
+    try:
+        import ml_dtypes
+    except ImportError:
+        raise ImportError(f"dtype {name} needs the ml_dtypes package (numpy has no {name}); "
+                          "install it with: pip install ml_dtypes") from None
+    return np.dtype(getattr(ml_dtypes, name))

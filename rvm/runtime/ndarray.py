@@ -3,7 +3,7 @@ import numpy as np
 
 from rvm.runtime._ffi import _bridge
 from rvm.runtime.container import ShapeTuple
-from rvm.runtime.data_type import DataType
+from rvm.runtime.data_type import ML_DTYPES, DataType
 from rvm.runtime.device import Device, cpu
 
 
@@ -48,7 +48,10 @@ class NDArray(_bridge.NDArrayBase):
         dtype = self.dtype
         if dtype.lanes != 1 or dtype.is_handle:
             raise ValueError(f"dtype {dtype} has no numpy equivalent")
-        return np.asarray(memoryview(self))
+        view = np.asarray(memoryview(self))
+        if dtype in ML_DTYPES:  # the buffer holds raw bytes: ml_dtypes' dtype reads them
+            view = view.view(dtype.numpy_dtype)
+        return view
 
     def copyfrom(self, source):
         """Copies ``source`` (an NDArray or anything numpy accepts) into this tensor."""

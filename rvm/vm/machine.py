@@ -25,6 +25,7 @@ from rvm.bytecode.executable import Executable
 from rvm.bytecode.function import FuncKind
 from rvm.runtime._ffi import _bridge
 from rvm.runtime.container import Array
+from rvm.runtime.data_type import ML_DTYPES
 from rvm.runtime.device import Device, cpu
 from rvm.runtime.module import Module
 from rvm.runtime.ndarray import array, from_dlpack
@@ -42,7 +43,7 @@ MEMORY_CONFIGS = ("pooled", "naive")
 CONVERTED = (np.ndarray, np.generic, tuple, list)  # argument types converted at entry
 # the numpy dtypes a tensor can have (in native byte order; others are converted)
 TENSOR_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-                 "uint64", "float16", "float32", "float64")
+                 "uint64", "float16", "float32", "float64") + tuple(sorted(ML_DTYPES))
 
 
 def to_runtime(value):
@@ -60,6 +61,9 @@ def to_runtime(value):
         if native != value.dtype:  # big-endian: a native copy
             return array(value.astype(native))
         if value.flags.c_contiguous and value.flags.writeable and value.size:
+            if native.name in ML_DTYPES:  # numpy exports no DLPack of ml_dtypes' types
+                raw = from_dlpack(value.view(f"uint{8 * value.dtype.itemsize}"))
+                return raw.view(value.shape, native.name)
             return from_dlpack(value)  # (numpy exports empty arrays with strides DLPack refuses)
         return array(value)
     if isinstance(value, np.generic):

@@ -40,9 +40,9 @@ def _table(results, onnx_version):
         "scales) is bound to the test's value as an initializer, as a deployed model holds "
         "it (column *bound*); when that leaves a node only constant inputs and its "
         "operator has a fold rule (shape arithmetic, Range, ConstantOfShape, Cast ...), "
-        "the importer computes it at import. Tests whose inputs or outputs have an "
-        "element type the C backend does not compute with are not run (column *not run*, "
-        "reasons below).",
+        "the importer computes it at import. Tests whose inputs or outputs have no "
+        "rvm tensor type are not run (column *not run*, reasons below). Narrow floats "
+        "(float16, bfloat16, float8, float4) are compared as float32.",
         "",
         f"**{total_passed} of {total_run} tests run pass** over {len(results)} operators.",
         "",

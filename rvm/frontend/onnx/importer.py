@@ -18,13 +18,17 @@ from rvm.ir.expr import PrimExpr, RelaxExpr
 from rvm.relax.block_builder import BlockBuilder
 from rvm.relax.expr import Tuple, Var, const
 from rvm.relax.struct_info import TensorStructInfo
+from rvm.runtime.data_type import DataType
 from rvm.runtime.ndarray import array
 from rvm.tir.expr import Var as TirVar
 
-#: ONNX TensorProto element types -> rvm dtype names (the types rvm computes with).
+#: ONNX TensorProto element types -> rvm dtype names (the types rvm computes with; the
+#: narrow ones from bfloat16 on need the ml_dtypes package, as onnx itself does).
 ONNX_DTYPES = {1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32",
                7: "int64", 9: "bool", 10: "float16", 11: "float64", 12: "uint32",
-               13: "uint64"}
+               13: "uint64", 16: "bfloat16", 17: "float8_e4m3fn", 18: "float8_e4m3fnuz",
+               19: "float8_e5m2", 20: "float8_e5m2fnuz", 21: "uint4", 22: "int4",
+               23: "float4_e2m1fn", 24: "float8_e8m0fnu", 25: "uint2", 26: "int2"}
 #: The default-domain opset assumed when a model names none.
 DEFAULT_OPSET = 13
 
@@ -52,6 +56,23 @@ def onnx_dtype(elem_type, what):
         raise OnnxImportError(f"{what}: element type {name} is not supported; expected one of "
                               f"{sorted(set(ONNX_DTYPES.values()))}")
     return ONNX_DTYPES[elem_type]
+
+
+def is_float(dtype):
+    """Whether the rvm dtype name ``dtype`` is a float type (bfloat16 and float8 too)."""
+    return DataType(dtype).is_float
+
+
+def lowest(dtype):
+    """The lowest finite value of the rvm dtype ``dtype``."""
+    np_dtype = DataType(dtype).numpy_dtype
+    if DataType(dtype).is_float:
+        if np_dtype.kind == "f" and np_dtype.name in ("float16", "float32", "float64"):
+            return float(np.finfo(np_dtype).min)
+        import ml_dtypes  # a narrow float's dtype came from it
+
+        return float(ml_dtypes.finfo(np_dtype).min)
+    return int(np.iinfo(np_dtype).min)
 
 
 def dims_of(shape):
@@ -126,7 +147,7 @@ class Context:
             if value.dtype == object:
                 value = static_array(value, "a shape computation")
             if dtype is not None:
-                value = value.astype(np.dtype(dtype) if dtype != "bool" else np.bool_)
+                value = value.astype(DataType(dtype).numpy_dtype)
             return const(value)
         raise OnnxImportError(f"expected a tensor, got {type(value).__name__}")
 

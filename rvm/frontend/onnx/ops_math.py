@@ -6,9 +6,11 @@ of elementwise ones (Elu is ``where(x < 0, alpha * (exp(x) - 1), x)``).
 """
 import numpy as np
 
+from rvm.frontend.onnx.importer import is_float
 from rvm.frontend.onnx.registry import converter, fold
 from rvm.relax.op import binary, search, unary
 from rvm.relax.op.nn import activation
+from rvm.runtime.data_type import DataType
 
 _BINARY = {"Add": binary.add, "Sub": binary.subtract, "Mul": binary.multiply,
            "Equal": binary.equal, "Less": binary.less, "Greater": binary.greater,
@@ -18,7 +20,7 @@ _BINARY = {"Add": binary.add, "Sub": binary.subtract, "Mul": binary.multiply,
 
 def scalar(ctx, value, dtype):
     """A scalar constant of ``dtype``."""
-    return ctx.tensor(np.array(value, dtype))
+    return ctx.tensor(np.array(value, DataType(dtype).numpy_dtype))
 
 
 def _binary(fn):
@@ -37,7 +39,7 @@ for _op, _fn in _BINARY.items():
 def _div(ctx, inputs, attrs):
     lhs, rhs = (ctx.tensor(v) for v in inputs)
     dtype = ctx.dtype(lhs)
-    if dtype.startswith("float"):
+    if is_float(dtype):
         return ctx.emit(binary.divide(lhs, rhs))
     # integer division truncates toward zero (C), floor_divide rounds down: they agree
     # unless the signs differ and the division is inexact
@@ -89,7 +91,7 @@ def _fold_binary(ctx, inputs, attrs):
 def _pow(ctx, inputs, attrs):
     base, exponent = (ctx.tensor(v) for v in inputs)
     dtype = ctx.dtype(base)
-    if not dtype.startswith("float"):
+    if not is_float(dtype):
         wide = ctx.emit(unary.astype(base, "float64"))
         out = ctx.emit(binary.power(wide, ctx.emit(unary.astype(exponent, "float64"))))
         return ctx.emit(unary.astype(out, dtype))
@@ -103,7 +105,7 @@ def _mod(ctx, inputs, attrs):
     lhs, rhs = (ctx.tensor(v) for v in inputs)
     if attrs.get("fmod", 0):
         return ctx.emit(binary.mod(lhs, rhs))  # the sign of the dividend, as C fmod
-    if not ctx.dtype(lhs).startswith("float"):
+    if not is_float(ctx.dtype(lhs)):
         return ctx.emit(binary.floor_mod(lhs, rhs))  # the sign of the divisor
     # floats: the C remainder, moved by the divisor when their signs differ (as numpy.mod)
     rest = ctx.emit(binary.mod(lhs, rhs))
@@ -208,15 +210,29 @@ def _expm1(ctx, x):
     return ctx.emit(binary.subtract(ctx.emit(unary.exp(x)), scalar(ctx, 1, ctx.dtype(x))))
 
 
+def in_float32(ctx, x, compute):
+    """``compute(x)``, for a narrow float ``x`` (float16, bfloat16 ...) computed in float32
+    and rounded once at the end, as one ONNX node computes: the Relax operators it takes
+    would otherwise round each intermediate to the narrow type."""
+    dtype = ctx.dtype(x)
+    if not DataType(dtype).is_narrow_float:
+        return compute(x)
+    out = compute(ctx.emit(unary.astype(x, "float32")))
+    return ctx.emit(unary.astype(out, dtype))
+
+
 @converter("Elu", "Celu")
 def _elu(ctx, inputs, attrs):
-    x = ctx.tensor(inputs[0])
     alpha = attrs.get("alpha", 1.0)
-    if ctx.node.op_type == "Celu":  # alpha * (exp(x / alpha) - 1)
-        inner = _expm1(ctx, _scaled(ctx, x, 1.0 / alpha))
-    else:
-        inner = _expm1(ctx, x)
-    return _where_negative(ctx, x, _scaled(ctx, inner, alpha))
+
+    def elu(x):
+        if ctx.node.op_type == "Celu":  # alpha * (exp(x / alpha) - 1)
+            inner = _expm1(ctx, _scaled(ctx, x, 1.0 / alpha))
+        else:
+            inner = _expm1(ctx, x)
+        return _where_negative(ctx, x, _scaled(ctx, inner, alpha))
+
+    return in_float32(ctx, ctx.tensor(inputs[0]), elu)
 
 
 @converter("Selu")
@@ -224,8 +240,8 @@ def _selu(ctx, inputs, attrs):
     x = ctx.tensor(inputs[0])
     alpha = attrs.get("alpha", 1.67326319217681884765625)
     gamma = attrs.get("gamma", 1.05070102214813232421875)
-    return _where_negative(ctx, x, _scaled(ctx, _expm1(ctx, x), alpha * gamma),
-                           _scaled(ctx, x, gamma))
+    return in_float32(ctx, x, lambda x: _where_negative(
+        ctx, x, _scaled(ctx, _expm1(ctx, x), alpha * gamma), _scaled(ctx, x, gamma)))
 
 
 def hard_sigmoid(ctx, x, alpha, beta):

@@ -9,6 +9,7 @@ of the padded input. Normalizations in inference form map to
 """
 import numpy as np
 
+from rvm.frontend.onnx.importer import lowest
 from rvm.frontend.onnx.ops_math import scalar
 from rvm.frontend.onnx.ops_layout import pad_axis
 from rvm.frontend.onnx.ops_shape import normalize_axis
@@ -294,8 +295,7 @@ def _pool(ctx, inputs, attrs):
     dtype = ctx.dtype(x)
     fill = 0
     if is_max:
-        fill = float(np.finfo(dtype).min) if dtype.startswith("float") else \
-            int(np.iinfo(dtype).min)
+        fill = lowest(dtype)
     if lp is not None:  # (sum of |x| ** p over the window) ** (1 / p)
         x = ctx.emit(binary.power(ctx.emit(unary.abs(x)), scalar(ctx, lp, dtype)))
     if count == 2 and not with_indices and lp is None:
@@ -345,7 +345,7 @@ def _pool(ctx, inputs, attrs):
         shape = [1] * count
         shape[k] = outs[k]
         counts = counts * inside.reshape(shape)
-    return ctx.emit(binary.divide(x, ctx.tensor(counts.astype(dtype))))
+    return ctx.emit(binary.divide(x, ctx.tensor(counts, dtype)))
 
 
 def _native_pool2d(ctx, x, kernel, strides, dilations, pads, attrs, is_max):

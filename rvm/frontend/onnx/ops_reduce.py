@@ -9,6 +9,7 @@ output drops, with matmul for the two-operand contractions of one letter.
 """
 import numpy as np
 
+from rvm.frontend.onnx.importer import is_float
 from rvm.frontend.onnx.ops_math import scalar
 from rvm.frontend.onnx.ops_shape import normalize_axis
 from rvm.frontend.onnx.registry import converter
@@ -53,7 +54,7 @@ def _reduce(ctx, inputs, attrs):
                                          keepdims=keep))
         if op == "ReduceSumSquare":
             return total
-        if not ctx.dtype(x).startswith("float"):
+        if not is_float(ctx.dtype(x)):
             root = ctx.emit(unary.sqrt(ctx.emit(unary.astype(total, "float64"))))
             return ctx.emit(unary.astype(root, ctx.dtype(x)))
         return ctx.emit(unary.sqrt(total))

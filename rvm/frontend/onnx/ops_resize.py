@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from rvm.frontend.onnx.importer import is_float
 from rvm.frontend.onnx.ops_shape import normalize_axis
 from rvm.frontend.onnx.registry import attr_ints, converter, optional_const
 from rvm.relax.op import index, linear_algebra, manipulate, search, unary
@@ -164,7 +165,7 @@ def _resize(ctx, inputs, attrs):
 
 def _apply_matrix(ctx, x, axis, ndim, weights, dtype):
     """``x`` contracted along ``axis`` with ``weights`` (output x input)."""
-    compute = dtype if dtype.startswith("float") else "float32"
+    compute = dtype if is_float(dtype) else "float32"
     if compute != dtype:
         x = ctx.emit(unary.astype(x, compute))
     order = [a for a in range(ndim) if a != axis] + [axis]

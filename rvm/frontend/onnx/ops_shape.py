@@ -14,6 +14,7 @@ from rvm.ir.expr import PrimExpr
 from rvm.relax.expr import TupleGetItem, Var
 from rvm.relax.op import base, binary, create, index, join, manipulate, search, unary
 from rvm.relax.struct_info import ShapeStructInfo
+from rvm.runtime.data_type import DataType
 from rvm.tir.expr import Var as TirVar
 
 
@@ -336,24 +337,10 @@ def cast(ctx, value, dtype):
         from rvm.frontend.onnx.importer import static_array
 
         value = static_array(value, "a shape") if value.dtype == object else value
-        return value.astype(np.bool_ if dtype == "bool" else dtype)
+        return value.astype(DataType(dtype).numpy_dtype)
     if ctx.dtype(value) == dtype:
         return value
     return ctx.emit(unary.astype(value, dtype))
-
-
-@converter("Cast")
-def _cast(ctx, inputs, attrs):
-    return cast(ctx, inputs[0], cast_dtype(attrs["to"]))
-
-
-@converter("CastLike")
-def _cast_like(ctx, inputs, attrs):
-    return cast(ctx, inputs[0], ctx.dtype(inputs[1]))
-
-
-fold("Cast")(_cast)
-fold("CastLike")(_cast_like)
 
 
 @converter("Identity")

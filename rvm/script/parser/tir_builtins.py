@@ -12,7 +12,7 @@ from rvm.tir import op as _op
 from rvm.script.parser.core import Builtin
 
 DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-          "float16", "float32", "float64")
+          "float16", "float32", "float64", "bfloat16")
 
 INTRINSICS = {name: getattr(_op, name) for name in (
     "exp", "exp2", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "tanh", "sigmoid", "erf",
