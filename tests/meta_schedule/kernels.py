@@ -51,10 +51,10 @@ class Wrong:
 
 @I.ir_module
 class Unrenderable:
-    """The C backend cannot render float16: lowering for C fails."""
+    """The C backend cannot render vector dtypes: lowering for C fails."""
 
     @T.prim_func
-    def main(A: T.Buffer((16,), "float16"), B: T.Buffer((16,), "float16")):
+    def main(A: T.Buffer((16,), "float32x4"), B: T.Buffer((16,), "float32x4")):
         for i in range(16):
             with T.block("B"):
                 vi = T.axis.spatial(16, i)

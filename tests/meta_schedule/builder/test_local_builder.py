@@ -25,7 +25,7 @@ def test_builds_kernels_in_order(builder):
 def test_a_kernel_the_codegen_rejects_is_a_failed_result(builder):
     (result,) = builder.build([BuilderInput(kernels.Unrenderable, "c")])
     assert result.artifact_path is None
-    assert "lowering failed" in result.error_msg and "float16" in result.error_msg
+    assert "lowering failed" in result.error_msg and "float32x4" in result.error_msg
 
 
 def test_a_compile_past_the_time_limit_fails(tmp_path):
