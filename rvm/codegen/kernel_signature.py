@@ -8,10 +8,10 @@ or compound dimensions are checked against it.
 """
 from rvm.ir.module import IRModule
 from rvm.runtime.data_type import DataType
+from rvm.tir.analysis.free_vars import free_vars
 from rvm.tir.expr import IntImm, Var
 from rvm.tir.expr_printer import dim_text
 from rvm.tir.function import PrimFunc
-from rvm.tir.stmt_functor import StmtExprVisitor, post_order_visit
 
 
 class ParamSpec:
@@ -101,17 +101,8 @@ class KernelSignature:
         return [s.dim for s in self.steps if s.action == "bind"]
 
     def _require_bound(self, node, where):
-        defined = set()
-        free = {}
-
-        def collect(n):
-            if isinstance(n, Var) and n.dtype != "handle":
-                free.setdefault(id(n), n)
-
-        post_order_visit(node, collect)
-        # Loop, let and allocation variables are defined inside the body.
-        _collect_definitions(node, defined)
-        missing = [v.name_hint for k, v in free.items() if k not in self.bound and k not in defined]
+        missing = [v.name_hint for v in free_vars(node, include_buffer_shapes=False)
+                   if v.dtype != "handle" and id(v) not in self.bound]
         if missing:
             raise ValueError(f"kernel '{self.name}': {where} uses {', '.join(sorted(missing))}, "
                              f"which no parameter or shape defines")
@@ -123,23 +114,3 @@ class KernelSignature:
                 f"got {got}")
 
 
-def _collect_definitions(node, defined):
-    class _Defs(StmtExprVisitor):
-        def visit_for_(self, op):
-            defined.add(id(op.loop_var))
-            self._generic(op)
-
-        def visit_let_stmt_(self, op):
-            defined.add(id(op.var))
-            self._generic(op)
-
-        def visit_let_(self, op):
-            defined.add(id(op.var))
-            self._generic(op)
-
-        def visit_block_(self, op):
-            for iv in op.iter_vars:
-                defined.add(id(iv.var))
-            self._generic(op)
-
-    _Defs().visit(node)

@@ -2,18 +2,12 @@
 
 All functions read the IR through ``sch.get``/``sch.mod``; none changes it.
 """
-from rvm.tir.expr import IntImm, IterVar, Var
+from rvm.tir.analysis.free_vars import used_vars
+from rvm.tir.expr import IntImm, IterVar
 from rvm.tir.stmt import BlockRealize
 from rvm.tir.stmt_functor import post_order_visit
 
 SPATIAL, REDUCTION = IterVar.DataPar, IterVar.CommReduce
-
-
-def vars_of(expr):
-    """The ids of the variables ``expr`` uses."""
-    found = set()
-    post_order_visit(expr, lambda n: found.add(id(n)) if isinstance(n, Var) else None)
-    return found
 
 
 def realizes_under(stmt):
@@ -37,7 +31,7 @@ def iter_types_of_loop(realize, loop_var):
     """The iteration types (SPATIAL, REDUCTION ...) of the block axes ``loop_var`` feeds."""
     types = set()
     for iv, value in zip(realize.block.iter_vars, realize.iter_values):
-        if id(loop_var) in vars_of(value):
+        if id(loop_var) in used_vars(value):
             types.add(iv.iter_type)
     return types
 
@@ -85,6 +79,6 @@ def contiguous_axis_types(sch, block_rv):
         if not region.region:
             continue
         last = region.region[-1].min
-        used = [axis_type[v] for v in vars_of(last) if v in axis_type]
+        used = [axis_type[v] for v in used_vars(last) if v in axis_type]
         out.append(used[0] if len(used) == 1 else None)
     return out

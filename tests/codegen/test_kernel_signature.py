@@ -39,3 +39,15 @@ def test_dim_text():
     n = tir.Var("n", "int64")
     assert (dim_text(tir.const(3)), dim_text(n), dim_text(n * 2)) == ("3", "n", "n * 2")
     assert dim_text((n + 1) * 2 - n // 4) == "(n + 1) * 2 - n // 4"
+
+
+def test_body_variables_must_be_bound_by_a_parameter_shape_loop_or_let():
+    n, m = tir.Var("n", "int64"), tir.Var("m", "int64")
+    A = tir.decl_buffer((n,), "float32", name="A")
+    i, t = tir.Var("i", "int64"), tir.Var("t", "int64")
+    store = tir.BufferStore(A, tir.Cast("float32", t + m), [i])
+    body = tir.For(i, tir.const(0, "int64"), n, tir.ForKind.SERIAL, tir.LetStmt(t, i * 2, store))
+    with pytest.raises(ValueError, match="kernel 'k': the body uses m, which no parameter"):
+        KernelSignature("k", tir.PrimFunc([A], body))
+    bound = tir.PrimFunc([A, m], body)
+    assert [p.kind for p in KernelSignature("k", bound).params] == ["tensor", "scalar"]

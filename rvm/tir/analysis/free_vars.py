@@ -5,6 +5,14 @@ from rvm.tir.function import PrimFunc
 from rvm.tir.stmt_functor import StmtExprVisitor
 
 
+class _UsedVars(StmtExprVisitor):
+    def __init__(self):
+        self.found = {}
+
+    def visit_var_(self, op):
+        self.found.setdefault(id(op), op)
+
+
 class _FreeVars(StmtExprVisitor):
     """Collects used variables minus those bound inside (loops, lets, block axes)."""
 
@@ -89,14 +97,9 @@ def used_vars(node):
     >>> [v.name_hint for v in used_vars([i * n, n + i]).values()]
     ['i', 'n']
     """
-    found = {}
-
-    class _Used(StmtExprVisitor):
-        def visit_var_(self, op):
-            found.setdefault(id(op), op)
-
-    _Used().visit(node)
-    return found
+    collector = _UsedVars()
+    collector.visit(node)
+    return collector.found
 
 
 def free_vars(node, include_buffer_shapes=True):
