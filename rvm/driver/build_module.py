@@ -9,6 +9,7 @@ from rvm.codegen.c_target import build_c
 from rvm.codegen.python_kernels import build_python
 from rvm.ir.module import IRModule
 from rvm.runtime.compiler import CompilerNotFoundError
+from rvm.support.recursion import deep_recursion
 from rvm.target.target import as_target
 from rvm.tir.function import PrimFunc
 from rvm.transform.tir.pipeline import lower_module
@@ -53,12 +54,13 @@ def build(mod, target="c", name=None, compiler=None):
     no C compiler installed, target "c" falls back to "python" with a warning.
     """
     kind = normalize_target(target)
-    lowered = lower_module(_prim_func_module(mod, name))
-    if kind == "python":
-        return build_python(lowered)
-    try:
-        return build_c(lowered, compiler)
-    except CompilerNotFoundError as err:
-        warnings.warn(f"{err}; running kernels with the python reference target instead",
-                      RuntimeWarning, stacklevel=2)
-        return build_python(lowered)
+    with deep_recursion():
+        lowered = lower_module(_prim_func_module(mod, name))
+        if kind == "python":
+            return build_python(lowered)
+        try:
+            return build_c(lowered, compiler)
+        except CompilerNotFoundError as err:
+            warnings.warn(f"{err}; running kernels with the python reference target instead",
+                          RuntimeWarning, stacklevel=2)
+            return build_python(lowered)

@@ -38,6 +38,7 @@ from rvm.codegen.vm_codegen import vm_codegen
 from rvm.driver.build_module import build_kernels, normalize_target
 from rvm.ir.module import IRModule
 from rvm.relax.function import Function
+from rvm.support.recursion import deep_recursion
 from rvm.tir.function import PrimFunc
 from rvm.transform.pass_infra import Pass, get_pipeline
 
@@ -134,13 +135,14 @@ def build(mod, target="c", params=None, pipeline="default", compiler=None, *,
     kind = normalize_target(target)
     mod = _as_module(mod)
     _check_offloaded(mod)
-    lowered = lower(mod, params, pipeline)
-    _check_functions(lowered)
-    ib = ExecBuilder()
-    kernels = build_kernels(lowered, target=kind, compiler=compiler)
-    if kernels is not None:
-        ib.add_kernel_library(kernels)
-    for module in _external_modules(mod, lowered):
-        ib.import_module(module)
-    vm_codegen(lowered, ib)
-    return ib.get()
+    with deep_recursion():
+        lowered = lower(mod, params, pipeline)
+        _check_functions(lowered)
+        ib = ExecBuilder()
+        kernels = build_kernels(lowered, target=kind, compiler=compiler)
+        if kernels is not None:
+            ib.add_kernel_library(kernels)
+        for module in _external_modules(mod, lowered):
+            ib.import_module(module)
+        vm_codegen(lowered, ib)
+        return ib.get()

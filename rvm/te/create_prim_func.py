@@ -19,19 +19,24 @@ _COMBINE = {"sum": _op.add, "prod": _op.multiply, "max": _op.max, "min": _op.min
 
 
 def _topo_order(outputs):
-    """Operations reachable from ``outputs``, producers before consumers."""
+    """Operations reachable from ``outputs``, producers before consumers (depth-first, with
+    an explicit stack: a chain of thousands of operations is as easy as a short one)."""
     order, seen = [], set()
-
-    def visit(op):
-        if id(op) in seen:
-            return
-        seen.add(id(op))
-        for t in op.input_tensors:
-            visit(t.op)
-        order.append(op)
-
     for t in outputs:
-        visit(t.op)
+        if id(t.op) in seen:
+            continue
+        seen.add(id(t.op))
+        stack = [(t.op, iter(t.op.input_tensors))]
+        while stack:
+            op, inputs = stack[-1]
+            for tensor in inputs:
+                if id(tensor.op) not in seen:
+                    seen.add(id(tensor.op))
+                    stack.append((tensor.op, iter(tensor.op.input_tensors)))
+                    break
+            else:
+                stack.pop()
+                order.append(op)
     return order
 
 

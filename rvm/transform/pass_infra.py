@@ -17,6 +17,7 @@ import inspect
 import threading
 
 from rvm.ir.module import IRModule
+from rvm.support.recursion import deep_recursion
 
 
 class PassInfo:
@@ -121,7 +122,8 @@ class Pass:
                 return mod
         for inst in ctx.instruments:
             inst.run_before_pass(mod, self.info)
-        result = self.transform_module(mod, ctx)
+        with deep_recursion():
+            result = self.transform_module(mod, ctx)
         if not isinstance(result, IRModule):
             raise TypeError(f"pass {self.info.name} returned {type(result).__name__}, "
                             f"expected an IRModule")
