@@ -48,6 +48,8 @@ def _convert_argument(obj, for_c):
         return tuple(obj) if for_c else obj
     if isinstance(obj, tuple(_opaque_types)):
         return obj
+    if isinstance(obj, np.ndarray) and obj.dtype.kind == "U":
+        return obj  # a tensor of strings (no DLPack dtype): the VM's string builtins take it
     if hasattr(obj, "__dlpack__") and not isinstance(obj, type):
         if isinstance(obj, np.ndarray) and not (obj.flags.c_contiguous and obj.flags.writeable):
             return array(obj)  # cannot be shared as is: pass a copy

@@ -1,5 +1,5 @@
 """The builtins implemented in Python: closures, calls of kernels with symbolic extents,
-tensor-to-shape conversion, and R.print / R.assert_op (``relax.run.*``).
+tensor-to-shape and shape-to-tensor conversion, and R.print / R.assert_op (``relax.run.*``).
 
 The others (memory, shape checks and matching, tuples, conditions) are implemented
 in C only; ``rvm.bytecode.contract.C_BUILTINS`` lists them. All are registered in the
@@ -9,9 +9,11 @@ global registry under ``vm.builtin.*``.
 >>> get_global_func("vm.builtin.make_closure")(lambda a, b: a - b, 10)(3)
 7
 """
+import numpy as np
+
 from rvm.bytecode.contract import INVOKE_CLOSURE
 from rvm.runtime.container import ShapeTuple
-from rvm.runtime.ndarray import NDArray
+from rvm.runtime.ndarray import NDArray, array
 from rvm.runtime.packed_func import PackedFunc, register_func
 from rvm.vm.closure import VMClosure
 
@@ -59,6 +61,14 @@ def tensor_to_shape(tensor):
     if not isinstance(tensor, NDArray) or tensor.ndim != 1 or not tensor.dtype.is_int:
         raise TypeError(f"tensor_to_shape: expected a 1-d integer tensor, got {tensor!r:.60}")
     return ShapeTuple(int(v) for v in tensor.numpy())
+
+
+@_builtin("vm.builtin.shape_to_tensor")
+def shape_to_tensor(shape):
+    """The 1-d int64 tensor of a shape's dimensions."""
+    if not isinstance(shape, ShapeTuple):
+        raise TypeError(f"shape_to_tensor: expected a shape, got {type(shape).__name__}")
+    return array(np.array(shape, "int64").reshape(len(shape)))
 
 
 def _printable(value):

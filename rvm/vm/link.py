@@ -32,6 +32,7 @@ from rvm.bytecode.contract import (
 )
 from rvm.bytecode.function import FuncKind
 from rvm.runtime.packed_func import PackedFunc, get_global_func
+from rvm.vm import builtins_sequence, builtins_string  # noqa: F401 - register builtins
 from rvm.vm.builtins import invoke_closure
 from rvm.vm.closure import VMClosure
 

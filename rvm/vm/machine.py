@@ -32,6 +32,7 @@ from rvm.runtime.ndarray import array, from_dlpack
 from rvm.runtime.packed_func import PackedFunc
 from rvm.runtime.profiling import time_evaluator as _time_evaluator
 from rvm.vm import interpreter
+from rvm.vm.builtins_string import string_tensor_arg
 from rvm.vm.closure import VMClosure
 from rvm.vm.link import link
 from rvm.vm.native import build_native_engine, native_available
@@ -48,16 +49,21 @@ TENSOR_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "
 
 def to_runtime(value):
     """Entry conversion: numpy arrays become NDArrays (shared when contiguous, else copied;
-    big-endian ones converted), numpy scalars Python scalars, inside tuples and lists too.
+    big-endian ones converted), arrays of strings string tensors (``builtins_string``),
+    numpy scalars Python scalars, inside tuples and lists too.
     An array no tensor can hold is a TypeError saying why."""
     if isinstance(value, np.ndarray):
         if isinstance(value, np.ma.MaskedArray):
             raise TypeError("a masked array is not a tensor (its mask would be lost); pass "
                             "arr.filled(value) or arr.data")
+        if value.dtype.kind in "UO":  # strings stay a numpy array (builtins_string)
+            strings = string_tensor_arg(value)
+            if strings is not None:
+                return strings
         native = value.dtype.newbyteorder("=")
         if native.name not in TENSOR_DTYPES:
             raise TypeError(f"a numpy array of dtype {value.dtype} is not a tensor; expected "
-                            f"one of {', '.join(TENSOR_DTYPES)}")
+                            f"one of {', '.join(TENSOR_DTYPES)}, or str")
         if native != value.dtype:  # big-endian: a native copy
             return array(value.astype(native))
         if value.flags.c_contiguous and value.flags.writeable and value.size:

@@ -10,7 +10,9 @@ tests of one operator and target are built as the functions of one module
 (``run_cases``), which shares the build's fixed costs and the C compilation.
 
 Tests whose model inputs or outputs have an element type rvm has no dtype
-for (strings ...) are not run, and are counted apart. A graph input that decides an output's shape (Reshape's
+for are not run, and are counted apart; tensors of strings run on the VM's
+string builtins. A sequence is fed and compared as a list of arrays, an empty
+optional as None. A graph input that decides an output's shape (Reshape's
 shape, Slice's starts, Resize's scales) is bound to the test's value as an
 initializer, as a deployed model holds it; the table counts such tests.
 """
@@ -21,6 +23,8 @@ import numpy as np
 
 #: Where the table of pass counts lives, next to this file.
 EXPECTED_FILE = "expected.json"
+#: TensorProto.STRING
+STRING = 8
 #: Tests moving at most this many elements (inputs and outputs) build for the ``python``
 #: reference target, which builds in milliseconds; larger ones for ``llvm``.
 SMALL_TEST = 4096
@@ -51,10 +55,20 @@ def collect():
     return out
 
 
+def _elem_type(type_proto):
+    """The tensor element type of a tensor, sequence or optional type (None otherwise)."""
+    which = type_proto.WhichOneof("value")
+    if which == "tensor_type":
+        return type_proto.tensor_type.elem_type
+    if which == "sequence_type":
+        return _elem_type(type_proto.sequence_type.elem_type)
+    if which == "optional_type":
+        return _elem_type(type_proto.optional_type.elem_type)
+    return None
+
+
 def _elem_types(model):
-    values = list(model.graph.input) + list(model.graph.output)
-    return [v.type.tensor_type.elem_type if v.type.HasField("tensor_type") else None
-            for v in values]
+    return [_elem_type(v.type) for v in list(model.graph.input) + list(model.graph.output)]
 
 
 def why_not_run(case):
@@ -62,10 +76,14 @@ def why_not_run(case):
     from rvm.frontend.onnx.importer import ONNX_DTYPES
 
     values = list(case.model.graph.input) + list(case.model.graph.output)
-    kinds = sorted({v.type.WhichOneof("value") for v in values} - {"tensor_type"})
+    kinds = sorted({v.type.WhichOneof("value") for v in values} -
+                   {"tensor_type", "sequence_type", "optional_type"})
     if kinds:
-        return f"{' and '.join(k[:-5] for k in kinds)} values (the importer converts tensors)"
+        return f"{' and '.join(str(k)[:-5] for k in kinds)} values (the importer converts " \
+               "tensors, sequences and optionals)"
     for elem in _elem_types(case.model):
+        if elem == STRING:  # string tensors: the vm.builtin.string_* builtins
+            continue
         if elem not in ONNX_DTYPES:
             import onnx
 
@@ -90,7 +108,7 @@ def _bind_inputs(model, names, feeds):
 def pick_target(case):
     """The target a test builds for: ``python`` for small tests, ``llvm`` otherwise."""
     inputs, expected = case.data_sets[0]
-    size = sum(int(np.size(_array(v))) for v in list(inputs) + list(expected))
+    size = sum(_size(v) for v in list(inputs) + list(expected))
     return "python" if size <= SMALL_TEST else "llvm"
 
 
@@ -107,9 +125,9 @@ def _prepare(case, target):
     from rvm.frontend.onnx import from_onnx
     from rvm.frontend.onnx.importer import ConstantRequired
 
-    inputs, expected = ([_array(v) for v in values] for values in case.data_sets[0])
+    inputs, expected = ([_value(v) for v in values] for values in case.data_sets[0])
     names = [v.name for v in case.model.graph.input]
-    feeds = {n: np.array(v, order="C") for n, v in zip(names, inputs)}
+    feeds = {n: _feed(v) for n, v in zip(names, inputs)}
     bound = []
     model = case.model
     for _ in range(len(names) + 1):
@@ -153,23 +171,53 @@ def _compare(result, test):
     if len(outputs) != len(expected):
         return False, f"{len(outputs)} outputs, expected {len(expected)}", bound
     for k, (got, want) in enumerate(zip(outputs, expected)):
-        got = got.numpy() if hasattr(got, "numpy") else np.asarray(got)
-        want = np.asarray(want)
-        if got.shape != want.shape:
-            return False, f"output {k}: shape {list(got.shape)}, expected " \
-                          f"{list(want.shape)}", bound
-        if got.dtype != want.dtype:
-            return False, f"output {k}: dtype {got.dtype}, expected {want.dtype}", bound
-        if want.dtype.kind in "fc" or _narrow_float(want.dtype):
-            if _narrow_float(want.dtype):  # ml_dtypes' floats: compared as float32
-                got, want = got.astype(np.float32), want.astype(np.float32)
-            ok = np.allclose(got, want, rtol=case.rtol, atol=case.atol, equal_nan=True)
-        else:
-            ok = np.array_equal(got, want)
-        if not ok:
-            err = np.max(np.abs(got.astype("float64") - want.astype("float64")))
-            return False, f"output {k}: values differ (max abs error {err:.3g})", bound
+        reason = _differs(got, want, case)
+        if reason:
+            return False, f"output {k}: {reason}", bound
     return True, None, bound
+
+
+def _differs(got, want, case):
+    """Why the value ``got`` differs from the expected ``want`` (None when it matches):
+    a tensor, a sequence (a list) or an empty optional (None)."""
+    if want is None or got is None:
+        return None if got is want else f"{_what(got)}, expected {_what(want)}"
+    if isinstance(want, list):
+        if hasattr(got, "numpy") or len(got) != len(want):
+            return f"{_what(got)}, expected a sequence of {len(want)} tensors"
+        for k, (g, w) in enumerate(zip(got, want)):
+            reason = _differs(g, w, case)
+            if reason:
+                return f"element {k}: {reason}"
+        return None
+    if not hasattr(got, "numpy") and not isinstance(got, np.ndarray):
+        return f"{_what(got)}, expected a tensor"
+    got = got.numpy() if hasattr(got, "numpy") else got
+    want = np.asarray(want)
+    if got.shape != want.shape:
+        return f"shape {list(got.shape)}, expected {list(want.shape)}"
+    if got.dtype != want.dtype:
+        return f"dtype {got.dtype}, expected {want.dtype}"
+    if want.dtype.kind in "fc" or _narrow_float(want.dtype):
+        if _narrow_float(want.dtype):  # ml_dtypes' floats: compared as float32
+            got, want = got.astype(np.float32), want.astype(np.float32)
+        ok = np.allclose(got, want, rtol=case.rtol, atol=case.atol, equal_nan=True)
+    else:
+        ok = np.array_equal(got, want)
+    if not ok:
+        if want.dtype.kind in "OSU":
+            return "values differ"
+        err = np.max(np.abs(got.astype("float64") - want.astype("float64")))
+        return f"values differ (max abs error {err:.3g})"
+    return None
+
+
+def _what(value):
+    if value is None:
+        return "an empty optional"
+    if hasattr(value, "numpy") or isinstance(value, np.ndarray):
+        return "a tensor"
+    return f"a sequence of {len(value)} tensors"
 
 
 def run_case(case, target=None):
@@ -217,6 +265,33 @@ def run_cases(cases, target=None):
             else:
                 out[k] = _run_built(vm, f"case{k}", test)
     return out
+
+
+def _feed(value):
+    """A test input as the VM takes it: a C-contiguous array, a list of them (a sequence),
+    or None (an empty optional)."""
+    if value is None:
+        return None
+    if isinstance(value, list):
+        return [_feed(v) for v in value]
+    return np.array(_array(value), order="C")
+
+
+def _value(value):
+    """A test value: an array, a list of arrays (a sequence) or None (an empty optional)."""
+    if value is None:
+        return None
+    if isinstance(value, list):
+        return [_value(v) for v in value]
+    return _array(value)
+
+
+def _size(value):
+    if value is None:
+        return 0
+    if isinstance(value, list):
+        return sum(_size(v) for v in value)
+    return int(np.size(_array(value)))
 
 
 def _array(value):

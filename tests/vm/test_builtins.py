@@ -14,7 +14,8 @@ from rvm.vm.machine import VirtualMachine
 
 MATCH_EQUAL_IMM, MATCH_STORE, MATCH_NO_OP, MATCH_EQUAL_HEAP = (int(c) for c in MatchCode)
 MAKE_IMM, MAKE_LOAD = (int(c) for c in MakeCode)
-PYTHON_BUILTINS = ["make_closure", "invoke_closure", "call_tir_dyn", "tensor_to_shape"]
+PYTHON_BUILTINS = ["make_closure", "invoke_closure", "call_tir_dyn", "tensor_to_shape",
+                   "shape_to_tensor"]
 
 
 def builtin(name):

@@ -2,6 +2,7 @@
 ``registry.CONVERTERS`` when imported here."""
 from rvm.frontend.onnx import (  # noqa: F401
     ops_cast, ops_control, ops_layout, ops_math, ops_nn, ops_random, ops_reduce, ops_resize,
+    ops_sequence,
     ops_shape,
 )
 from rvm.frontend.onnx.registry import CONVERTERS, FOLDS, convert_node

@@ -6,7 +6,10 @@ folded at import), or None (an omitted optional input). A numpy array of
 dtype ``object`` holds dimensions that are ``tir`` expressions: ``Shape`` of a
 tensor with a symbolic dimension gives one, and the shape arithmetic that
 follows (Gather, Concat, Unsqueeze, Mul ...) keeps them symbolic until a
-``Reshape``, ``Expand`` or ``ConstantOfShape`` consumes them. A node whose inputs
+``Reshape``, ``Expand`` or ``ConstantOfShape`` consumes them, or an operator takes
+them as a tensor (computed at run time by ``vm.builtin.shape_to_tensor``). Sequences
+and optionals are ``values.Sequence`` and ``values.Optional``, tensors of strings
+``strings.StringTensor``. A node whose inputs
 are all numpy arrays folds when its operator has a rule in ``fold.FOLDS``;
 otherwise its converter (``converters.CONVERTERS``, by op type) emits Relax
 operators through the BlockBuilder. onnx itself is imported when an import
@@ -17,7 +20,7 @@ import numpy as np
 from rvm.ir.expr import PrimExpr, RelaxExpr
 from rvm.relax.block_builder import BlockBuilder
 from rvm.relax.expr import Tuple, Var, const
-from rvm.relax.struct_info import TensorStructInfo
+from rvm.relax.struct_info import ObjectStructInfo, TensorStructInfo
 from rvm.runtime.data_type import DataType
 from rvm.runtime.ndarray import array
 from rvm.tir.expr import Var as TirVar
@@ -145,11 +148,36 @@ class Context:
             return value
         if isinstance(value, np.ndarray):
             if value.dtype == object:
+                if value.ndim <= 1 and not _all_static(value):
+                    return self._shape_tensor(value, dtype)
                 value = static_array(value, "a shape computation")
             if dtype is not None:
                 value = value.astype(DataType(dtype).numpy_dtype)
             return const(value)
-        raise OnnxImportError(f"expected a tensor, got {type(value).__name__}")
+        raise OnnxImportError(f"expected a tensor of numbers, got {value!r}")
+
+    def _shape_tensor(self, dims, dtype):
+        """A shape computation with symbolic dimensions (at most 1-d) as a tensor computed
+        at run time from the shape (``vm.builtin.shape_to_tensor``)."""
+        from rvm.relax.op import base, manipulate, unary
+        from rvm.relax.expr import ShapeExpr
+
+        flat = ShapeExpr([d if isinstance(d, PrimExpr) else int(d) for d in dims.reshape(-1)])
+        out = self.emit(base.call_pure_packed("vm.builtin.shape_to_tensor", flat,
+                                              sinfo_args=TensorStructInfo((dims.size,),
+                                                                          "int64")))
+        if dims.ndim == 0:
+            out = self.emit(manipulate.reshape(out, ()))
+        if dtype is not None and dtype != "int64":
+            out = self.emit(unary.astype(out, dtype))
+        return out
+
+    def expr(self, value):
+        """Any value as a Relax expression: tensors as ``tensor`` gives them, sequences
+        and optionals as ``values.relax_expr`` does."""
+        from rvm.frontend.onnx.values import relax_expr
+
+        return relax_expr(self, value)
 
     def constant(self, value, what):
         """``value`` as a numpy array; OnnxImportError when it is only known at run time."""
@@ -189,6 +217,11 @@ class Context:
         return str(self.sinfo(value).dtype)
 
 
+def _all_static(values):
+    return all(isinstance(getattr(v, "value", v), (int, np.integer))
+               for v in values.reshape(-1))
+
+
 def static_array(values, what):
     """An object array of dimensions as int64, when every dimension is constant."""
     flat = [getattr(v, "value", v) for v in values.reshape(-1)]
@@ -214,9 +247,14 @@ def _attributes(node):
 
 
 def tensor_value(proto):
-    """A TensorProto as a numpy array (its rvm dtype)."""
+    """A TensorProto as a numpy array (its rvm dtype); a tensor of strings as a
+    ``strings.StringTensor``."""
     from onnx import numpy_helper
 
+    from rvm.frontend.onnx.strings import STRING, string_value
+
+    if proto.data_type == STRING:
+        return string_value(proto)
     onnx_dtype(proto.data_type, f"tensor '{proto.name}'")
     return numpy_helper.to_array(proto).copy()
 
@@ -279,7 +317,7 @@ def from_onnx(model, shape_dict=None, dtype_dict=None, opset=None,
     graph = model.graph
     for proto in graph.initializer:
         values = tensor_value(proto)
-        if keep_params_in_input:
+        if keep_params_in_input and isinstance(values, np.ndarray):
             var = Var(proto.name, TensorStructInfo(values.shape, str(values.dtype)))
             ctx.param_vars.append(var)
             ctx.param_arrays.append(array(values))
@@ -291,10 +329,22 @@ def from_onnx(model, shape_dict=None, dtype_dict=None, opset=None,
     for value_info in graph.input:
         if value_info.name in initializers:
             continue
-        var = Var(value_info.name, _input_sinfo(ctx, value_info, dict(shape_dict or {}),
-                                                 dtype_dict))
+        from rvm.frontend.onnx.strings import STRING, string_input
+
+        if value_info.type.tensor_type.elem_type == STRING:
+            var = Var(value_info.name, ObjectStructInfo())
+            ctx.env[value_info.name] = string_input(ctx, value_info.type.tensor_type, var)
+        elif value_info.type.HasField("tensor_type"):
+            var = Var(value_info.name, _input_sinfo(ctx, value_info, dict(shape_dict or {}),
+                                                     dtype_dict))
+            ctx.env[value_info.name] = var
+        else:  # a sequence or optional: its length or presence is known at run time
+            from rvm.frontend.onnx.values import from_expr, type_desc
+
+            var = Var(value_info.name, ObjectStructInfo())
+            ctx.env[value_info.name] = from_expr(
+                ctx, type_desc(value_info.type, f"graph input '{value_info.name}'"), var)
         inputs.append(var)
-        ctx.env[value_info.name] = var
         ctx.graph_inputs.add(value_info.name)
     ctx.env[""] = None
     with ctx.bb.function("main", params=inputs + ctx.param_vars):
@@ -304,7 +354,7 @@ def from_onnx(model, shape_dict=None, dtype_dict=None, opset=None,
             for out in graph.output:
                 if out.name not in ctx.env:
                     raise OnnxImportError(f"graph output '{out.name}' is never computed")
-                results.append(ctx.tensor(ctx.env[out.name]))
+                results.append(ctx.expr(ctx.env[out.name]))
             result = results[0] if len(results) == 1 else Tuple(results)
             output = ctx.bb.emit_output(result)
         ctx.bb.emit_func_output(output)

@@ -23,11 +23,17 @@ import numpy as np
 
 from rvm.frontend.onnx.importer import OnnxImportError, tensor_value
 from rvm.frontend.onnx.registry import converter
+from rvm.frontend.onnx.strings import StringTensor
+from rvm.frontend.onnx.values import (
+    Optional, Sequence, desc_of, from_expr, is_constant, rebind, type_desc,
+)
 from rvm.ir.expr import GlobalVar, PrimExpr
 from rvm.relax.binding import BindingBlock, SeqExpr, VarBinding
 from rvm.relax.expr import Call, If, Tuple, TupleGetItem, Var
 from rvm.relax.op import binary, create, join, manipulate
-from rvm.relax.struct_info import FuncStructInfo, TensorStructInfo, TupleStructInfo
+from rvm.relax.struct_info import (
+    FuncStructInfo, ObjectStructInfo, TensorStructInfo, TupleStructInfo,
+)
 from rvm.tir.expr import Var as TirVar
 
 #: The trip count of a Loop without one.
@@ -64,18 +70,34 @@ def captured_names(ctx, graphs):
 
 def _capture(ctx, sub, names):
     """Binds the captured ``names`` in ``sub``: constants as they are, run-time values as new
-    parameters (returned, with the outer values to pass)."""
+    parameters (returned, with the outer values to pass: emit them with ``_emit_args``)."""
     params, args = [], []
     for name in names:
         value = ctx.env[name]
-        if isinstance(value, np.ndarray):
+        if is_constant(value):
             sub.env[name] = value
             continue
-        var = Var(name, ctx.sinfo(value))
-        sub.env[name] = var
+        if isinstance(value, (Sequence, Optional, StringTensor)):
+            var = Var(name, ObjectStructInfo())
+            sub.env[name] = rebind(ctx, value, var)
+        else:
+            var = Var(name, ctx.sinfo(value))
+            sub.env[name] = var
         params.append(var)
-        args.append(value)
+        args.append(ctx.expr(value))
     return params, args
+
+
+def _emit_args(ctx, args):
+    """Binds the arguments that are not variables (tuples of a static sequence, the null
+    of an empty optional)."""
+    return [a if isinstance(a, Var) else ctx.emit(a) for a in args]
+
+
+def _sinfo_of(ctx, value):
+    """The struct info of a loop-carried value: a tensor's own, ``R.Object`` for a sequence
+    or optional (a runtime tuple or None whose length changes between iterations)."""
+    return ObjectStructInfo() if isinstance(value, (Sequence, Optional)) else ctx.sinfo(value)
 
 
 def _bind_initializers(sub, graph):
@@ -121,12 +143,31 @@ def _fresh_dims(ctx, value, hint):
     return value
 
 
-def _outputs(ctx, call, count, hint):
+def _outputs(ctx, call, descs, hint, as_tuple=False):
+    """The values of a subgraph function's result: ``descs`` are their types (None: a tensor),
+    ``as_tuple`` whether a single one is still a field of a tuple."""
     result = ctx.emit(call, hint)
-    if count == 1 and not isinstance(result.struct_info_, TupleStructInfo):
-        return [_fresh_dims(ctx, result, hint)]
-    return [_fresh_dims(ctx, ctx.emit(TupleGetItem(result, k)), f"{hint}{k}")
-            for k in range(count)]
+    if len(descs) == 1 and not as_tuple:
+        return [_output(ctx, result, descs[0], hint)]
+    return [_output(ctx, ctx.emit(TupleGetItem(result, k)), desc, f"{hint}{k}")
+            for k, desc in enumerate(descs)]
+
+
+def _output(ctx, value, desc, hint):
+    if desc is not None and desc.kind != "tensor":
+        return from_expr(ctx, desc, value, hint)
+    if not isinstance(value.struct_info_, TensorStructInfo):
+        raise OnnxImportError(f"an output is {type(value.struct_info_).__name__}; its type "
+                              "says tensor")
+    return _fresh_dims(ctx, value, hint)
+
+
+def _declared(value_info, what):
+    """The TypeDesc of a subgraph input or output that is a sequence or optional (None for
+    a tensor or an untyped value: tensors take their struct info from the Relax value)."""
+    if value_info.type.WhichOneof("value") in (None, "tensor_type"):
+        return None
+    return type_desc(value_info.type, what)
 
 
 def _result(values):
@@ -141,7 +182,7 @@ def _branch_function(ctx, graph, name, names):
     with sub.bb.function(name, params=params):
         with sub.bb.dataflow():
             sub.convert_nodes(graph.node)
-            outs = [sub.tensor(sub.env[o.name]) for o in graph.output]
+            outs = _emit_args(sub, [sub.expr(sub.env[o.name]) for o in graph.output])
             out = sub.bb.emit_output(_result(outs))
         sub.bb.emit_func_output(out)
     return _add_function(ctx, sub, name)
@@ -171,8 +212,9 @@ def _if(ctx, inputs, attrs):
         out = sub.bb.emit(If(cond_var, Call(then_gv, params), Call(else_gv, params)))
         sub.bb.emit_func_output(out)
     gvar = _add_function(ctx, sub, name)
-    call = Call(gvar, [_scalar(ctx, cond, "bool")] + args)
-    return _outputs(ctx, call, len(then_graph.output), name)
+    call = Call(gvar, [_scalar(ctx, cond, "bool")] + _emit_args(ctx, args))
+    descs = [_declared(o, f"output '{o.name}' of If") for o in then_graph.output]
+    return _outputs(ctx, call, descs, name)
 
 
 # -- Loop ---------------------------------------------------------------------------------
@@ -184,24 +226,35 @@ class _ShapeChanges(Exception):
         self.index = index
 
 
-def _body_function(ctx, body, name, names, carried, n_scans):
+def _body_function(ctx, body, name, names, carried, n_scans, descs):
     """The function of one iteration; returns its GlobalVar and the scan element struct
-    infos. ``carried`` are the struct infos of the loop-carried values."""
+    infos. ``carried`` are the struct infos of the loop-carried values, ``descs`` their
+    types (None: a tensor)."""
     sub = ctx.child()
     i, cond = Var("i", _SCALAR_I64), Var("cond", _SCALAR_BOOL)
     values = [Var(f"v{k}", s) for k, s in enumerate(carried)]
     captured, _ = _capture(ctx, sub, names)
     _bind_initializers(sub, body)
-    for var, value_info in zip([i, cond] + values, body.input):
+    for var, value_info in zip([i, cond], body.input):
+        sub.env[value_info.name] = var
+    for var, value_info, desc in zip(values, body.input[2:], descs):
+        if desc is not None:
+            declared = _declared(value_info, f"loop-carried input '{value_info.name}'")
+            var = from_expr(sub, declared or desc, var)
         sub.env[value_info.name] = var
     with sub.bb.function(name):
         with sub.bb.dataflow():
             sub.convert_nodes(body.node)
             outs = [sub.env[o.name] for o in body.output]
             cond_out = _scalar(sub, outs[0], "bool")
-            next_values = [sub.tensor(v) for v in outs[1:1 + len(values)]]
+            next_values = _emit_args(sub, [sub.expr(v) for v in outs[1:1 + len(values)]])
             matched = {}  # values checked to keep their shape, by id
             for k, (value, sinfo) in enumerate(zip(next_values, carried)):
+                if descs[k] is not None:
+                    if isinstance(value.struct_info_, TensorStructInfo):
+                        raise OnnxImportError(f"loop-carried value {k} is a {descs[k].kind} "
+                                              "before an iteration and a tensor after it")
+                    continue
                 got = sub.sinfo(value)
                 if got.ndim != sinfo.ndim or got.dtype != sinfo.dtype:
                     raise OnnxImportError(
@@ -257,8 +310,8 @@ def _loop_function(ctx, name, body_gv, carried, elements, captured_sinfo):
              for k, e in enumerate(elements)]
     captured = [Var(f"c{k}", s) for k, s in enumerate(captured_sinfo)]
     params = [i, cond, trips] + values + scans + captured
-    ret = TupleStructInfo([s if _is_static(s) else TensorStructInfo(ndim=s.ndim, dtype=s.dtype)
-                           for s in carried] +
+    ret = TupleStructInfo([s if _is_static(s) or not isinstance(s, TensorStructInfo) else
+                           TensorStructInfo(ndim=s.ndim, dtype=s.dtype) for s in carried] +
                           [TensorStructInfo(ndim=e.ndim + 1, dtype=e.dtype) for e in elements])
     gvar = GlobalVar(name)
     object.__setattr__(gvar, "struct_info_",
@@ -280,7 +333,7 @@ def _loop(ctx, inputs, attrs):
     body = attrs["body"]
     trips = inputs[0] if inputs else None
     cond = inputs[1] if len(inputs) > 1 else None
-    initial = [ctx.tensor(v) for v in inputs[2:]]
+    initial = list(inputs[2:])
     if len(body.input) != 2 + len(initial):
         raise ValueError(f"the body takes {len(body.input)} inputs; expected 2 + the "
                          f"{len(initial)} loop-carried values")
@@ -290,11 +343,12 @@ def _loop(ctx, inputs, attrs):
                          f"the {len(initial)} loop-carried values")
     names = captured_names(ctx, [body])
     name = ctx.function_name("loop")
-    carried = [ctx.sinfo(v) for v in initial]
+    carried = [_sinfo_of(ctx, v) for v in initial]
+    descs = [desc_of(ctx, v) if isinstance(v, (Sequence, Optional)) else None for v in initial]
     for _ in range(len(carried) + 1):
         try:
             body_gv, elements = _body_function(ctx, body, f"{name}_body", names, carried,
-                                               n_scans)
+                                               n_scans, descs)
             break
         except _ShapeChanges as change:
             carried[change.index] = _erase_shape(carried[change.index])
@@ -306,5 +360,9 @@ def _loop(ctx, inputs, attrs):
                                                                                "int64")
     cond = ctx.tensor(np.array(True)) if cond is None else _scalar(ctx, cond, "bool")
     empty = [ctx.emit(create.zeros([0] + list(e.shape_values), str(e.dtype))) for e in elements]
-    call = Call(gvar, [ctx.tensor(np.array(0, "int64")), cond, trips] + initial + empty + args)
-    return _outputs(ctx, call, len(initial) + n_scans, name)
+    initial = _emit_args(ctx, [ctx.expr(v) for v in initial])
+    call = Call(gvar, [ctx.tensor(np.array(0, "int64")), cond, trips] + initial + empty +
+                _emit_args(ctx, args))
+    outs = [_declared(o, f"output '{o.name}' of Loop's body") or d
+            for o, d in zip(body.output[1:], descs)] + [None] * n_scans
+    return _outputs(ctx, call, outs, name, as_tuple=True)

@@ -8,6 +8,7 @@ import numpy as np
 
 from rvm.frontend.onnx.importer import is_float
 from rvm.frontend.onnx.registry import converter, fold
+from rvm.frontend.onnx.strings import StringTensor, convert_strings
 from rvm.relax.op import binary, search, unary
 from rvm.relax.op.nn import activation
 from rvm.runtime.data_type import DataType
@@ -26,6 +27,8 @@ def scalar(ctx, value, dtype):
 def _binary(fn):
     def convert(ctx, inputs, attrs):
         lhs, rhs = inputs
+        if isinstance(lhs, StringTensor) or isinstance(rhs, StringTensor):
+            return convert_strings(ctx, ctx.node.op_type, lhs, rhs)
         return ctx.emit(fn(ctx.tensor(lhs), ctx.tensor(rhs)))
 
     return convert
