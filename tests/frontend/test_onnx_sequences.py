@@ -128,7 +128,8 @@ def test_split_to_sequence_and_sequence_map():
     _assert_same(_run(model, x), [2 * x[:, k] for k in range(3)])
 
 
-def test_a_sequence_grown_in_a_loop():
+@pytest.mark.parametrize("target", ["python", "llvm"])
+def test_a_sequence_grown_in_a_loop(target):
     body = helper.make_graph(
         [helper.make_node("Identity", ["c"], ["c_out"]),
          helper.make_node("Cast", ["i"], ["f"], to=F),
@@ -138,7 +139,7 @@ def test_a_sequence_grown_in_a_loop():
     nodes = [helper.make_node("SequenceEmpty", [], ["empty"], dtype=F),
              helper.make_node("Loop", ["n", "", "empty"], ["out"], body=body)]
     model = _model(nodes, [_info("n", I64, [])], [_seq("out")])
-    got = _run(model, np.array(4, "int64"))
+    got = _run(model, np.array(4, "int64"), target=target)
     _assert_same(got, [np.array(k, "float32") for k in range(4)])
 
 

@@ -69,7 +69,7 @@ def test_arrays_numpy_makes_are_accepted(vm, name):
 REFUSED = {
     "complex": (np.zeros(3, "complex64"), "dtype complex64 is not a tensor"),
     "object": (np.array([1, None], dtype=object), "dtype object is not a tensor"),
-    "string": (np.array(["a", "b"]), "dtype <U1 is not a tensor"),
+    "object of str and int": (np.array(["a", 1], dtype=object), "dtype object is not a tensor"),
     "datetime": (np.array(["2020-01-01"], "datetime64[D]"), "dtype datetime64[D]"),
     "structured": (np.zeros(2, dtype=[("a", "f4")]), "is not a tensor"),
     "void": (np.zeros(2, dtype="V4"), "dtype |V4 is not a tensor"),
@@ -86,6 +86,14 @@ def test_arrays_no_tensor_holds_are_refused_naming_the_parameter(vm, name, func)
     with pytest.raises(TypeError, match=f"{func}: parameter 'x': ") as info:
         vm[func](value)
     assert message in str(info.value)
+
+
+@pytest.mark.parametrize("func", ["vec", "anything"])
+def test_a_string_array_is_a_string_tensor_which_a_tensor_parameter_refuses(vm, func):
+    # numpy arrays of str cross as string tensors (rvm.vm.builtins_string), not NDArrays
+    with pytest.raises(TypeError, match=f"{func}: parameter 'x' expects .*: expected a "
+                                        "Tensor, got ndarray"):
+        vm[func](np.array(["a", "b"]))
 
 
 def test_checks_name_the_parameter_for_any_shape_or_dtype(vm):
