@@ -10,7 +10,7 @@ value or None (``vm.builtin.optional_has_element``).
 >>> import numpy as np
 >>> from rvm.runtime.ndarray import array
 >>> seq = sequence_insert(Array([array(np.zeros(2, "float32"))]), array(np.ones(3, "float32")))
->>> int(sequence_length(seq).numpy()), seq[1].shape
+>>> int(sequence_length(seq).numpy()), tuple(seq[1].shape)
 (2, (3,))
 """
 import numpy as np
