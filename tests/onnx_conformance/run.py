@@ -40,9 +40,11 @@ def _table(results, onnx_version):
         "scales) is bound to the test's value as an initializer, as a deployed model holds "
         "it (column *bound*); when that leaves a node only constant inputs and its "
         "operator has a fold rule (shape arithmetic, Range, ConstantOfShape, Cast ...), "
-        "the importer computes it at import. Tests whose inputs or outputs have no "
-        "rvm tensor type are not run (column *not run*, reasons below). Narrow floats "
-        "(float16, bfloat16, float8, float4) are compared as float32.",
+        "the importer computes it at import. Sequences are fed and compared as lists of "
+        "arrays, empty optionals as None, string tensors as numpy arrays of str. Tests "
+        "whose inputs or outputs have no rvm type are not run (column *not run*, reasons "
+        "below). Narrow floats (float16, bfloat16, float8, float4) are compared as "
+        "float32.",
         "",
         f"**{total_passed} of {total_run} tests run pass** over {len(results)} operators.",
         "",
