@@ -355,7 +355,8 @@ int rvm_builtin_check_prim_value_info(RVM_VM_BUILTIN_ARGS) {
   int ok = any ? scalar
            : t.code == kDLBool ? codes[0] == kRVMBool
            : t.code == kDLInt || t.code == kDLUInt ? codes[0] == kRVMInt
-           : t.code == kDLFloat || t.code == kDLBfloat ? codes[0] == kRVMInt || codes[0] == kRVMFloat
+           : t.code == kDLFloat || t.code == kDLBfloat || (t.code >= 7 && t.code <= 17) /* float8, float4 */
+               ? codes[0] == kRVMInt || codes[0] == kRVMFloat
                                                       : 0;
   if (!ok) {
     rvm_set_error("TypeError: %s: expected a value of dtype %s, got %s", ctx,

@@ -6,6 +6,7 @@ against constants and already bound variables, in the order of the
 KernelSignature plan. Every failure sets an error naming the kernel and the
 parameter ("ValueError: ..."/"TypeError: ...") and returns -1.
 """
+from rvm.codegen import c_narrow
 from rvm.tir.expr_printer import dim_text
 
 
@@ -94,6 +95,8 @@ def _scalar_param(p, pname, emitter):
         accepted = f"type_codes[{i}] != kRVMFloat && type_codes[{i}] != kRVMInt"
         read = (f"(type_codes[{i}] == kRVMFloat ? ({ctype})args[{i}].v_float64 : "
                 f"({ctype})args[{i}].v_int64)")
+        if p.dtype.is_narrow_float:  # a value of the narrow type, as the kernel computes it
+            read = c_narrow.cast(p.dtype, p.dtype, read)
     else:
         accepted = f"type_codes[{i}] != kRVMInt && type_codes[{i}] != kRVMBool"
         read = f"({ctype})args[{i}].v_int64"

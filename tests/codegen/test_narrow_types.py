@@ -209,3 +209,15 @@ def test_torch_shares_bfloat16_and_float8_tensors_through_dlpack():
         np.testing.assert_array_equal(shared.numpy().astype(np.float32), [1.5, -2.0, 3.0])
         back = torch.from_dlpack(shared)
         assert back.dtype == dtype and back.data_ptr() == t.data_ptr()
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_narrow_scalar_argument_is_rounded_to_its_type(target):
+    n = 3
+    a = te.placeholder((n,), "float32", name="A")
+    s = tir.Var("s", "bfloat16")
+    b = te.compute((n,), lambda i: a[i] + s.astype("float32"), name="B")
+    f = rvm.build(te.create_prim_func([a, b, s]), target=target)["main"]
+    out = rvm.nd.empty((n,), "float32")
+    f(rvm.nd.array(np.zeros(n, np.float32)), out, 1.00390625)  # 1 + 2**-8: a bfloat16 tie
+    np.testing.assert_array_equal(out.numpy(), np.full(n, 1.0, np.float32))
