@@ -253,7 +253,7 @@ def bench_search(args, root):
         records = db.get_all_tuning_records()
         best = []
         for m in marks:
-            valid = [r.mean_run_sec for r in records[:m] if r.is_valid]
+            valid = [r.best_run_sec for r in records[:m] if r.is_valid]
             best.append(flops / min(valid) / 1e9 if valid else 0.0)
         print(f"{label:34s}" + "".join(f"{g:10.1f}" for g in best) + f"{elapsed:9.0f}")
 

@@ -34,7 +34,8 @@ def test_tune_tir_with_a_schedule_fn_space(tmp_path):
     _check(sch)
     assert (tmp_path / "logs" / "tune.log").read_text().count("Sending 2 sample(s) to builder") \
         == 2
-    assert (tmp_path / "database_tuning_record.json").read_text().count("\n") == 4
+    lines = (tmp_path / "database_tuning_record.json").read_text().splitlines()
+    assert len([line for line in lines if '"remeasured":true' not in line]) == 4
 
 
 def test_tune_tir_with_the_default_space(tmp_path):

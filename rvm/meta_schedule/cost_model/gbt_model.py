@@ -72,7 +72,7 @@ class GBTModel(CostModel):
         for feature, result in zip(feats, results):
             ok = result.run_secs and result.error_msg is None
             self.features.append(np.asarray(feature, dtype=np.float32))
-            self.costs.append(float(np.mean(result.run_secs)) if ok else np.inf)
+            self.costs.append(float(np.min(result.run_secs)) if ok else np.inf)
             self.groups.append(group)
         self._fit()
 

@@ -67,6 +67,14 @@ class Database:
         self._records[id(record.workload)].append(record)
         self._store_record(record)
 
+    def commit_remeasurement(self, record, run_secs):
+        """Adds the times of a second measurement of ``record`` (a record of this
+        database) to its ``run_secs``: the record stays one record."""
+        if not any(r is record for r in self._records.get(id(record.workload), ())):
+            raise ValueError("commit_remeasurement: the record is not in this database")
+        record.run_secs = list(record.run_secs or []) + [float(s) for s in run_secs]
+        self._store_remeasurement(record)
+
     def records_of(self, workload):
         """Every record of ``workload`` (valid and failed), in commit order."""
         return list(self._records.get(id(workload), ()))
@@ -77,7 +85,8 @@ class Database:
 
     def get_top_k(self, workload, top_k, fingerprint=None):
         """The ``top_k`` fastest valid records of ``workload`` measured on one hardware
-        (``fingerprint``, by default this machine's, else the most common one)."""
+        (``fingerprint``, by default this machine's, else the most common one), ranked by
+        their fastest measurement (``best_run_sec``)."""
         valid = [r for r in self.records_of(workload) if r.is_valid]
         if not valid:
             return []
@@ -86,7 +95,7 @@ class Database:
             local = hardware_fingerprint()
             fingerprint = local if local in groups else groups.most_common(1)[0][0]
         same = [r for r in valid if r.fingerprint == fingerprint]
-        return sorted(same, key=lambda r: r.mean_run_sec)[:max(0, int(top_k))]
+        return sorted(same, key=lambda r: r.best_run_sec)[:max(0, int(top_k))]
 
     def __len__(self):
         return sum(len(rs) for rs in self._records.values())
@@ -115,6 +124,9 @@ class Database:
         pass
 
     def _store_record(self, record):
+        pass
+
+    def _store_remeasurement(self, record):
         pass
 
     # ---- the current database

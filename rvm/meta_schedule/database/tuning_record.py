@@ -50,6 +50,22 @@ class TuningRecord:
         return sum(self.run_secs) / len(self.run_secs)
 
     @property
+    def best_run_sec(self):
+        """The fastest of the measured seconds per call (MAX_MEAN_TIME for a failed
+        candidate): what records are ranked by. A busy moment of the machine only ever
+        slows a measurement, so the fastest of several is the steadiest estimate of the
+        kernel's own time, where a mean carries any spike along."""
+        if not self.is_valid:
+            return MAX_MEAN_TIME
+        return min(self.run_secs)
+
+    def same_candidate(self, other):
+        """Whether ``other`` records the same candidate (by hash, else by trace)."""
+        if self.candidate_hash is not None and other.candidate_hash is not None:
+            return self.candidate_hash == other.candidate_hash
+        return self.trace_json == other.trace_json
+
+    @property
     def trace(self):
         """The candidate's Trace (replayed from JSON on the workload the first time)."""
         if self._trace is None:

@@ -1,9 +1,11 @@
 """RewriteParallelVectorizeUnroll: the root block's annotations become loop kinds.
 
 For every loop nest under the root: the outermost loops that are spatial for
-every block under them are fused, as long as their extents multiply to at
-most the ``meta_schedule.parallel`` limit (the first such loop is taken
-whatever its extent), and run in parallel, unless the target has one core; the
+every block under them are fused (a perfect nest: each the only statement of the
+one before), as long as their extents multiply to at
+most the ``meta_schedule.parallel`` limit (the first such loop of more than one
+iteration is taken whatever its extent), and run in parallel, unless the target
+has one core; the
 innermost loop, when spatial and within the ``meta_schedule.vectorize``
 limit, becomes SIMD lanes; and the loops around it are unrolled, innermost
 first, while the product of their extents stays within the sampled
@@ -64,7 +66,9 @@ class RewriteParallelVectorizeUnroll(Postproc):
                 break
             if node.loop_var.dtype != dtype:  # fuse needs one index type (int32 or int64)
                 break
-            if chosen and product * extent > limit:
+            if product > 1 and product * extent > limit:  # unit loops before do not count
+                break
+            if chosen and sch.get(chosen[-1]).body is not node:  # fuse needs a perfect nest
                 break
             chosen.append(loop)
             product *= extent

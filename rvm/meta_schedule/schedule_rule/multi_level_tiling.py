@@ -10,6 +10,19 @@ spatial tile, so the accumulators of one tile stay in registers for the
 whole reduction; elementwise consumers of the result (bias add, relu) are
 folded into that write-back (``reverse_compute_inline``).
 
+A buffer read along the vector axis and the reduction only (``B[k, j]`` of
+``C[i, j] += A[i, k] * B[k, j]``) strides through memory by a whole row per
+step of the reduction; with power-of-two row lengths those rows fall into a few
+cache sets and evict each other. A second design space therefore packs it:
+under the outer spatial tile (the loop that runs in parallel) the tile's part
+of the buffer is copied (``cache_read``, ``compute_at``) into panels as wide as
+the vector tile (``transform_layout`` to ``[j // lanes, k, j % lanes]``), so the
+register tile streams one contiguous panel through a long inner reduction loop.
+The layout is fixed when the space is made, so each panel width (32 or 64
+lanes) is a space of its own with that vector length. The copy costs a pass over the
+tile's part of the buffer per outer tile, so it pays off for larger row
+counts; the search measures both spaces.
+
 When every buffer the block reads is contiguous along a reduction axis
 (``Y[i, j] += X[i, k] * W[j, k]``) the innermost spatial axis strides
 through memory, so the design space is instead one that splits the innermost
@@ -21,7 +34,7 @@ per output at the end.
 """
 from rvm.meta_schedule.loop_analysis import (
     REDUCTION, SPATIAL, const_extent, contiguous_axis_types, is_reduction_block,
-    iter_types_of_loop, realize_of,
+    iter_types_of_loop, realize_of, vars_of,
 )
 from rvm.meta_schedule.schedule_rule.schedule_rule import ScheduleRule, schedule_errors
 
@@ -41,6 +54,12 @@ RF_ROWS, RF_COLS = 8, 4
 RF_ROW_LENS, RF_COL_LENS = (2, 3, 4, 5, 6), (2, 3, 4)
 
 
+# The panel widths of the packed spaces (one space each): 2 or 4 vector registers.
+PACK_LANES = (32, 64)
+# The largest inner reduction tile over a packed panel (a whole K of 784 or 1024 fits).
+PACKED_REDUCTION = 1024
+
+
 class ReuseType:
     """How a tile reuses data: ``req`` "no", "may" (with and without) or "must";
     ``levels``: the spatial tile levels (1-based) where the cache is computed;
@@ -55,7 +74,8 @@ class ReuseType:
 
 
 def tile_loops(sch, s_loops, r_loops, structure, max_innermost_factor, inner=(),
-               vector_lens=VECTOR_LENS, row_tile=ROW_TILE, row_lens=(), col_lens=()):
+               vector_lens=VECTOR_LENS, row_tile=ROW_TILE, row_lens=(), col_lens=(),
+               max_innermost_reduction=None):
     """Splits ``s_loops``/``r_loops`` into the levels of ``structure`` (sampled tilings) and
     orders the pieces by it, ``inner`` loops last; returns the spatial levels' loop lists.
 
@@ -66,7 +86,8 @@ def tile_loops(sch, s_loops, r_loops, structure, max_innermost_factor, inner=(),
     ``row_tile``. ``row_lens`` and ``col_lens``, when given, are the lengths the innermost
     tiles of the other loops and of the last loop are drawn from (those dividing the
     extent; a sampled tiling when none does), so that a register tile is never a single
-    accumulator when the loops allow more."""
+    accumulator when the loops allow more. ``max_innermost_reduction`` bounds the inner
+    reduction tile (default: ``max_innermost_factor``)."""
     n_s, n_r = structure.count("S"), structure.count("R")
     s_tiles = [[] for _ in range(n_s)]
     r_tiles = [[] for _ in range(n_r)]
@@ -87,8 +108,9 @@ def tile_loops(sch, s_loops, r_loops, structure, max_innermost_factor, inner=(),
             parts = sch.split(loop, factors)
         for level, part in enumerate(parts):
             s_tiles[level].append(part)
+    r_limit = max_innermost_reduction or max_innermost_factor
     for loop in r_loops:
-        factors = sch.sample_perfect_tile(loop, n=n_r, max_innermost_factor=max_innermost_factor)
+        factors = sch.sample_perfect_tile(loop, n=n_r, max_innermost_factor=r_limit)
         for level, part in enumerate(sch.split(loop, factors)):
             r_tiles[level].append(part)
     order, s_level, r_level = [], 0, 0
@@ -134,16 +156,66 @@ def fold_epilogue(sch, producer):
             return
 
 
+def packable_read(sch, block):
+    """The index of the read buffer of ``block`` indexed by the reduction axes and, in its
+    last dimension, by the last spatial axis alone (``B[k, j]``), or None."""
+    realize = realize_of(sch, block)
+    blk = realize.block
+    spatial = [iv for iv in blk.iter_vars if iv.iter_type == SPATIAL]
+    if len(spatial) < 2:
+        return None
+    kinds = {id(iv.var): iv.iter_type for iv in blk.iter_vars}
+    last = id(spatial[-1].var)
+    found = None
+    for index, region in enumerate(blk.reads):
+        if len(region.region) < 2 or any(r.buffer is region.buffer for r in blk.writes):
+            continue
+        used = [vars_of(r.min) & kinds.keys() for r in region.region]
+        if used[-1] != {last} or any(last in u for u in used[:-1]):
+            continue
+        others = set().union(*used[:-1])
+        if not others or any(kinds[v] != REDUCTION for v in others):
+            continue
+        if found is not None:
+            return None
+        found = index
+    return found
+
+
+def pack_read(sch, block, s_tiles, lanes):
+    """Packs the packable read of ``block`` into panels ``lanes`` wide under the outer
+    spatial tile (see the module docstring); False when a primitive refuses."""
+    index = packable_read(sch, block)
+    if index is None:
+        return False
+    try:
+        at = sch.get(s_tiles[0][-1])
+        depth = [sch.get(loop) for loop in sch.get_loops(block)].index(at) + 1
+        copy = sch.cache_read(block, index, "global")
+        sch.compute_at(copy, s_tiles[0][-1])
+        sch.transform_layout(block, ("read", index),
+                             lambda *idx: (idx[-1] // lanes, *idx[:-1], idx[-1] % lanes))
+        # The copy walks panel by panel: lanes-wide contiguous stores.
+        own = sch.get_loops(copy)[depth:]
+        if len(own) > 1 and (const_extent(sch.get(own[-1])) or 0) % lanes == 0:
+            outer, _ = sch.split(own[-1], [None, lanes])
+            sch.reorder(outer, *own[:-1])
+        return True
+    except schedule_errors():
+        return False
+
+
 class MultiLevelTiling(ScheduleRule):
     """Tiles reduction blocks (see the module docstring).
 
     ``reduction_vector_lens``: the vector lengths of the rfactor design space
-    (empty: never); ``reuse_write``: the accumulator cache (a ReuseType).
+    (empty: never); ``reuse_write``: the accumulator cache (a ReuseType);
+    ``pack_reads``: whether to add the space with a packed read buffer.
     """
 
     def __init__(self, structure="SSRSRS", tile_binds=None, max_innermost_factor=64,
                  vector_load_lens=None, reuse_read=None, reuse_write=None,
-                 reduction_vector_lens=(16,), filter_fn=None):
+                 reduction_vector_lens=(16,), filter_fn=None, pack_reads=True):
         if set(structure) - {"S", "R"} or "S" not in structure:
             raise ValueError(f"structure must be made of 'S' and 'R', got {structure!r}")
         self.structure = structure
@@ -151,6 +223,7 @@ class MultiLevelTiling(ScheduleRule):
         self.reuse_write = reuse_write if reuse_write is not None else ReuseType()
         self.reduction_vector_lens = tuple(reduction_vector_lens)
         self.filter_fn = filter_fn
+        self.pack_reads = bool(pack_reads)
 
     def apply(self, sch, block):
         blk = sch.get(block)
@@ -178,13 +251,32 @@ class MultiLevelTiling(ScheduleRule):
         return [n for n in self.reduction_vector_lens if extent % n == 0 and extent > n]
 
     def _apply_tiling(self, sch, block):
-        if self.reuse_write.req == "may":
-            return [self._tile(sch.copy(), block, cache=False), self._tile(sch, block, True)]
-        return [self._tile(sch, block, cache=self.reuse_write.req == "must")]
+        caches = [False, True] if self.reuse_write.req == "may" else \
+            [self.reuse_write.req == "must"]
+        out = []
+        for cache in caches:
+            for lanes in self._pack_lanes(sch, block):
+                packed = self._tile(sch.copy(), block, cache, pack=lanes)
+                if packed is not None:
+                    out.append(packed)
+            out.append(self._tile(sch.copy(), block, cache))
+        return out
 
-    def _tile(self, sch, block, cache):
+    def _pack_lanes(self, sch, block):
+        """The panel widths of the packed spaces (none when no read can be packed)."""
+        if not self.pack_reads or packable_read(sch, block) is None:
+            return []
+        s_loops, _ = classify_loops(sch, block)
+        extent = const_extent(sch.get(s_loops[-1]))
+        return [n for n in PACK_LANES if extent % n == 0]
+
+    def _tile(self, sch, block, cache, pack=0):
         s_loops, r_loops = classify_loops(sch, block)
-        s_tiles = tile_loops(sch, s_loops, r_loops, self.structure, self.max_innermost_factor)
+        # A packed space has one vector length, the panel width its layout is made for; over
+        # a packed panel the register tile runs best through long reductions.
+        s_tiles = tile_loops(sch, s_loops, r_loops, self.structure, self.max_innermost_factor,
+                             vector_lens=(pack,) if pack else VECTOR_LENS,
+                             max_innermost_reduction=PACKED_REDUCTION if pack else None)
         # The rows of the register tile (the innermost tile next to the vector lanes) are
         # unrolled whatever unroll step is sampled, as in the rfactor space.
         if len(s_tiles[-1]) > 1:
@@ -194,6 +286,8 @@ class MultiLevelTiling(ScheduleRule):
             fold_epilogue(sch, writeback)
             level = min(self.reuse_write.levels[0], len(s_tiles)) - 1
             sch.reverse_compute_at(writeback, s_tiles[level][-1])
+        if pack and not pack_read(sch, block, s_tiles, pack):
+            return None
         sch.annotate(block, TILED, 1)
         return sch
 

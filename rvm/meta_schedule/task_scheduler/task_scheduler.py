@@ -7,6 +7,13 @@ unscheduled kernel, records every outcome in the database (failures with
 their reason), teaches the cost model, and reports progress. It stops when
 every task's search is over or ``max_trials_global`` trials are recorded
 (records already in the database count: a finished run resumes to nothing).
+
+At the end, each task's ``remeasure_top_k`` best candidates of this run are
+measured again, in ``remeasure_rounds`` rounds that take the candidates in
+turn, and the times are added to their records. Records are ranked by their
+fastest time, so a busy moment of the machine during one measurement neither
+hides a good candidate (its later rounds are quiet) nor crowns a bad one
+(the candidates it is compared with were measured around the same moments).
 """
 from rvm.meta_schedule.arg_info import entry_prim_func
 from rvm.meta_schedule.builder.builder import BuilderInput
@@ -29,13 +36,22 @@ class _TaskState:
         self.done = False
         self.history = []  # best latency after each batch
         self.measured_this_run = 0
+        self.measured = []  # (record, RunnerInput) of this run's valid candidates
 
 
 class TaskScheduler:
-    """Base class: subclasses choose the next task in ``next_task_id``."""
+    """Base class: subclasses choose the next task in ``next_task_id``.
 
-    def __init__(self):
+    ``remeasure_top_k`` candidates per task are measured again at the end, in
+    ``remeasure_rounds`` rounds (0: never)."""
+
+    def __init__(self, remeasure_top_k=4, remeasure_rounds=2):
+        if int(remeasure_top_k) < 0 or int(remeasure_rounds) < 0:
+            raise ValueError(f"remeasure_top_k and remeasure_rounds must be >= 0, got "
+                             f"{remeasure_top_k} and {remeasure_rounds}")
         self.tasks = []
+        self.remeasure_top_k = int(remeasure_top_k)
+        self.remeasure_rounds = int(remeasure_rounds)
 
     def next_task_id(self):
         """The index of the task to tune next (only tasks not done), or -1."""
@@ -58,7 +74,7 @@ class TaskScheduler:
                                cost_model=cost_model)
             strategy = context.search_strategy
             best = database.get_top_k(strategy.workload, 1) if strategy.workload else []
-            row.record(best[0].mean_run_sec if best else None, strategy.trials)
+            row.record(best[0].best_run_sec if best else None, strategy.trials)
         self._build_references(builder)
         log.table([t.row for t in self.tasks])
         while True:
@@ -82,6 +98,8 @@ class TaskScheduler:
             if not task.context.search_strategy.remaining:
                 self._finish(task, "")
         for task in self.tasks:
+            self._remeasure(task, runner, database)
+        for task in self.tasks:
             task.row.done = True
             task.context.post_tuning()
         return database
@@ -104,13 +122,13 @@ class TaskScheduler:
                                for c in candidates])
         ok = [(c, b) for c, b in zip(candidates, built) if b.error_msg is None]
         self.log.info(f"Sending {len(ok)} sample(s) to runner")
-        futures = runner.run([RunnerInput.from_builder_result(b, c.args_info, "main",
-                                                             task.reference) for c, b in ok])
-        measured = iter(f.result() for f in futures)
+        inputs = [RunnerInput.from_builder_result(b, c.args_info, "main", task.reference)
+                  for c, b in ok]
+        measured = iter(zip((f.result() for f in runner.run(inputs)), inputs))
         results = []
         for b in built:
             if b.error_msg is not None:
-                results.append(RunnerResult(error_msg=b.error_msg))
+                results.append((RunnerResult(error_msg=b.error_msg), None))
             else:
                 results.append(next(measured))
         return results
@@ -119,26 +137,55 @@ class TaskScheduler:
         context = task.context
         strategy = context.search_strategy
         local = hardware_fingerprint()
-        for candidate, result in zip(candidates, results):
+        for candidate, (result, runner_input) in zip(candidates, results):
             record = TuningRecord(candidate.sch.trace, strategy.workload, result.run_secs,
                                   context.target, candidate.args_info,
                                   result.fingerprint or local, result.error_msg,
                                   candidate.candidate_hash)
             database.commit_tuning_record(record)
+            if record.is_valid:
+                task.measured.append((record, runner_input))
             if result.error_msg is not None:
                 task.row.failures += 1
                 self.log.info(f'Task #{task.task_id} "{context.task_name}": candidate failed: '
                               f"{result.error_msg.splitlines()[0][:300]}")
+        results = [result for result, _ in results]
         if cost_model is not None:
             cost_model.update(context, candidates, results)
         context.notify_runner_results(candidates, results)
         task.measured_this_run += len(candidates)
         best = database.get_top_k(strategy.workload, 1)
-        task.row.record(best[0].mean_run_sec if best else None, strategy.trials)
+        task.row.record(best[0].best_run_sec if best else None, strategy.trials)
         task.history.append(task.row.best)
         self.log.info(f'[Updated] Task #{task.task_id}: "{context.task_name}"')
         self.log.table([t.row for t in self.tasks])
         self.log.bar(task.row, strategy.max_trials)
+
+    def _remeasure(self, task, runner, database):
+        """Measures the task's best candidates of this run again (see the module docstring)."""
+        if self.remeasure_top_k == 0 or len(task.measured) < 2:
+            return
+        strategy = task.context.search_strategy
+        best = database.get_top_k(strategy.workload, 1)
+        fingerprint = best[0].fingerprint if best else None
+        mine = [m for m in task.measured if m[0].fingerprint == fingerprint]
+        top = sorted(mine, key=lambda m: m[0].best_run_sec)[:self.remeasure_top_k]
+        if len(top) < 2:
+            return
+        self.log.info(f'Task #{task.task_id} "{task.context.task_name}": measuring its '
+                      f"{len(top)} best candidates again, {self.remeasure_rounds} round(s)")
+        times = [[] for _ in top]
+        for _ in range(self.remeasure_rounds):
+            for k, future in enumerate(runner.run([runner_input for _, runner_input in top])):
+                result = future.result()
+                # A candidate that fails now (a lost worker) keeps its first measurement.
+                if result.error_msg is None and result.fingerprint in (None, fingerprint):
+                    times[k].extend(result.run_secs)
+        for (record, _), secs in zip(top, times):
+            if secs:
+                database.commit_remeasurement(record, secs)
+        best = database.get_top_k(strategy.workload, 1)
+        task.row.record(best[0].best_run_sec if best else None, strategy.trials)
 
     def _finish(self, task, why):
         task.done = True
@@ -159,8 +206,8 @@ class PyTaskScheduler(TaskScheduler):
 class RoundRobin(TaskScheduler):
     """Tasks take turns."""
 
-    def __init__(self):
-        super().__init__()
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
         self._last = -1
 
     def next_task_id(self):
@@ -180,8 +227,8 @@ class GradientBased(TaskScheduler):
     picked, the improvement measured over the last ``window_size`` batches.
     """
 
-    def __init__(self, alpha=0.2, window_size=3, seed=-1):
-        super().__init__()
+    def __init__(self, alpha=0.2, window_size=3, seed=-1, **kwargs):
+        super().__init__(**kwargs)
         self.alpha = float(alpha)
         self.window_size = int(window_size)
 

@@ -76,3 +76,38 @@ def test_matmul_gets_the_tiling_space_without_rfactor():
         c = rvm.nd.empty((64, 64), "float32")
         rvm.build(sch.mod, target="c")["main"](rvm.nd.array(a), rvm.nd.array(a), c)
         np.testing.assert_allclose(c.numpy(), a @ a, rtol=1e-4, atol=1e-3)
+
+
+def test_matmul_gets_a_space_with_the_right_operand_packed_into_panels():
+    spaces, candidates = _candidates(_matmul(64), 3)
+    packed = [s for s in spaces if "TransformLayout" in _kinds(s.trace)]
+    assert len(packed) == 2 and len(spaces) == 3  # panels of 32 and of 64 lanes
+    assert all(_kinds(s.trace).count("CacheRead") == 1 for s in packed)
+    a = np.random.default_rng(1).standard_normal((64, 64)).astype("float32")
+    b = np.random.default_rng(2).standard_normal((64, 64)).astype("float32")
+    seen = 0
+    for sch in candidates:
+        if "TransformLayout" not in _kinds(sch.trace):
+            continue
+        seen += 1
+        block = sch.get(sch.get_block("C"))
+        # The register tile reads B from a panel: [j // lanes, r, j % lanes].
+        (panel,) = [r.buffer for r in block.reads if r.buffer.name == "B_global"]
+        lanes = const_extent(sch.get(sch.get_loops(sch.get_block("C"))[-1]))
+        assert len(panel.shape) == 3 and int(panel.shape[-1]) == lanes
+        copy_loops = [sch.get(l) for l in sch.get_loops(sch.get_block("B_global"))]
+        assert copy_loops[-1].kind == ForKind.VECTORIZED and const_extent(copy_loops[-1]) == lanes
+        c = rvm.nd.empty((64, 64), "float32")
+        rvm.build(sch.mod, target="c")["main"](rvm.nd.array(a), rvm.nd.array(b), c)
+        np.testing.assert_allclose(c.numpy(), a @ b, rtol=1e-4, atol=1e-3)
+    assert seen == 6
+
+
+def test_a_dense_layer_over_a_transposed_weight_packs_only_the_weight():
+    from rvm.meta_schedule.schedule_rule.multi_level_tiling import packable_read
+
+    sch = rvm.tir.Schedule(_matmul(16))
+    assert packable_read(sch, sch.get_block("C")) == 1
+    # X[i, r] * W[j, r]: no operand is read along j, so nothing to pack.
+    sch = rvm.tir.Schedule(_dense(4, 16, 8))
+    assert packable_read(sch, sch.get_block("Y")) is None
