@@ -113,7 +113,7 @@ def test_remeasure_settings_are_checked():
 
 def test_the_default_evaluator_takes_several_short_measurements(tmp_path):
     config = EvaluatorConfig()
-    assert config.repeat >= 3 and config.min_repeat_ms <= 20
+    assert config.repeat >= 5 and config.min_repeat_ms <= 5
     database = ms.tune_tir(mod=MyModule, target=TARGET, work_dir=str(tmp_path),
                            max_trials_global=2, num_trials_per_iter=2, seed=0,
                            strategy="replay-trace", runner=LocalRunner(), progress=False)

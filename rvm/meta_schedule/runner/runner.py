@@ -13,10 +13,12 @@ of workers) plugs in beside ``LocalRunner``.
 class EvaluatorConfig:
     """How a candidate is timed: ``repeat`` measurements of ``number`` calls each,
     ``number`` growing until one measurement lasts ``min_repeat_ms``. The candidate's
-    record keeps every measurement and is ranked by the fastest, so several short
-    measurements ride out a busy moment of the machine that one long one would absorb."""
+    record keeps every measurement and is ranked by the fastest. On a machine shared
+    with other work the scheduler preempts the measuring process every few milliseconds:
+    a measurement that lasts longer than a time slice always includes the waits, so the
+    default is many short measurements, some of which run within one slice."""
 
-    def __init__(self, number=3, repeat=5, min_repeat_ms=10, enable_cpu_cache_flush=False):
+    def __init__(self, number=3, repeat=10, min_repeat_ms=2, enable_cpu_cache_flush=False):
         if int(number) < 1 or int(repeat) < 1 or float(min_repeat_ms) < 0:
             raise ValueError(f"EvaluatorConfig needs number >= 1, repeat >= 1 and "
                              f"min_repeat_ms >= 0, got {number}, {repeat}, {min_repeat_ms}")
