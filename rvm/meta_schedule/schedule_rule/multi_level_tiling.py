@@ -34,9 +34,10 @@ per output at the end.
 """
 from rvm.meta_schedule.loop_analysis import (
     REDUCTION, SPATIAL, const_extent, contiguous_axis_types, is_reduction_block,
-    iter_types_of_loop, realize_of, vars_of,
+    iter_types_of_loop, realize_of,
 )
 from rvm.meta_schedule.schedule_rule.schedule_rule import ScheduleRule, schedule_errors
+from rvm.tir.analysis.free_vars import used_vars
 
 TILED = "meta_schedule.tiled"  # block annotation: tiled by a rule already
 # Lengths of the innermost (vector) tile: multiples of a 512-bit register of float32.
@@ -170,7 +171,7 @@ def packable_read(sch, block):
     for index, region in enumerate(blk.reads):
         if len(region.region) < 2 or any(r.buffer is region.buffer for r in blk.writes):
             continue
-        used = [vars_of(r.min) & kinds.keys() for r in region.region]
+        used = [used_vars(r.min).keys() & kinds.keys() for r in region.region]
         if used[-1] != {last} or any(last in u for u in used[:-1]):
             continue
         others = set().union(*used[:-1])
