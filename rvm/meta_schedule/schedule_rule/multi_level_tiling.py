@@ -194,8 +194,11 @@ def pack_read(sch, block, s_tiles, lanes):
         depth = [sch.get(loop) for loop in sch.get_loops(block)].index(at) + 1
         copy = sch.cache_read(block, index, "global")
         sch.compute_at(copy, s_tiles[0][-1])
+        # A bijection by construction (lanes divides the last extent): the element-wise
+        # check would cost seconds per replay of a 512x512 buffer.
         sch.transform_layout(block, ("read", index),
-                             lambda *idx: (idx[-1] // lanes, *idx[:-1], idx[-1] % lanes))
+                             lambda *idx: (idx[-1] // lanes, *idx[:-1], idx[-1] % lanes),
+                             assume_injective_transform=True)
         # The copy walks panel by panel: lanes-wide contiguous stores.
         own = sch.get_loops(copy)[depth:]
         if len(own) > 1 and (const_extent(sch.get(own[-1])) or 0) % lanes == 0:
