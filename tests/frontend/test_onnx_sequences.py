@@ -109,6 +109,16 @@ def test_a_sequence_of_known_length_is_a_tuple_at_import():
     _assert_same(stacked, np.stack([x, y], 1))
 
 
+def test_an_insert_at_a_run_time_position_keeps_what_the_elements_share():
+    nodes = [helper.make_node("SequenceConstruct", ["x"], ["s"]),
+             helper.make_node("SequenceInsert", ["s", "x", "p"], ["s1"]),
+             helper.make_node("SequenceAt", ["s1", "p"], ["at"]),
+             helper.make_node("Relu", ["at"], ["y"])]  # needs the element's shape
+    model = _model(nodes, [_info("x", F, [2]), _info("p", I64, [])], [_info("y", F, [2])])
+    x = np.array([-1, 2], "float32")
+    _assert_same(_run(model, x, np.array(0, "int64")), np.maximum(x, 0))
+
+
 def test_concat_from_a_sequence_input():
     model = _model([helper.make_node("ConcatFromSequence", ["s"], ["y"], axis=-1)],
                    [_seq("s", F, [2, None])], [_info("y", F, None)])

@@ -108,8 +108,9 @@ def _sequence_insert(ctx, inputs, attrs):
         return Sequence(seq.dtype, items=items)
     args = [_dynamic(ctx, seq), ctx.tensor(tensor)] + ([] if given is None else
                                                         [ctx.tensor(given)])
-    shape = _merged_shape(seq.shape, desc_of(ctx, tensor).shape) if not seq.static or \
-        seq.items else desc_of(ctx, tensor).shape
+    added = desc_of(ctx, tensor).shape
+    shape = added if seq.static and not seq.items else \
+        _merged_shape(desc_of(ctx, seq).shape, added)
     expr = _call(ctx, "vm.builtin.sequence_insert", args, ObjectStructInfo(), "seq")
     return Sequence(seq.dtype, expr=expr, shape=shape)
 
