@@ -13,8 +13,8 @@ deployed to one thread each; rows marked "tuned"). Each of ``threads`` threads m
 "cores" is the process's CPU time over the wall time of the calls: how many cores
 the threads got (on a shared machine, fewer than there are). Further rows: two
 threads with ``release_gil=False`` (what releasing the GIL around C kernels buys);
-two threads over two Executables that differ only in holding their own copy of the
-constants (the same program and kernel library: what sharing the weights costs);
+two threads whose VirtualMachines hold their own copy of the constants
+(``own_constants=True``, over the same Executable: what sharing the weights costs);
 two processes forked from this one, one thread each (the same pages of program,
 kernels and weights, and no GIL shared: what the machine gives two callers that
 share nothing but memory); and numpy's matmul of the first layer (one BLAS thread,
@@ -34,11 +34,9 @@ import numpy as np  # noqa: E402
 import rvm  # noqa: E402
 from bench_e2e import mlp_module, mlp_params
 from rvm import meta_schedule as ms
-from rvm.bytecode.executable import Executable
 from rvm.driver.relax_build import build
 from rvm.transform.bind_params import BindParams
 from rvm.meta_schedule.apply_database import MetaScheduleApplyDatabase
-from rvm.runtime.ndarray import NDArray
 from rvm.vm.machine import VirtualMachine
 
 
@@ -60,11 +58,12 @@ def timed_threads(threads, work):
     return time.perf_counter() - start, time.process_time() - cpu_start
 
 
-def run_threads(exs, x, expected, calls, release_gil=True):
+def run_threads(exs, x, expected, calls, release_gil=True, own_constants=False):
     """(seconds, CPU seconds) of one thread per Executable of ``exs`` making ``calls`` calls
     each; checks every result."""
     threads = len(exs)
-    vms = [VirtualMachine(ex, rvm.cpu(), release_gil=release_gil) for ex in exs]
+    vms = [VirtualMachine(ex, rvm.cpu(), release_gil=release_gil, own_constants=own_constants)
+           for ex in exs]
     mains = [vm["main"] for vm in vms]
     for main in mains:
         main(x)   # warm the storage pools
@@ -107,13 +106,6 @@ def run_processes(ex, x, expected, calls, processes=2):
         if c.exitcode != 0:
             raise AssertionError(f"a process exited with code {c.exitcode}")
     return max(m[0] for m in measured), sum(m[1] for m in measured)
-
-
-def with_own_constants(ex):
-    """An Executable with ``ex``'s program and kernel library and a copy of its tensors."""
-    constants = [rvm.nd.array(c.numpy()) if isinstance(c, NDArray) else c for c in ex.constants]
-    return Executable(ex.func_table, constants, ex.instructions, ex.source_map,
-                      ex.kernel_libs, ex.imported_modules)
 
 
 def numpy_threads(batch, threads, calls, copies):
@@ -163,13 +155,15 @@ def main():
     tuned = tuned_executable(BindParams("main", params)(mlp_module(args.batch)), args.trials)
     x = rvm.nd.array(np.random.default_rng(0).random((args.batch, 784), dtype=np.float32))
     expected = VirtualMachine(ex, rvm.cpu())["main"](x).numpy()
-    own = [ex, with_own_constants(ex)]
     rows = {  # label: (run of one round -> (seconds, CPU seconds), threads, baseline label)
         **thread_rows(ex, "", x, expected, args.calls),
         "2 (GIL held)": (lambda: run_threads([ex] * 2, x, expected, args.calls, False), 2, "1"),
-        "2 (own constants)": (lambda: run_threads(own, x, expected, args.calls), 2, "1"),
+        "2 (own constants)": (lambda: run_threads([ex] * 2, x, expected, args.calls,
+                                                  own_constants=True), 2, "1"),
         "2 processes": (lambda: run_processes(ex, x, expected, args.calls), 2, "1"),
         **thread_rows(tuned, " tuned", x, expected, args.calls),
+        "2 tuned (own constants)": (lambda: run_threads([tuned] * 2, x, expected, args.calls,
+                                                        own_constants=True), 2, "1 tuned"),
         "2 processes tuned": (lambda: run_processes(tuned, x, expected, args.calls), 2,
                               "1 tuned"),
         "numpy 1": (lambda: numpy_threads(args.batch, 1, args.calls, False), 1, "numpy 1"),
@@ -185,10 +179,10 @@ def main():
             cores[label].append(cpu / seconds)
     print(f"MLP 784-128-10, batch {args.batch}; {args.calls} calls per thread, exact results; "
           f"median of {args.rounds} rounds; {os.cpu_count()} cores")
-    print(f"{'threads':>17} {'calls/s':>10} {'us/call':>9} {'x 1 thread':>11} {'cores':>6}")
+    print(f"{'threads':>23} {'calls/s':>10} {'us/call':>9} {'x 1 thread':>11} {'cores':>6}")
     for label, (_, _, base) in rows.items():
         rate = statistics.median(rates[label])
-        print(f"{label:>17} {rate:>10.0f} {1e6 / rate:>9.1f} "
+        print(f"{label:>23} {rate:>10.0f} {1e6 / rate:>9.1f} "
               f"{rate / statistics.median(rates[base]):>11.2f} "
               f"{statistics.median(cores[label]):>6.2f}")
 

@@ -139,7 +139,7 @@ class _Values:
         return found
 
 
-def _link_args(args, callee_kind, ex, callees, vm, state, values):
+def _link_args(args, callee_kind, constants, callees, vm, state, values):
     out = []
     for kind, value in args:
         if kind == ArgKind.REG:
@@ -148,7 +148,7 @@ def _link_args(args, callee_kind, ex, callees, vm, state, values):
         if kind == ArgKind.IMM:
             key, obj = ("imm", value), value
         elif kind == ArgKind.CONST:
-            key, obj = ("const", value), ex.constants[value]
+            key, obj = ("const", value), constants[value]
         elif kind == ArgKind.FUNC:
             key, obj = ("func", value), callees[value]
         elif kind == ArgKind.VOID:
@@ -177,10 +177,12 @@ def _row(pc, instr, kinds, link_args):
     return tuple(row)
 
 
-def link(ex, vm, state, callees=None):
+def link(ex, vm, state, callees=None, constants=None):
     """The Linked form of Executable ``ex`` for VirtualMachine ``vm`` whose C state object
-    is ``state``; ``callees`` (else resolved here) are the entries of ``resolve``."""
+    is ``state``; ``callees`` (else resolved here) are the entries of ``resolve``, and
+    ``constants`` (else ``ex.constants``) the values constant operands refer to."""
     callees = resolve(ex, vm) if callees is None else list(callees)
+    constants = ex.constants if constants is None else constants
     kinds = []
     for i, info in enumerate(ex.func_table):
         kind, callees[i] = classify(info, callees[i])
@@ -189,7 +191,7 @@ def link(ex, vm, state, callees=None):
 
     def link_args(call_args, callee_kind):
         first = len(args)
-        args.extend(_link_args(call_args, callee_kind, ex, callees, vm, state, values))
+        args.extend(_link_args(call_args, callee_kind, constants, callees, vm, state, values))
         return first
 
     code = [_row(pc, instr, kinds, link_args) for pc, instr in enumerate(ex.instructions)]

@@ -28,7 +28,7 @@ from rvm.runtime.container import Array
 from rvm.runtime.data_type import ML_DTYPES
 from rvm.runtime.device import Device, cpu
 from rvm.runtime.module import Module
-from rvm.runtime.ndarray import array, from_dlpack
+from rvm.runtime.ndarray import NDArray, array, from_dlpack
 from rvm.runtime.packed_func import PackedFunc
 from rvm.runtime.profiling import time_evaluator as _time_evaluator
 from rvm.vm import interpreter
@@ -138,6 +138,13 @@ class VirtualMachine:
     VM-to-VM call, closures included, or a backward jump); past it the run stops with a
     RuntimeError naming the limit, so an endless loop or runaway recursion ends.
 
+    ``own_constants`` (default False) gives this VM its own copy of the executable's
+    constant tensors (the weights a build binds), made here, instead of reading the
+    executable's: threads that each run a VM over one Executable then read separate
+    memory, at the cost of the constants' bytes once more per VM. On machines where two
+    cores reading the same memory slow each other down, that is what lets threads scale
+    (BENCHMARKS.md, "Threads over one Executable").
+
     >>> from rvm.bytecode.builder import ExecBuilder
     >>> ib = ExecBuilder()
     >>> with ib.function("ident", num_inputs=1):
@@ -147,7 +154,7 @@ class VirtualMachine:
     """
 
     def __init__(self, rt_mod, device=None, memory_cfg="pooled", engine=None,
-                 release_gil=True, memory_limit=None, step_limit=None):
+                 release_gil=True, memory_limit=None, step_limit=None, own_constants=False):
         if not isinstance(rt_mod, Executable):
             raise TypeError(f"VirtualMachine expects an Executable, got {type(rt_mod).__name__}")
         devices = [cpu(0)] if device is None else (
@@ -173,7 +180,12 @@ class VirtualMachine:
         self.executable = rt_mod
         self.devices = devices
         self.state = _bridge.vm_state(len(devices), memory_cfg == "naive", memory_limit)
-        self.linked = link(rt_mod, self, self.state)
+        if not isinstance(own_constants, bool):
+            raise TypeError(f"VirtualMachine: own_constants must be True or False, got "
+                            f"{own_constants!r}")
+        constants = [c.copyto(c.device) if isinstance(c, NDArray) else c
+                     for c in rt_mod.constants] if own_constants else None
+        self.linked = link(rt_mod, self, self.state, constants=constants)
         self.instrument = None        # read by the engines: see set_instrument
         self.profile_samples = None   # the python engine's profile while one runs
         self.active_runs = 0          # the python engine's runs in progress ...

@@ -4,6 +4,7 @@ throughput)."""
 import threading
 
 import numpy as np
+import pytest
 
 import rvm
 from rvm.driver.relax_build import build
@@ -13,7 +14,8 @@ from tests.e2e.test_spec_4_build_and_run import MyModule, mlp_inputs
 THREADS, CALLS = 4, 200
 
 
-def test_threads_sharing_an_executable_get_exact_results():
+@pytest.mark.parametrize("own_constants", [False, True])
+def test_threads_sharing_an_executable_get_exact_results(own_constants):
     x, p = mlp_inputs()
     ex = build(MyModule, target="c", params={k: rvm.nd.array(v) for k, v in p.items()})
     inputs = [rvm.nd.array(x * (k + 1)) for k in range(THREADS)]
@@ -22,7 +24,7 @@ def test_threads_sharing_an_executable_get_exact_results():
     start = threading.Barrier(THREADS)
 
     def work(k):
-        main = VirtualMachine(ex, rvm.cpu())["main"]
+        main = VirtualMachine(ex, rvm.cpu(), own_constants=own_constants)["main"]
         start.wait()
         results[k] = [main(inputs[k]).numpy() for _ in range(CALLS)]
 

@@ -5,6 +5,7 @@ import threading
 import numpy as np
 import pytest
 
+import rvm
 from rvm.bytecode.builder import ExecBuilder
 from rvm.runtime.device import cpu
 from rvm.runtime.packed_func import get_global_func, register_func
@@ -83,3 +84,20 @@ def test_the_native_engine_runs_c_callees_without_the_gil(release_gil):
         set_flag()
         assert vm["main"](1) == 1   # the flag set after the run, seen by the next one
     assert seen == int(release_gil)
+
+
+def test_own_constants_gives_a_vm_its_own_copy_of_the_weights():
+    weights = np.arange(6, dtype="float32").reshape(2, 3)
+    ib = ExecBuilder()
+    with ib.function("main", num_inputs=1):
+        w = ib.c(ib.convert_constant(rvm.nd.array(weights)))
+        ib.emit_call("vm.builtin.copy", args=[w], dst=ib.r(1))
+        ib.emit_ret(ib.r(1))
+    ex = ib.get()
+    shared, own = VirtualMachine(ex, cpu()), VirtualMachine(ex, cpu(), own_constants=True)
+    np.testing.assert_array_equal(own["main"](0).numpy(), weights)
+    ex.constants[0].copyfrom(np.zeros((2, 3), "float32"))   # the executable's copy changes
+    np.testing.assert_array_equal(shared["main"](0).numpy(), np.zeros((2, 3), "float32"))
+    np.testing.assert_array_equal(own["main"](0).numpy(), weights)
+    with pytest.raises(TypeError, match="own_constants must be True or False, got 'yes'"):
+        VirtualMachine(ex, cpu(), own_constants="yes")
