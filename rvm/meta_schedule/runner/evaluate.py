@@ -4,10 +4,18 @@ The candidate and the unscheduled reference kernel run on the same random
 arguments (seeded, so every candidate of a workload sees the same ones);
 every argument must come out equal within float tolerance, or the
 candidate fails with the first differing element. Then ``time_evaluator``
-measures it. Libraries and the reference's outputs stay loaded in the worker,
-so a workload's reference runs once per worker.
+measures it, alone on the machine: timings take a lock (``measuring_alone``) that
+every process of every runner on the machine shares, so candidates checked and
+compiled in parallel are never timed at once (two measurements at once slow each
+other, and not by the same amount for every schedule, which would reorder the
+candidates). Libraries and the reference's outputs stay loaded in the worker, so
+a workload's reference runs once per worker.
 """
+import contextlib
+import fcntl
+import os
 import pathlib
+import tempfile
 
 import numpy as np
 
@@ -22,6 +30,21 @@ RTOL = 1e-3
 ATOL = 1e-4  # times the largest magnitude of the expected tensor (at least 1)
 _LIBRARIES = {}
 _EXPECTED = {}
+
+
+MEASURE_LOCK = pathlib.Path(tempfile.gettempdir()) / "rvm-measure.lock"
+
+
+@contextlib.contextmanager
+def measuring_alone(path=MEASURE_LOCK):
+    """Holds the machine's measurement lock (an exclusive ``flock`` of ``path``, released
+    by the system if the process dies) for the ``with`` block."""
+    fd = os.open(path, os.O_RDONLY | os.O_CREAT, 0o666)  # read-only: any user may lock it
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 class WrongResultError(ValueError):
@@ -104,4 +127,6 @@ def evaluate(spec):
         args = _run(func, inputs)
     config = spec["config"]
     timer = time_evaluator(func, config["number"], config["repeat"], config["min_repeat_ms"])
-    return {"run_secs": list(timer(*args).results), "fingerprint": hardware_fingerprint()}
+    with measuring_alone():
+        run_secs = list(timer(*args).results)
+    return {"run_secs": run_secs, "fingerprint": hardware_fingerprint()}

@@ -3,12 +3,16 @@
 A crashing, a hanging and a wrong candidate each come back as a failed
 RunnerResult with its reason, and the runner goes on measuring the next one.
 """
+import multiprocessing
+import time
+
 import pytest
 
 from rvm.meta_schedule.arg_info import ArgInfo
 from rvm.meta_schedule.builder import BuilderInput, LocalBuilder
 from rvm.meta_schedule.hardware import hardware_fingerprint
 from rvm.meta_schedule.runner import EvaluatorConfig, LocalRunner, RunnerInput, RunnerResult
+from rvm.meta_schedule.runner.evaluate import measuring_alone
 from tests.meta_schedule import kernels
 
 FAST = EvaluatorConfig(number=1, repeat=2, min_repeat_ms=0)
@@ -72,3 +76,27 @@ def test_bad_configs():
         EvaluatorConfig(enable_cpu_cache_flush=True)
     with pytest.raises(ValueError, match="either"):
         RunnerResult()
+
+
+def _hold_measure_lock(path, times):
+    with measuring_alone(path):
+        start = time.monotonic()
+        time.sleep(0.2)
+        times.put((start, time.monotonic()))
+
+
+def test_measurements_on_one_machine_never_overlap(tmp_path):
+    # Every runner's worker times its candidate under one lock per machine: candidates
+    # timed at once slow each other, unequally, and would swap places in the ranking.
+    context = multiprocessing.get_context("fork")
+    times = context.Queue()
+    holders = [context.Process(target=_hold_measure_lock, args=(tmp_path / "lock", times))
+               for _ in range(3)]
+    for p in holders:
+        p.start()
+    spans = sorted(times.get(timeout=60) for _ in holders)
+    for p in holders:
+        p.join(60)
+    assert all(p.exitcode == 0 for p in holders)
+    for (_, end), (next_start, _) in zip(spans, spans[1:]):
+        assert next_start >= end, spans
