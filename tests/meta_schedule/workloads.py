@@ -2,6 +2,9 @@
 stochastic schedule, and §5.4's linear0 (static shapes) in MyModuleMixture."""
 import numpy as np
 
+from rvm import meta_schedule as ms
+from rvm.meta_schedule import default_config
+from rvm.meta_schedule.schedule_rule.multi_level_tiling import MultiLevelTiling
 from rvm.script import ir as I, relax as R, tir as T  # noqa: E741
 
 
@@ -66,3 +69,11 @@ def matmul_inputs(seed=0):
     a = rng.standard_normal((128, 128)).astype("float32")
     b = rng.standard_normal((128, 128)).astype("float32")
     return a, b
+
+
+def with_packed_spaces(target):
+    """The default space generator with MultiLevelTiling's packed spaces (pack_reads=True)."""
+    rules = [MultiLevelTiling(structure="SSRSRS", max_innermost_factor=64, pack_reads=True)
+             if isinstance(rule, MultiLevelTiling) else rule
+             for rule in default_config.schedule_rules(target)]
+    return ms.space_generator.PostOrderApply(sch_rules=rules)

@@ -11,7 +11,7 @@ from rvm.meta_schedule.search_strategy.search_strategy import replay, without_de
 from rvm.script import ir as I, tir as T  # noqa: E741
 from rvm.tir.stmt import For, ForKind
 from rvm.tir.stmt_functor import post_order_visit
-from tests.meta_schedule.workloads import MyModule
+from tests.meta_schedule.workloads import MyModule, with_packed_spaces
 
 
 @I.ir_module
@@ -30,7 +30,8 @@ class MixedIndexTypes:
 
 
 def _candidates(mod, count, cores=2):
-    ctx = ms.TuneContext(mod, target=f"llvm --num-cores={cores}", rand_state=5)
+    ctx = ms.TuneContext(mod, target=f"llvm --num-cores={cores}", rand_state=5,
+                         space_generator=with_packed_spaces(f"llvm --num-cores={cores}"))
     out = []
     for space in ctx.generate_design_space():
         for seed in range(count):

@@ -13,6 +13,7 @@ from rvm import te
 from rvm.meta_schedule.loop_analysis import const_extent
 from rvm.meta_schedule.search_strategy.search_strategy import replay, without_decisions
 from rvm.tir.stmt import ForKind
+from tests.meta_schedule.workloads import with_packed_spaces
 
 
 def _dense(m, k, n):
@@ -30,7 +31,8 @@ def _matmul(n):
 
 
 def _candidates(mod, count):
-    ctx = ms.TuneContext(mod, target="llvm --num-cores=2", rand_state=3)
+    ctx = ms.TuneContext(mod, target="llvm --num-cores=2", rand_state=3,
+                         space_generator=with_packed_spaces("llvm --num-cores=2"))
     spaces = ctx.generate_design_space()
     out = []
     for space in spaces:
