@@ -111,10 +111,9 @@ class JSONDatabase(Database):
         self._order.append(workload)
         self._append(self.path_workload, workload.as_json())
 
-    def _store_record(self, record):
+    def _store_record(self, record, **marks):
         index = next(i for i, w in enumerate(self._order) if w is record.workload)
-        self._append(self.path_tuning_record, [index, record.as_json()])
+        self._append(self.path_tuning_record, [index, dict(record.as_json(), **marks)])
 
     def _store_remeasurement(self, record):
-        index = next(i for i, w in enumerate(self._order) if w is record.workload)
-        self._append(self.path_tuning_record, [index, dict(record.as_json(), remeasured=True)])
+        self._store_record(record, remeasured=True)
