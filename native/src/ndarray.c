@@ -56,6 +56,7 @@ static RVMNDArray* new_header(const int64_t* shape, int ndim, DLDataType dtype, 
   arr->dl.strides = NULL;
   arr->dl.byte_offset = 0;
   arr->owner = NULL;
+  arr->py_object = NULL;
   return arr;
 }
 

@@ -2,8 +2,16 @@
  * ObjectBase for other runtime objects. */
 #include "py_bridge.h"
 
+/* The one Python object of a tensor: a tensor that crosses to Python again (a register
+ * passed to a Python callee, a result returned) comes back as the object it already has. */
 PyObject* rvm_ndarray_wrap(RVMNDArray* arr, int steal) {
   PyTypeObject* type = rvm_hooks.ndarray_type != NULL ? rvm_hooks.ndarray_type : &NDArrayBaseType;
+  PyObject* known = (PyObject*)arr->py_object;
+  if (known != NULL && Py_TYPE(known) == type) {
+    Py_INCREF(known);
+    if (steal) RVMObjectFree(&arr->header);
+    return known;
+  }
   NDArrayObject* self = (NDArrayObject*)type->tp_alloc(type, 0);
   if (self == NULL) {
     if (steal) RVMObjectFree(&arr->header);
@@ -11,11 +19,15 @@ PyObject* rvm_ndarray_wrap(RVMNDArray* arr, int steal) {
   }
   if (!steal) RVMObjectRetain(&arr->header);
   self->arr = arr;
+  if (known == NULL) arr->py_object = self;
   return (PyObject*)self;
 }
 
 static void ndarray_dealloc(NDArrayObject* self) {
-  if (self->arr != NULL) RVMObjectFree(&self->arr->header);
+  if (self->arr != NULL) {
+    if (self->arr->py_object == (void*)self) self->arr->py_object = NULL;
+    RVMObjectFree(&self->arr->header);
+  }
   Py_TYPE(self)->tp_free((PyObject*)self);
 }
 

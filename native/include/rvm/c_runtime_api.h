@@ -103,6 +103,8 @@ typedef struct RVMNDArray {
   RVMObject header;
   DLTensor dl;
   RVMObject* owner;      /* NULL: dl.data came from RVMArrayAlloc and is freed with it */
+  void* py_object;       /* the Python object wrapping this tensor while one exists (not a
+                          * reference: the wrapper clears it when it goes), else NULL */
   int64_t shape_data[];  /* dl.shape points here */
 } RVMNDArray;
 
