@@ -8,7 +8,6 @@ three kernel calls) and a 512x512x512 matmul, all written as TE computes with
 no schedule, built with ``rvm.build(..., target="c")``. Times are medians of
 repeated measurements; numpy runs the same computation (``x @ w.T + b``).
 """
-import statistics
 import sys
 import time
 
@@ -18,6 +17,7 @@ import rvm
 from rvm import te, tir
 from rvm.driver.build_module import build
 from rvm.ir.module import IRModule
+from timing import alternating_medians
 
 REPEAT = 9
 
@@ -42,25 +42,6 @@ def matmul(n):
     k = te.reduce_axis((0, n), name="k")
     C = te.compute((n, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
     return te.create_prim_func([A, B, C])
-
-
-def median_seconds(fn, min_time=0.2):
-    fn()
-    number = 1
-    while True:
-        start = time.perf_counter()
-        for _ in range(number):
-            fn()
-        if time.perf_counter() - start > min_time / REPEAT or number > 1 << 20:
-            break
-        number *= 2
-    times = []
-    for _ in range(REPEAT):
-        start = time.perf_counter()
-        for _ in range(number):
-            fn()
-        times.append((time.perf_counter() - start) / number)
-    return statistics.median(times)
 
 
 def main():
@@ -104,7 +85,8 @@ def main():
     print(f"{'kernel (unscheduled)':32s}{'rvm us':>11s}{'GFLOPS':>9s}{'numpy us':>11s}"
           f"{'GFLOPS':>9s}{'x numpy':>9s}")
     for name, flops, ours, theirs in rows:
-        t_ours, t_np = median_seconds(ours), median_seconds(theirs)
+        med = alternating_medians({"ours": ours, "numpy": theirs}, REPEAT)
+        t_ours, t_np = med["ours"], med["numpy"]
         print(f"{name:32s}{t_ours * 1e6:11.1f}{flops / t_ours / 1e9:9.2f}{t_np * 1e6:11.1f}"
               f"{flops / t_np / 1e9:9.2f}{t_ours / t_np:9.2f}")
 

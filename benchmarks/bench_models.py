@@ -28,9 +28,9 @@ its ``prepare`` and add it to ``SOURCES``. Medians are of ``--repeat`` rounds; i
 round every source runs in turn, so the columns of a row are measured together.
 """
 import argparse
+import functools
 import io
 import os
-import statistics
 import sys
 import tempfile
 import time
@@ -42,6 +42,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import rvm  # noqa: E402
 from rvm import relax  # noqa: E402
+from timing import alternating_medians  # noqa: E402
 
 TARGET = "c"
 
@@ -155,25 +156,6 @@ RATIOS = [("rvm", "torch"), ("rvm", "onnxruntime"), ("rvm-onnx", "onnxruntime"),
           ("rvm-onnx", "ort-default")]
 
 
-# -- timing --------------------------------------------------------------------------------
-def _time(fn, x, number):
-    start = time.perf_counter()
-    for _ in range(number):
-        fn(x)
-    return (time.perf_counter() - start) / number
-
-
-def measure(runs, x, repeat):
-    """Median seconds per call of each run, measured in alternating rounds."""
-    slowest = max(_time(fn, x, 2) for fn in runs.values())
-    number = max(1, int(0.02 / max(slowest, 1e-7)))
-    samples = {name: [] for name in runs}
-    for _ in range(repeat):
-        for name, fn in runs.items():
-            samples[name].append(_time(fn, x, number))
-    return {name: statistics.median(s) for name, s in samples.items()}
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=0, help="tuning trials per kernel")
@@ -213,7 +195,8 @@ def main(argv=None):
                 np.testing.assert_allclose(run(case.x), expected, rtol=1e-3, atol=1e-4,
                                            err_msg=f"{source} on {name} batch {batch}")
                 runs[source] = run
-            med = measure(runs, case.x, options.repeat)
+            med = alternating_medians({s: functools.partial(run, case.x)
+                                       for s, run in runs.items()}, options.repeat)
             cells = "".join(f"{med[s] * 1e6:13.1f}" if s in med else f"{'-':>13s}"
                             for s in sources)
             shares = "".join(f"{med[a] / med[b]:26.2f}" if a in med and b in med

@@ -15,7 +15,8 @@
    cost model, and random search (``strategy="replay-trace"``): the best
    GFLOPS found after a quarter, half and all of the trials.
 
-``--trials`` is the budget per task (at most 256 per the issue), measured
+Each row's columns are measured together, in alternating rounds (benchmarks/timing.py),
+so a change in the machine's load moves all of them. ``--trials`` is the budget per task (at most 256 per the issue), measured
 ``PER_ITER`` candidates at a time (the first batch is random, later ones are
 chosen by the cost model). Work
 directories are fresh for each tuning (so tuning times are real) under
@@ -23,7 +24,6 @@ directories are fresh for each tuning (so tuning times are real) under
 """
 import argparse
 import shutil
-import statistics
 import sys
 import tempfile
 import time
@@ -36,29 +36,11 @@ from rvm import relax, te
 from rvm.relax.block_builder import BlockBuilder
 from rvm.relax.expr import Var
 from rvm.relax.struct_info import TensorStructInfo
+from timing import alternating_medians
 
 TARGET = "llvm"
 REPEAT = 15
 PER_ITER = 16
-
-
-def median_seconds(fn, min_time=0.2):
-    fn()
-    number = 1
-    while True:
-        start = time.perf_counter()
-        for _ in range(number):
-            fn()
-        if time.perf_counter() - start > min_time / REPEAT or number > 1 << 20:
-            break
-        number *= 2
-    times = []
-    for _ in range(REPEAT):
-        start = time.perf_counter()
-        for _ in range(number):
-            fn()
-        times.append((time.perf_counter() - start) / number)
-    return statistics.median(times)
 
 
 def matmul_module(n):
@@ -181,10 +163,12 @@ def bench_matmul(args, root):
     tuned["main"](an, bn, cn)
     np.testing.assert_allclose(cn.numpy(), a @ b, rtol=1e-3, atol=1e-3)
     flops = 2 * 512 ** 3
-    rows = [("untuned", median_seconds(lambda: untuned["main"](an, bn, cn), 1.0)),
-            (f"tuned ({args.trials} trials, {tuning:.0f} s)",
-             median_seconds(lambda: tuned["main"](an, bn, cn))),
-            ("numpy", median_seconds(lambda: a @ b))]
+    med = alternating_medians({"untuned": lambda: untuned["main"](an, bn, cn),
+                               "tuned": lambda: tuned["main"](an, bn, cn),
+                               "numpy": lambda: a @ b}, REPEAT)
+    rows = [("untuned", med["untuned"]),
+            (f"tuned ({args.trials} trials, {tuning:.0f} s)", med["tuned"]),
+            ("numpy", med["numpy"])]
     print(f"\n1. matmul 512x512x512 float32")
     print(f"{'':34s}{'ms':>9s}{'GFLOPS':>9s}{'x numpy GFLOPS':>16s}")
     numpy_gflops = flops / rows[-1][1] / 1e9
@@ -224,11 +208,15 @@ def bench_mlps(args, root):
             for vm in (vm0, vm1):
                 np.testing.assert_allclose(vm["main"](xn).numpy(), expected, rtol=1e-3,
                                            atol=1e-3)
-            t_untuned = median_seconds(lambda: vm0["main"](xn))
-            t_tuned = median_seconds(lambda: vm1["main"](xn))
-            t_numpy = median_seconds(lambda: numpy_mlp(params, x))
-            t_ort = median_seconds(lambda: session.run(None, {"x": x})) if session else None
-            t_torch = median_seconds(lambda: torch_run(x)) if torch_run else None
+            runs = {"untuned": lambda: vm0["main"](xn), "tuned": lambda: vm1["main"](xn),
+                    "numpy": lambda: numpy_mlp(params, x)}
+            if session:
+                runs["onnxrt"] = lambda: session.run(None, {"x": x})
+            if torch_run:
+                runs["torch"] = lambda: torch_run(x)
+            med = alternating_medians(runs, REPEAT)
+            t_untuned, t_tuned, t_numpy = med["untuned"], med["tuned"], med["numpy"]
+            t_ort, t_torch = med.get("onnxrt"), med.get("torch")
             peers = "".join(f"{t * 1e6:10.1f}" if t else f"{'-':>10s}" for t in (t_ort, t_torch))
             print(f"{label:22s}{batch:6d}{t_untuned * 1e6:10.1f}{t_tuned * 1e6:10.1f}"
                   f"{t_numpy * 1e6:10.1f}{peers}{t_tuned / t_numpy:12.2f}{tuning:10.0f}")
@@ -267,7 +255,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     root = args.work_dir or tempfile.mkdtemp(prefix="rvm-bench-tuning-")
     print(f"python {sys.version.split()[0]}, numpy {np.__version__}; {args.trials} trials per "
-          f"task; target {TARGET!r}; median of {REPEAT} repeats")
+          f"task; target {TARGET!r}; median of {REPEAT} alternating rounds")
     if args.only in (None, "matmul"):
         bench_matmul(args, root)
     if args.only in (None, "mlp"):
