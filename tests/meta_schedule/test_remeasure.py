@@ -62,6 +62,8 @@ def test_records_are_ranked_by_their_fastest_measurement():
         db.commit_tuning_record(record)
     assert spiky.mean_run_sec > steady.mean_run_sec
     assert db.get_top_k(workload, 2) == [spiky, steady]
+    # the printed record leads with what it is ranked by
+    assert "best 1000.00 us, mean 3666.67 us" in repr(spiky)
 
 
 def test_remeasuring_the_best_candidates_finds_the_one_a_spike_hid(tmp_path):

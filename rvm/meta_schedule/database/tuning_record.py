@@ -103,6 +103,6 @@ class TuningRecord:
             data.get("fingerprint"), data.get("error_msg"), data.get("candidate_hash"))
 
     def __repr__(self):
-        outcome = (f"{self.mean_run_sec * 1e6:.2f} us" if self.is_valid
-                   else f"failed: {str(self.error_msg)[:60]}")
+        outcome = (f"best {self.best_run_sec * 1e6:.2f} us, mean {self.mean_run_sec * 1e6:.2f} us"
+                   if self.is_valid else f"failed: {str(self.error_msg)[:60]}")
         return f"TuningRecord({self.workload!r}, {outcome})"
