@@ -3,7 +3,10 @@
 It learns, for each workload, the normalized throughput of a candidate
 (the workload's best measured time divided by the candidate's; 0 for a
 failed one) from PerStoreFeature vectors, refitting after every batch of
-measurements. Until ``num_warmup_samples`` candidates are measured it
+measurements. Times are normalized among the measurements of one hardware
+fingerprint: a runner whose workers differ (RayRunner on a mixed cluster)
+teaches the model how candidates rank on each machine, never that a kernel is
+slow because a slower machine timed it. Until ``num_warmup_samples`` candidates are measured it
 scores at random, as a model that knows nothing should.
 
 >>> GBTModel().predict(None, []).shape
@@ -67,13 +70,13 @@ class GBTModel(CostModel):
         self.model = GradientBoostedTrees(**self.tree_config).fit(x, self._targets())
 
     def update(self, context, candidates, results):
-        group = _group_of(context)
+        workload = _group_of(context)
         feats = self.extractor.extract_from(context, candidates)
         for feature, result in zip(feats, results):
             ok = result.run_secs and result.error_msg is None
             self.features.append(np.asarray(feature, dtype=np.float32))
             self.costs.append(float(np.min(result.run_secs)) if ok else np.inf)
-            self.groups.append(group)
+            self.groups.append(f"{workload} | {getattr(result, 'fingerprint', None)}")
         self._fit()
 
     def predict(self, context, candidates):
