@@ -24,6 +24,7 @@ int RVMFuncCreateFromCFunc(RVMPackedCFunc func, void* resource, RVMResourceFinal
   f->func = func;
   f->resource = resource;
   f->finalizer = fin;
+  f->releases_gil = 0;
   *out = &f->header;
   return 0;
 }

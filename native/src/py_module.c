@@ -93,6 +93,9 @@ static PyObject* func_from_address(PyObject* self, PyObject* args) {
   RVMObject* h;
   if (RVMFuncCreateFromCFunc((RVMPackedCFunc)(uintptr_t)address, NULL, NULL, &h) != 0)
     return rvm_raise_last_error();
+  /* A kernel library's function: it takes the GIL itself for what it calls back (registered
+   * Python functions go through the trampoline), as when the VM calls it without the GIL. */
+  ((RVMFunctionObj*)h)->releases_gil = 1;
   PackedFuncObject* f = (PackedFuncObject*)rvm_packed_func_from_handle(h, 1);
   if (f != NULL && name != Py_None) {
     Py_INCREF(name);

@@ -12,6 +12,7 @@ typedef struct RVMFunctionObj {
   RVMPackedCFunc func;
   void* resource;
   RVMResourceFinalizer finalizer;
+  int releases_gil; /* a compiled kernel: Python calls run it without the GIL */
 } RVMFunctionObj;
 
 /* Formats into the thread-local last error. */

@@ -1,5 +1,7 @@
 """KernelLibrary over hand-written packed C kernels: calls, errors, timing, bytes."""
 import pathlib
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -13,6 +15,7 @@ HEADER = (pathlib.Path(__file__).resolve().parents[2] / "native" / "include" / "
           / "c_runtime_api.h")
 
 SOURCE = """
+#include <time.h>
 #include "%s"
 static DLTensor* as_tensor(RVMValue v, int code) {
   if (code == kRVMDLTensorHandle) return (DLTensor*)v.v_handle;
@@ -51,12 +54,28 @@ RVM_DLL int rvm_kernel_call_global(RVMValue* args, int* codes, int n, RVMValue* 
   RVMFuncFree(f);
   return rc;
 }
+/* flag: int32[2]; sets flag[1] = 1, then waits until flag[0] is nonzero (at most 10 s) */
+RVM_DLL int rvm_kernel_wait_flag(RVMValue* args, int* codes, int n, RVMValue* ret,
+                                 int* ret_code, void* resource) {
+  volatile int32_t* flag = (volatile int32_t*)as_tensor(args[0], codes[0])->data;
+  struct timespec start, now;
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  flag[1] = 1;
+  while (flag[0] == 0) {
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (now.tv_sec - start.tv_sec > 10) {
+      RVMAPISetLastError("wait_flag: the flag was not set within 10 s");
+      return -1;
+    }
+  }
+  return 0;
+}
 """ % HEADER
 
 
 @pytest.fixture(scope="module")
 def lib():
-    return KernelLibrary.from_source(SOURCE, ["add", "call_global"])
+    return KernelLibrary.from_source(SOURCE, ["add", "call_global", "wait_flag"])
 
 
 def test_kernel_symbol_names():
@@ -72,7 +91,7 @@ def test_call_with_ndarrays_and_numpy(lib):
     np.testing.assert_allclose(out.numpy(), a + b)
     assert isinstance(lib.get_function("add"), rvm.runtime.PackedFunc)
     assert lib.get_function("add") is lib.get_function("add")
-    assert sorted(lib.function_names()) == ["add", "call_global"]
+    assert sorted(lib.function_names()) == ["add", "call_global", "wait_flag"]
 
 
 def test_errors_cross_as_python_exceptions(lib):
@@ -106,8 +125,9 @@ def test_get_source(lib):
 
 def test_hand_written_c_loads_only_when_trusted(lib, tmp_path):
     data = lib.save_to_bytes()
-    with pytest.raises(ValueError, match=r"\(add, call_global\) holds hand-written C .*"
-                                         r"trust_native=True"):
+    with pytest.raises(ValueError,
+                       match=r"\(add, call_global, wait_flag\) holds hand-written C .*"
+                             r"trust_native=True"):
         load_kernel_library(data, Compiler(cache_dir=tmp_path))
     compiler = Compiler(cache_dir=tmp_path)
     loaded = load_kernel_library(data, compiler, trust_native=True)
@@ -155,3 +175,22 @@ def test_symbols_of_other_libraries_are_refused(tmp_path):
     source = SOURCE + '#include <stdio.h>\nint rvm_note(const char* s) { return puts(s); }\n'
     with pytest.raises(ValueError, match="symbols it does not define: 'add' -> 'system'"):
         KernelLibrary.from_source(source, {"add": "system"}, Compiler(cache_dir=tmp_path))
+
+
+def test_a_kernel_called_from_python_runs_without_the_gil(lib):
+    """The kernel waits for a flag that only another Python thread sets, once the kernel has
+    started: with the GIL held for the call, that thread could never run."""
+    flag = rvm.nd.array(np.zeros(2, "int32"))
+    view = np.from_dlpack(flag)
+
+    def set_flag_once_the_kernel_waits():
+        deadline = time.monotonic() + 10
+        while view[1] == 0 and time.monotonic() < deadline:
+            time.sleep(0.001)
+        view[0] = 1
+
+    setter = threading.Thread(target=set_flag_once_the_kernel_waits)
+    setter.start()
+    lib["wait_flag"](flag)
+    setter.join()
+    assert list(view) == [1, 1]
