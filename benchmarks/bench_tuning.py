@@ -17,9 +17,9 @@
    ``--search-seeds`` tuning runs of each (one run's best depends on its draws).
 
 Each row's columns are measured together, in alternating rounds (benchmarks/timing.py),
-so a change in the machine's load moves all of them. ``--trials`` is the budget per task (at most 256 per the issue), measured
-``PER_ITER`` candidates at a time (the first batch is random, later ones are
-chosen by the cost model). Work
+so a change in the machine's load moves all of them. ``--trials`` is the budget per task
+(at most 256 per the issue), measured ``PER_ITER`` candidates at a time (the first batch
+is random, later ones are chosen by the cost model). Work
 directories are fresh for each tuning (so tuning times are real) under
 ``--work-dir`` (default: a temporary directory).
 """
@@ -235,7 +235,7 @@ def bench_search(args, root):
     trials = args.trials
     seeds = range(1, args.search_seeds + 1)
     marks = [trials // 4, trials // 2, trials]
-    runs = {}
+    runs, seconds = {}, {}
     for label, strategy, cost_model in (
             ("evolutionary + cost model", "evolutionary", "gbt"),
             ("random (replay-trace)", "replay-trace", "random")):
@@ -247,15 +247,13 @@ def bench_search(args, root):
                              cost_model=cost_model, progress=False, seed=seed)
             runs[label].append([flops / r.best_run_sec / 1e9 if r.is_valid else 0.0
                                 for r in db.get_all_tuning_records()[:trials]])
-        runs[label + " s"] = (time.perf_counter() - start) / len(seeds)
-    top = max(max(g) for label, rs in runs.items() if not label.endswith(" s") for g in rs)
+        seconds[label] = (time.perf_counter() - start) / len(seeds)
+    top = max(max(g) for rs in runs.values() for g in rs)
     print(f"\n3. search at equal trials (matmul 512^3; median over {len(seeds)} seeds, "
           f"[lowest, highest])")
     print(f"{'strategy':28s}" + "".join(f"{f'best n={m}':>22s}" for m in marks)
           + f"{'later GFLOPS':>14s}{'to 90%':>8s}{'to 95%':>8s}{'time s':>8s}")
     for label, rs in runs.items():
-        if label.endswith(" s"):
-            continue
         cells = ""
         for m in marks:
             best = [max(g[:m]) for g in rs]
@@ -266,7 +264,7 @@ def bench_search(args, root):
             reached = statistics.median(
                 next((i + 1 for i, v in enumerate(g) if v >= frac * top), trials + 1) for g in rs)
             reach_text += f"{reached:8.0f}" if reached <= trials else f"{'>' + str(trials):>8s}"
-        print(f"{label:28s}{cells}{later:14.1f}{reach_text}{runs[label + ' s']:8.0f}")
+        print(f"{label:28s}{cells}{later:14.1f}{reach_text}{seconds[label]:8.0f}")
     print(f"later GFLOPS: the median candidate after the first batch of {PER_ITER}; to 90% (95%): "
           f"the median over runs of the trials until a run first reaches 90% (95%) of the best "
           f"found by any run, {top:.1f} GFLOPS")

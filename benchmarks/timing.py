@@ -1,5 +1,4 @@
-"""Timing helpers shared by the benchmarks: medians of repeated samples, and several
-callables measured in alternating rounds so that a change in the machine's load moves
+"""Timing shared by the benchmarks: several callables measured in alternating rounds so that a change in the machine's load moves
 all of them, not whichever happened to be measured at the time.
 
 Threaded libraries keep their worker threads spinning for a while after a call
@@ -25,12 +24,6 @@ def calls_per_sample(fn, sample_time):
     while seconds_per_call(fn, number) * number < sample_time and number < 1 << 20:
         number *= 2
     return number
-
-
-def median_seconds(fn, repeat=15, min_time=0.2):
-    """The median of ``repeat`` samples of seconds per call, together about min_time."""
-    number = calls_per_sample(fn, min_time / repeat)
-    return statistics.median(seconds_per_call(fn, number) for _ in range(repeat))
 
 
 def alternating_medians(runs, repeat=15, min_time=0.2, settle=0.2):

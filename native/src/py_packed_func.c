@@ -221,20 +221,16 @@ static PyObject* packed_vectorcall(PyObject* self, PyObject* const* args, size_t
   }
   RVMFunctionObj* fn = (RVMFunctionObj*)f->handle;
   RVMValue ret;
-  int ret_code = kRVMNull, rc;
+  int ret_code = kRVMNull;
   ret.v_int64 = 0;
   /* A compiled kernel runs without the GIL, so threads calling kernels run in parallel;
    * a Python object among its arguments (a box) keeps the GIL, as in the VM. */
   int release = fn->releases_gil;
   for (int k = 0; release && k < (int)n; ++k)
     release = !rvm_is_py_box(slots.values[k], slots.codes[k]);
-  if (release) {
-    Py_BEGIN_ALLOW_THREADS
-    rc = fn->func(slots.values, slots.codes, (int)n, &ret, &ret_code, fn->resource);
-    Py_END_ALLOW_THREADS
-  } else {
-    rc = fn->func(slots.values, slots.codes, (int)n, &ret, &ret_code, fn->resource);
-  }
+  PyThreadState* released = release ? PyEval_SaveThread() : NULL;
+  int rc = fn->func(slots.values, slots.codes, (int)n, &ret, &ret_code, fn->resource);
+  if (released != NULL) PyEval_RestoreThread(released);
   if (rc != 0) {
     rvm_raise_last_error();
     goto out;

@@ -6,8 +6,9 @@ failed one) from PerStoreFeature vectors, refitting after every batch of
 measurements. Times are normalized among the measurements of one hardware
 fingerprint: a runner whose workers differ (RayRunner on a mixed cluster)
 teaches the model how candidates rank on each machine, never that a kernel is
-slow because a slower machine timed it. Until ``num_warmup_samples`` candidates are measured it
-scores at random, as a model that knows nothing should.
+slow because a slower machine timed it. Until ``num_warmup_samples``
+candidates are measured it scores at random, as a model that knows nothing
+should.
 
 >>> GBTModel().predict(None, []).shape
 (0,)
@@ -76,7 +77,7 @@ class GBTModel(CostModel):
             ok = result.run_secs and result.error_msg is None
             self.features.append(np.asarray(feature, dtype=np.float32))
             self.costs.append(float(np.min(result.run_secs)) if ok else np.inf)
-            self.groups.append(f"{workload} | {getattr(result, 'fingerprint', None)}")
+            self.groups.append(f"{workload} | {result.fingerprint}")
         self._fit()
 
     def predict(self, context, candidates):
