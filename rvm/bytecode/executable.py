@@ -8,6 +8,7 @@ verified on every load.
 """
 import collections
 
+from rvm.bytecode.callees import GlobalPolicy, check_global_callees
 from rvm.bytecode.constants import constant_tag
 from rvm.bytecode.disasm import describe_module, disassemble
 from rvm.bytecode.errors import ExecutableFormatError
@@ -41,6 +42,8 @@ class Executable(Module):
         self.instructions = list(instructions)
         self.source_map = dict(source_map or {})
         self.kernel_libs = list(kernel_libs)
+        # None: built in this process, may call any global; from a file: a GlobalPolicy
+        self.global_policy = None
         for mod in imported_modules:
             self.import_module(mod)
         if verify:
@@ -140,12 +143,16 @@ class Executable(Module):
             f.write(data)
 
     @classmethod
-    def from_bytes(cls, data, where="executable", trust_native=False):
+    def from_bytes(cls, data, where="executable", trust_native=False, allow=None):
         """Loads and verifies an executable; ExecutableFormatError naming what is wrong.
 
         Kernels are regenerated from their stored TensorIR; ``trust_native=True``
         is needed for modules of hand-written native code (see rvm.runtime.kernel_library).
+        The executable may call the VM builtins and the globals the user's code registered,
+        or with ``allow`` (a list of names) the VM builtins and exactly those names
+        (rvm.bytecode.callees); a call of any other registered global is refused here.
         """
+        policy = GlobalPolicy(allow)
         parts = undump_executable(data, where)
         try:
             ex = cls(parts["functions"], parts["constants"], parts["code"],
@@ -164,19 +171,22 @@ class Executable(Module):
                 ex.add_kernel_library(module)
             else:
                 ex.import_module(module)
+        ex.global_policy = policy
+        check_global_callees(ex, where)
         return ex
 
     @classmethod
-    def load(cls, path, trust_native=False):
-        """Reads a file written by ``export_library`` (``trust_native``: see from_bytes)."""
+    def load(cls, path, trust_native=False, allow=None):
+        """Reads a file written by ``export_library`` (``trust_native``, ``allow``: see
+        from_bytes)."""
         with open(path, "rb") as f:
             data = f.read()
-        return cls.from_bytes(data, where=str(path), trust_native=trust_native)
+        return cls.from_bytes(data, where=str(path), trust_native=trust_native, allow=allow)
 
 
-def load_module(path, trust_native=False):
+def load_module(path, trust_native=False, allow=None):
     """Loads an executable file (the loader rvm.runtime.loader dispatches to)."""
-    return Executable.load(path, trust_native=trust_native)
+    return Executable.load(path, trust_native=trust_native, allow=allow)
 
 
 register_file_loader(MAGIC, load_module, "rvm bytecode executable")

@@ -120,6 +120,16 @@ def _is_int(x, lo=0, hi=(1 << 63) - 1):
     return type(x) is int and lo <= x <= hi
 
 
+def _expect_printable(text, section, what):
+    """A callee name (looked up in the registry, printed in errors, passed to C as a
+    NUL-terminated string) holds printable characters only."""
+    if not text.isprintable():
+        bad = next(c for c in text if not c.isprintable())
+        raise ExecutableFormatError(
+            f"corrupted section '{section}': {what} {text!r:.80} holds the non-printable "
+            f"character {bad!r}; expected printable characters only")
+
+
 def _decode_functions(raw):
     _expect(isinstance(raw, list), "functions", "expected a list")
     out = []
@@ -130,6 +140,7 @@ def _decode_functions(raw):
         _expect(_is_int(kind) and kind in set(FuncKind), "functions",
                 f"entry {i}: unknown kind {kind!r}")
         _expect(isinstance(name, str) and name, "functions", f"entry {i}: bad name")
+        _expect_printable(name, "functions", f"entry {i}: name")
         _expect(all(_is_int(x) for x in (start, end, num_args, num_regs)), "functions",
                 f"function '{name}': start, end, num_args, num_regs must be ints >= 0")
         _expect(isinstance(params, list) and all(isinstance(p, str) for p in params),
@@ -149,6 +160,7 @@ def _decode_modules(raw):
         _expect(role in MODULE_ROLES, "modules", f"entry {i}: unknown role {role!r}")
         _expect(isinstance(key, str) and isinstance(blob, bytes), "modules",
                 f"entry {i}: type_key must be a string and data bytes")
+        _expect_printable(key, "modules", f"entry {i}: type_key")
         out.append((role, key, blob))
     return out
 

@@ -29,12 +29,12 @@ class CLIError(Exception):
 
 # ---- helpers --------------------------------------------------------------------------
 
-def _load(path, trust_native=False):
+def _load(path, trust_native=False, allow=None):
     from rvm.bytecode.executable import Executable  # the executable side only
     if not pathlib.Path(path).is_file():
         raise CLIError(f"no such file: {path}")
     try:
-        return Executable.load(path, trust_native=trust_native)
+        return Executable.load(path, trust_native=trust_native, allow=allow or None)
     except (ValueError, OSError) as err:
         raise CLIError(f"cannot load {path}: {err}") from None
 
@@ -193,7 +193,7 @@ def cmd_tune(args):
 
 
 def cmd_run(args):
-    ex = _load(args.model, args.trust_native)
+    ex = _load(args.model, args.trust_native, getattr(args, "allow", None))
     inputs = _inputs(args.input)
     _check_arity(ex, args.function, inputs)
     vm = _vm(ex, args.engine, args.env, _limits(args))
@@ -214,7 +214,7 @@ def cmd_run(args):
 
 
 def cmd_inspect(args):
-    ex = _load(args.model, args.trust_native)
+    ex = _load(args.model, args.trust_native, getattr(args, "allow", None))
     print(ex.stats())
     print("functions:")
     for name in ex.vm_function_names():
@@ -229,13 +229,13 @@ def cmd_inspect(args):
 
 
 def cmd_verify(args):
-    ex = _load(args.model, args.trust_native)
+    ex = _load(args.model, args.trust_native, getattr(args, "allow", None))
     print(f"{args.model}: OK ({len(ex.func_table)} functions, {len(ex.instructions)} "
           f"instructions, {len(ex.kernel_libs)} kernel libraries, kernels regenerated)")
 
 
 def cmd_profile(args):
-    ex = _load(args.model, args.trust_native)
+    ex = _load(args.model, args.trust_native, getattr(args, "allow", None))
     inputs = _inputs(args.input)
     _check_arity(ex, args.function, inputs)
     vm = _vm(ex, args.engine, args.env, _limits(args))
@@ -244,7 +244,7 @@ def cmd_profile(args):
 
 
 def cmd_bench(args):
-    ex = _load(args.model, args.trust_native)
+    ex = _load(args.model, args.trust_native, getattr(args, "allow", None))
     inputs = _inputs(args.input)
     _check_arity(ex, args.function, inputs)
     rows = []
@@ -304,6 +304,10 @@ def _parser():
         p.add_argument("--env", action="append", default=[], metavar="FILE.py",
                        help="run this Python file first (it registers the environment "
                             "functions the executable calls, e.g. with rvm.register_func)")
+        p.add_argument("--allow", action="append", default=[], metavar="NAME",
+                       help="a registered function the executable may call (repeat for "
+                            "each); when given, the executable may call the VM builtins "
+                            "and exactly these, not every function --env registered")
         engines = ["native", "python"] + (["both"] if name == "bench" else [])
         p.add_argument("--engine", default="native", choices=engines, help="the VM engine")
         p.add_argument("--memory-limit", type=int, metavar="BYTES",

@@ -19,20 +19,25 @@ def register_file_loader(magic, loader, description):
     _FILE_LOADERS.append((magic, loader, description))
 
 
-def load_module(path, trust_native=False):
+def load_module(path, trust_native=False, allow=None):
     """Loads the module saved at ``path`` (e.g. an executable from ``export_library``).
 
     The file is untrusted: its kernels are regenerated from their TensorIR
     and checked. ``trust_native=True`` also loads modules of hand-written
-    native code (BYOC C sources), which then run unchecked. ValueError if the
-    file's format has no registered loader.
+    native code (BYOC C sources), which then run unchecked. The file may call
+    the VM builtins and the global functions your code registered; ``allow``
+    (a list of names) instead permits the VM builtins and exactly those names.
+    Other registered globals (rvm's internal ones) are refused at load.
+    ValueError if the file's format has no registered loader.
     """
     longest = max((len(m) for m, _, _ in _FILE_LOADERS), default=0)
     with open(path, "rb") as f:
         head = f.read(longest)
     for magic, loader, _ in _FILE_LOADERS:
         if head.startswith(magic):
-            return loader(path, trust_native=trust_native)
+            if allow is None:
+                return loader(path, trust_native=trust_native)
+            return loader(path, trust_native=trust_native, allow=allow)
     known = ", ".join(d for _, _, d in _FILE_LOADERS) or "none registered"
     raise ValueError(f"load_module: '{path}' is not a known module file (leading bytes "
                      f"{head[:8]!r}); known formats: {known}")

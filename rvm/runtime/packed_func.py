@@ -5,6 +5,7 @@ implemented in C converts the arguments in C (no Python frame in between);
 calling one implemented in Python checks the arguments and calls it directly.
 """
 import difflib
+import sys
 
 import numpy as np
 
@@ -59,6 +60,62 @@ def _convert_argument(obj, for_c):
     return NotImplemented
 
 
+# Who registered each global function, recorded at registration (see global_func_origin).
+BUILTIN, INTERNAL, USER = "builtin", "internal", "user"
+_ORIGIN = {}
+# The C builtins, registered by the native library before any Python code ran.
+_NATIVE_BUILTINS = frozenset(_bridge.func_list_global_names())
+
+
+def _registering_module():
+    """The ``__name__`` of the module whose code called into this module's registration."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__") == __name__:
+        frame = frame.f_back
+    return "" if frame is None else frame.f_globals.get("__name__", "")
+
+
+def _origin_of_caller():
+    module = _registering_module()
+    return INTERNAL if module == "rvm" or module.startswith("rvm.") else USER
+
+
+def global_func_origin(name):
+    """Who registered global function ``name``: ``"builtin"`` (a VM builtin, see
+    ``register_builtin``), ``"internal"`` (other code of the rvm package: compiler,
+    codegens, tools) or ``"user"`` (code outside rvm, C libraries loaded by the user
+    included); None if ``name`` is not registered. Executables loaded from files may call
+    builtins and user functions only (rvm.bytecode.callees)."""
+    if _bridge.func_get_global(name) is None:
+        return None
+    origin = _ORIGIN.get(name)
+    if origin is None:
+        return BUILTIN if name in _NATIVE_BUILTINS else USER
+    return origin
+
+
+def _register(func_name, f, override, origin):
+    if not isinstance(func_name, str):
+        raise TypeError(
+            f"register_func expects a name (str) or a function, got {type(func_name).__name__}")
+
+    def register(fn):
+        if not callable(fn):
+            raise TypeError(
+                f"register_func('{func_name}'): expected a callable, got {type(fn).__name__}")
+        _bridge.func_register_global(func_name, fn, bool(override))
+        _ORIGIN[func_name] = origin
+        return fn
+
+    return register(f) if f is not None else register
+
+
+def register_builtin(name, f):
+    """Registers ``f`` as the VM builtin ``name`` (replacing an earlier one): a function
+    the VM's own code provides, which executables loaded from files may call."""
+    return _register(name, f, True, BUILTIN)
+
+
 def register_func(func_name=None, f=None, override=False):
     """Registers a function in the global registry, visible from Python and C.
 
@@ -73,18 +130,7 @@ def register_func(func_name=None, f=None, override=False):
     """
     if callable(func_name) and f is None:
         f, func_name = func_name, func_name.__name__
-    if not isinstance(func_name, str):
-        raise TypeError(
-            f"register_func expects a name (str) or a function, got {type(func_name).__name__}")
-
-    def register(fn):
-        if not callable(fn):
-            raise TypeError(
-                f"register_func('{func_name}'): expected a callable, got {type(fn).__name__}")
-        _bridge.func_register_global(func_name, fn, bool(override))
-        return fn
-
-    return register(f) if f is not None else register
+    return _register(func_name, f, override, _origin_of_caller())
 
 
 def get_global_func(name, allow_missing=False):
@@ -105,6 +151,7 @@ def list_global_func_names():
 def remove_global_func(name):
     """Removes a global function; ValueError if it does not exist."""
     _bridge.func_remove_global(name)
+    _ORIGIN.pop(name, None)
 
 
 _bridge._set_hooks(

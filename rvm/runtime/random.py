@@ -19,7 +19,7 @@ True
 import numpy as np
 
 from rvm.runtime.ndarray import NDArray
-from rvm.runtime.packed_func import register_func
+from rvm.runtime.packed_func import register_builtin
 
 #: The registered name of the mask generator.
 DROPOUT_MASK = "runtime.random.dropout_mask"
@@ -47,4 +47,4 @@ def dropout_mask(seed, ratio, training, out):
     out.copyfrom(rng.uniform(0.0, 1.0, out.shape) >= drop)
 
 
-register_func(DROPOUT_MASK, dropout_mask, override=True)
+register_builtin(DROPOUT_MASK, dropout_mask)  # called by compiled programs (a VM builtin)

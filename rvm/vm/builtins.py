@@ -14,13 +14,14 @@ import numpy as np
 from rvm.bytecode.contract import INVOKE_CLOSURE
 from rvm.runtime.container import ShapeTuple
 from rvm.runtime.ndarray import NDArray, array
-from rvm.runtime.packed_func import PackedFunc, register_func
+from rvm.runtime.packed_func import PackedFunc, register_builtin
 from rvm.vm.closure import VMClosure
+from rvm.vm.message_format import format_message
 
 
 def _builtin(name):
     def register(fn):
-        register_func(name, fn, override=True)
+        register_builtin(name, fn)
         return fn
     return register
 
@@ -77,19 +78,22 @@ def _printable(value):
 
 @_builtin("relax.run.print")
 def run_print(format, *values):  # noqa: A002  (TVM's name)
-    """``R.print``: prints ``format.format(*values)``, or the values separated by spaces."""
+    """``R.print``: prints ``format`` with its positional fields replaced by ``values``
+    (rvm.vm.message_format), or the values separated by spaces."""
     values = [_printable(v) for v in values]
-    print(format.format(*values) if format else " ".join(str(v) for v in values))
+    print(format_message(format, values, "print") if format
+          else " ".join(str(v) for v in values))
 
 
 @_builtin("relax.run.assert_op")
 def run_assert_op(condition, format, *values):  # noqa: A002  (TVM's name)
-    """``R.assert_op``: raises AssertionError unless ``condition`` (a bool scalar) holds."""
+    """``R.assert_op``: raises AssertionError unless ``condition`` (a bool scalar) holds;
+    its message is ``format`` with the values in its positional fields (as ``print``)."""
     cond = _printable(condition)
     if getattr(cond, "shape", ()) != ():
         raise TypeError(f"assert_op: the condition must be a scalar, got shape "
                         f"{tuple(cond.shape)}")
     if not bool(cond):
         values = [_printable(v) for v in values]
-        raise AssertionError(format.format(*values) if format
+        raise AssertionError(format_message(format, values, "assert_op") if format
                              else "Assertion failed" + "".join(f" {v}" for v in values))

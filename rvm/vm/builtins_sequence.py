@@ -17,12 +17,12 @@ import numpy as np
 
 from rvm.runtime.container import Array, ShapeTuple
 from rvm.runtime.ndarray import NDArray, array
-from rvm.runtime.packed_func import register_func
+from rvm.runtime.packed_func import register_builtin
 
 
 def _builtin(name):
     def register(fn):
-        register_func(name, fn, override=True)
+        register_builtin(name, fn)
         return fn
     return register
 

@@ -19,12 +19,12 @@ import numpy as np
 
 from rvm.runtime.container import ShapeTuple
 from rvm.runtime.ndarray import array
-from rvm.runtime.packed_func import register_func
+from rvm.runtime.packed_func import register_builtin
 
 
 def _builtin(name):
     def register(fn):
-        register_func(name, fn, override=True)
+        register_builtin(name, fn)
         return fn
     return register
 

@@ -5,7 +5,8 @@ Done once per VirtualMachine, in one place:
 1. every function-table entry is resolved, in a stated order: VM functions
    are the executable's own bytecode; other names are looked up in its kernel
    libraries, then (for PACKED entries) its imported modules, then the global
-   registry. Every name found nowhere is reported at once.
+   registry. Every name found nowhere is reported at once, and so is every registered
+   global an executable loaded from a file may not call (rvm.bytecode.callees).
 2. every callee is classified into a ``CalleeKind`` (VM, C, PYTHON, CLOSURE).
 3. every instruction becomes a row of ``LINKED_FIELDS`` with absolute jump
    targets; CALL arguments become (kind, index) pairs reading a register or a
@@ -27,11 +28,12 @@ engine receives them as flat int32 arrays (``pack``) and reads them in C.
 import array
 from typing import NamedTuple
 
+from rvm.bytecode.callees import check_global_callees, lookup_callee
 from rvm.bytecode.contract import (
     CALL, LINKED_FIELDS, VOID_REG, ArgKind, CalleeKind, LinkedArg, Operand,
 )
 from rvm.bytecode.function import FuncKind
-from rvm.runtime.packed_func import PackedFunc, get_global_func
+from rvm.runtime.packed_func import PackedFunc
 from rvm.vm import builtins_sequence, builtins_string  # noqa: F401 - register builtins
 from rvm.vm.builtins import invoke_closure
 from rvm.vm.closure import VMClosure
@@ -62,20 +64,6 @@ class Linked(NamedTuple):
         return code.tobytes(), args.tobytes()
 
 
-def _lookup(ex, info):
-    for mod in ex.kernel_libs:
-        func = mod.get_function(info.name, allow_missing=True)
-        if func is not None:
-            return func
-    if info.kind != FuncKind.PACKED:
-        return None
-    for mod in ex.imported_modules:
-        func = mod.get_function(info.name, allow_missing=True)
-        if func is not None:
-            return func
-    return get_global_func(info.name, allow_missing=True)
-
-
 def _users(ex, missing):
     """{function index: names of the VM functions that call or reference it}."""
     users = {i: [] for i in missing}
@@ -94,10 +82,12 @@ def _users(ex, missing):
 
 
 def resolve(ex, vm):
-    """The callee of every function-table entry; ValueError naming every missing one."""
+    """The callee of every function-table entry; ValueError naming every missing one, or
+    every global an executable from a file may not call (rvm.bytecode.callees)."""
+    check_global_callees(ex, "VirtualMachine")
     callees, missing = [], []
     for index, info in enumerate(ex.func_table):
-        func = VMClosure(vm, index) if info.kind == FuncKind.VM else _lookup(ex, info)
+        func = VMClosure(vm, index) if info.kind == FuncKind.VM else lookup_callee(ex, info)
         if func is None:
             missing.append(index)
         callees.append(func)
