@@ -14,9 +14,20 @@ void* rvm_aligned_alloc(size_t nbytes) {
 }
 
 int64_t RVMDataSize(const int64_t* shape, int ndim, DLDataType dtype) {
-  int64_t count = 1;
-  for (int i = 0; i < ndim; ++i) count *= shape[i];
-  return count * ((dtype.bits * dtype.lanes + 7) / 8);
+  int64_t bytes = ((int64_t)dtype.bits * dtype.lanes + 7) / 8;
+  for (int i = 0; i < ndim; ++i) {
+    if (shape[i] < 0 || __builtin_mul_overflow(bytes, shape[i], &bytes)) return -1;
+  }
+  return bytes;
+}
+
+/* Whether [data, data + nbytes) lies inside the memory of tensor owner. */
+static int inside_tensor(const RVMNDArray* owner, const char* data, int64_t nbytes) {
+  int64_t owned = RVMDataSize(owner->dl.shape, owner->dl.ndim, owner->dl.dtype);
+  const char* start = (const char*)owner->dl.data + owner->dl.byte_offset;
+  if (owned < 0 || data < start) return 0;
+  return (uint64_t)(data - start) <= (uint64_t)owned &&
+         nbytes <= owned - (int64_t)(data - start);
 }
 
 static void delete_ndarray(RVMObject* obj) {
@@ -68,8 +79,13 @@ int RVMArrayAlloc(const int64_t* shape, int ndim, DLDataType dtype, DLDevice dev
                   device.device_type);
     return -1;
   }
-  RVMNDArray* arr = new_header(shape, ndim, dtype, device);
   int64_t nbytes = RVMDataSize(shape, ndim, dtype);
+  if (nbytes < 0) {
+    rvm_set_error("ValueError: cannot allocate a tensor of %d dimensions whose byte size "
+                  "overflows int64", ndim);
+    return -1;
+  }
+  RVMNDArray* arr = new_header(shape, ndim, dtype, device);
   void* data = arr != NULL ? rvm_aligned_alloc((size_t)nbytes) : NULL;
   if (data == NULL) {
     free(arr);
@@ -84,6 +100,22 @@ int RVMArrayAlloc(const int64_t* shape, int ndim, DLDataType dtype, DLDevice dev
 int RVMNDArrayCreateView(RVMObject* owner, void* data, const int64_t* shape, int ndim,
                          DLDataType dtype, DLDevice device, RVMNDArray** out) {
   if (check_shape(shape, ndim) != 0) return -1;
+  int64_t nbytes = RVMDataSize(shape, ndim, dtype);
+  if (nbytes < 0) {
+    rvm_set_error("ValueError: a view of %d dimensions whose byte size overflows int64", ndim);
+    return -1;
+  }
+  /* A view of a tensor (reshape, NDArray.view, a tensor imported over another) never
+   * reaches past the bytes that tensor owns. */
+  if (owner != NULL && owner->type_index == kRVMObjectNDArray &&
+      !inside_tensor((const RVMNDArray*)owner, (const char*)data, nbytes)) {
+    rvm_set_error("ValueError: a view of %lld bytes does not fit in the memory of the tensor "
+                  "it views (%lld bytes)", (long long)nbytes,
+                  (long long)RVMDataSize(((RVMNDArray*)owner)->dl.shape,
+                                         ((RVMNDArray*)owner)->dl.ndim,
+                                         ((RVMNDArray*)owner)->dl.dtype));
+    return -1;
+  }
   RVMNDArray* arr = new_header(shape, ndim, dtype, device);
   if (arr == NULL) {
     rvm_set_error("MemoryError: cannot allocate a tensor header");

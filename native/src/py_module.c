@@ -208,7 +208,10 @@ static PyObject* ndarray_view(PyObject* self, PyObject* args) {
   int64_t need = RVMDataSize(shape, (int)ndim, dtype);
   PyObject* result = NULL;
   RVMNDArray* arr;
-  if (offset < 0 || offset + need > base_bytes) {
+  if (need < 0) {
+    PyErr_Format(PyExc_ValueError, "a view of shape %R: its byte size overflows int64",
+                 shape_obj);
+  } else if (base_bytes < 0 || offset < 0 || offset > base_bytes || need > base_bytes - offset) {
     PyErr_Format(PyExc_ValueError,
                  "a view of %lld bytes at offset %lld does not fit in a tensor of %lld bytes",
                  (long long)need, offset, (long long)base_bytes);

@@ -68,6 +68,11 @@ static int ndarray_getbuffer(NDArrayObject* self, Py_buffer* view, int flags) {
                  t->dtype.code, t->dtype.bits, t->dtype.lanes);
     return -1;
   }
+  if (RVMDataSize(t->shape, t->ndim, t->dtype) < 0) { /* never made by rvm: refuse, not wrap */
+    PyErr_Format(PyExc_BufferError, "a tensor of %d dimensions whose byte size overflows "
+                 "int64 cannot be exported", t->ndim);
+    return -1;
+  }
   Py_ssize_t itemsize = (t->dtype.bits + 7) / 8;
   Py_ssize_t* shape_strides = (Py_ssize_t*)PyMem_Malloc(sizeof(Py_ssize_t) * 2 * (size_t)(t->ndim + 1));
   if (shape_strides == NULL) {

@@ -73,14 +73,24 @@ class PackedCallMixin:
             self.emit(f"rvm_codes[{k}] = {'kRVMBool' if arg.dtype.is_bool else 'kRVMInt'};")
 
     def _check_packed_buffer(self, k, arg):
-        """Fails unless the buffer passed to a packed function fits its memory."""
+        """Fails unless the bytes of the buffer passed to a packed function (its element
+        count times its dtype's size) fit in the bytes of its memory (the memory's element
+        count times the size of the memory's elements): a float64 buffer declared over
+        float32 memory of the same element count would pass twice the memory's bytes."""
         mem = self._memory_of(arg)
         if id(arg.data) in self.scalars:
             self.error(f"buffer '{arg.name}' of a single register cannot be passed to a "
                        "packed function")
-        count = " * ".join(f"(int64_t)({self.expr(d)})" for d in arg.shape) or "1"
-        negative = " || ".join(f"(int64_t)({self.expr(d)}) < 0" for d in arg.shape) or "0"
+        size, data = mem.c_size or self._c_size(mem), self.var_name(arg.data)
         text = c_string(f"ValueError: {self.name}: buffer '{arg.name}' passed to a packed "
-                        "function is larger than its memory")
-        self.emit(f"if ({negative} || {count} > {mem.c_size or self._c_size(mem)}) "
+                        f"function ({arg.dtype} x {len(arg.shape)}-d shape) is larger than "
+                        "its memory")
+        self.emit(f"int64_t rvm_bytes_{k} = {(arg.dtype.bits + 7) // 8}, rvm_owned_{k};")
+        self.emit(f"int rvm_bad_{k} = __builtin_mul_overflow((int64_t)({size}), "
+                  f"(int64_t)sizeof(*{data}), &rvm_owned_{k});")
+        for d in arg.shape:
+            dim = f"(int64_t)({self.expr(d)})"
+            self.emit(f"rvm_bad_{k} |= {dim} < 0 || __builtin_mul_overflow(rvm_bytes_{k}, "
+                      f"{dim}, &rvm_bytes_{k});")
+        self.emit(f"if (rvm_bad_{k} || rvm_bytes_{k} > rvm_owned_{k}) "
                   f"{{ RVMAPISetLastError({text}); {self.fail()} }}")

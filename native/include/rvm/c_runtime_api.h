@@ -156,7 +156,8 @@ RVM_DLL void RVMFuncRegisterGlobalAtLoad(const char* name, RVMPackedCFunc func);
 /* A new compact row-major tensor, 64-byte aligned. */
 RVM_DLL int RVMArrayAlloc(const int64_t* shape, int ndim, DLDataType dtype, DLDevice device,
                           RVMNDArray** out);
-/* A tensor viewing owner's memory at data (retains owner). */
+/* A tensor viewing owner's memory at data (retains owner); when owner is a tensor, the
+ * view's bytes must lie inside the bytes that tensor owns (ValueError otherwise). */
 RVM_DLL int RVMNDArrayCreateView(RVMObject* owner, void* data, const int64_t* shape, int ndim,
                                  DLDataType dtype, DLDevice device, RVMNDArray** out);
 /* Takes over a DLPack tensor (calls its deleter when the last reference goes). */
@@ -171,7 +172,8 @@ RVM_DLL int RVMShapeCreate(const int64_t* dims, int64_t ndim, RVMShape** out);
 RVM_DLL int RVMArrayCreate(const RVMValue* values, const int* type_codes, int64_t n,
                            RVMArray** out);
 
-/* Number of bytes of a compact tensor of this shape and dtype. */
+/* Number of bytes of a compact tensor of this shape and dtype; -1 when a dimension is
+ * negative or the size overflows int64. */
 RVM_DLL int64_t RVMDataSize(const int64_t* shape, int ndim, DLDataType dtype);
 
 #define RVM_STR_CONCAT_(a, b) a##b
