@@ -7,7 +7,8 @@ this process (``relax.build``) may call any registered global. One loaded from a
 (``load_module``, ``Executable.load``, the CLI) carries a ``GlobalPolicy``: it may call
 the VM builtins and the functions the user's own code registered (environment
 functions), or, when the loader was given an allow-list, the VM builtins and exactly the
-names listed. rvm's internal globals (registered by the compiler, codegens, tools: see
+names listed; the same holds for the functions its regenerated kernels call with
+``T.call_packed``. rvm's internal globals (registered by the compiler, codegens, tools: see
 ``rvm.runtime.packed_func.global_func_origin``) are refused unless listed. The check runs
 at load and again when a VirtualMachine links the executable (rvm.vm.link), so both
 engines see only permitted callees.
@@ -59,7 +60,8 @@ def lookup_callee(ex, info):
 
 
 def _global_entries(ex):
-    """Names of the PACKED entries no kernel library or imported module provides."""
+    """Names of the globals ``ex`` may reach: its PACKED entries no kernel library or
+    imported module provides, then the functions its regenerated kernels look up."""
     own = list(ex.kernel_libs) + list(ex.imported_modules)
     for info in ex.func_table:
         if info.kind != FuncKind.PACKED:
@@ -67,6 +69,8 @@ def _global_entries(ex):
         if any(m.get_function(info.name, allow_missing=True) is not None for m in own):
             continue
         yield info.name
+    for lib in ex.kernel_libs:
+        yield from getattr(lib, "packed_callees", None) or ()
 
 
 def check_global_callees(ex, where="executable"):
@@ -75,7 +79,7 @@ def check_global_callees(ex, where="executable"):
     policy = getattr(ex, "global_policy", None)
     if policy is None:
         return
-    refused = [(name, why) for name in _global_entries(ex)
+    refused = [(name, why) for name in dict.fromkeys(_global_entries(ex))
                for why in [policy.refusal(name)] if why is not None]
     if refused:
         lines = "\n".join(f"  '{name}': {why}" for name, why in refused)

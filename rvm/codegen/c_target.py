@@ -42,13 +42,30 @@ def build_c(mod, compiler=None):
     return KernelLibrary.from_source(source, names, compiler, use_openmp, tir=tir)
 
 
+def _packed_callees(funcs):
+    """Sorted names of the registered functions the kernels call (``T.call_packed``)."""
+    found = set()
+
+    def visit(node):
+        if getattr(node, "op", None) == "tir.call_packed" and node.args \
+                and isinstance(getattr(node.args[0], "value", None), str):
+            found.add(node.args[0].value)
+
+    for _, func in funcs:
+        post_order_visit(func.body, visit)
+    return sorted(found)
+
+
 @register_kernel_regenerator
 def regenerate_c(tir, compiler):
-    """(C source, kernel names, use_openmp) of serialized lowered TIR from an untrusted file.
+    """(C source, kernel names, use_openmp, packed callee names) of serialized lowered TIR
+    from an untrusted file.
 
     The code generator runs in safe mode: accesses proven in bounds or guarded,
-    calls only to intrinsics and registered packed functions.
+    calls only to intrinsics and registered packed functions (the names returned, which
+    the loader checks against the globals the file may call).
     """
     funcs = load_prim_funcs(tir)
     use_openmp = any(_has_parallel_loop(f) for _, f in funcs) and compiler.openmp
-    return render_c_source(funcs, use_openmp, safe=True), [name for name, _ in funcs], use_openmp
+    source = render_c_source(funcs, use_openmp, safe=True)
+    return source, [name for name, _ in funcs], use_openmp, _packed_callees(funcs)

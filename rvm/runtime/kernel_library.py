@@ -28,7 +28,7 @@ _MAGIC = b"RVMCKL\x00\x01"
 _FORMAT = 2
 _SYMBOL_PREFIX = "rvm_kernel_"
 _MAX_PARTS = 8
-_REGENERATOR = []  # [fn(tir bytes, compiler) -> (source, kernel names, use_openmp)]
+_REGENERATOR = []  # [fn(tir bytes, compiler) -> (source, kernel names, use_openmp, callees)]
 
 
 def kernel_symbol(name):
@@ -38,8 +38,9 @@ def kernel_symbol(name):
 
 
 def register_kernel_regenerator(fn):
-    """Installs ``fn(tir, compiler) -> (C source, kernel names, use_openmp)``, the code
-    generator that rebuilds kernels from serialized TIR (the compiler side registers it)."""
+    """Installs ``fn(tir, compiler) -> (C source, kernel names, use_openmp, packed callee
+    names)``, the code generator that rebuilds kernels from serialized TIR (the compiler
+    side registers it)."""
     _REGENERATOR[:] = [fn]
     return fn
 
@@ -76,6 +77,9 @@ class KernelLibrary(Module):
         self.compiled = library
         self.use_openmp = use_openmp
         self.tir = tir
+        # names of the registered functions the kernels look up (T.call_packed), known for
+        # kernels regenerated from a file's TIR; None otherwise
+        self.packed_callees = None
         self._compiler = compiler
         self._dll = ctypes.CDLL(str(library.path))
         self._packed = {}
@@ -233,7 +237,7 @@ def load_kernel_library(data, compiler=None, trust_native=False):
         raise lacking
     compiler = compiler or default_compiler()
     try:
-        regenerated, names, regen_openmp = _REGENERATOR[0](tir, compiler)
+        regenerated, names, regen_openmp, callees = _REGENERATOR[0](tir, compiler)
     except ImportError:
         raise lacking from None
     except Exception as err:  # any defect of untrusted TIR is a load error, never a crash
@@ -245,7 +249,9 @@ def load_kernel_library(data, compiler=None, trust_native=False):
             return ", ".join(f"'{k}' -> '{v}'" for k, v in sorted(table.items())) or "nothing"
         raise ValueError(f"kernel library header maps {text(functions)}, but its TensorIR "
                          f"defines {text(expected)}; refusing the mismatched symbols")
-    return KernelLibrary.from_source(regenerated, expected, compiler, regen_openmp, tir=tir)
+    library = KernelLibrary.from_source(regenerated, expected, compiler, regen_openmp, tir=tir)
+    library.packed_callees = tuple(callees)
+    return library
 
 
 register_module_loader(KernelLibrary.type_key, load_kernel_library, takes_trust=True)

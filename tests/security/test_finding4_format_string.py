@@ -14,7 +14,9 @@ import textwrap
 import numpy as np
 import pytest
 
+from rvm import relax
 from rvm.bytecode.builder import ExecBuilder
+from rvm.script import ir as I, relax as R, tir as T  # noqa: E741
 from tests.security.attack import ENGINES, run_untrusted
 
 SECRET = "s3cr3t-value-4f9a"
@@ -126,3 +128,44 @@ def test_the_cli_takes_env_files_and_an_allow_list(tmp_path):
     assert allowed.returncode == 0 and "42" in allowed.stdout, allowed.stdout + allowed.stderr
     refused = cli("--allow", "env.other")
     assert refused.returncode == 1 and "'env.double'" in refused.stderr, refused.stderr
+
+
+@T.prim_func
+def kernel_calling_the_compiler(x: T.handle, y: T.handle):
+    X = T.match_buffer(x, (8,), "float32")
+    Y = T.match_buffer(y, (8,), "float32")
+    for i in range(8):
+        Y[i] = X[i]
+    T.evaluate(T.call_packed("relax.ext.ccompiler", X))
+
+
+def _kernel_file(tmp_path, kernel):
+    @I.ir_module
+    class Mod:
+        @T.prim_func
+        def kern(x: T.handle, y: T.handle):  # replaced below by the kernel under test
+            X = T.match_buffer(x, (8,), "float32")
+            Y = T.match_buffer(y, (8,), "float32")
+            for i in range(8):
+                Y[i] = X[i]
+
+        @R.function
+        def main(x: R.Tensor((8,), "float32")):
+            with R.dataflow():
+                y = R.call_tir(Mod.kern, (x,), out_sinfo=R.Tensor((8,), "float32"))
+                R.output(y)
+            return y
+    Mod["kern"] = kernel
+    path = tmp_path / "kernel.rvm"
+    relax.build(Mod, target="c").export_library(str(path))
+    return path
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_kernel_calling_a_compiler_global_is_refused_at_load(tmp_path, engine):
+    path = _kernel_file(tmp_path, kernel_calling_the_compiler)
+    result = _run_with_env(path, engine)
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert "'relax.ext.ccompiler': it is one of rvm's internal functions" in result.stdout
+    listed = _run_with_env(path, engine, allow="relax.ext.ccompiler")
+    assert "LOAD-ERROR" not in listed.stdout, listed.stdout + listed.stderr
