@@ -110,9 +110,10 @@ def _register(func_name, f, override, origin):
     return register(f) if f is not None else register
 
 
-def register_builtin(name, f):
+def register_builtin(name, f=None):
     """Registers ``f`` as the VM builtin ``name`` (replacing an earlier one): a function
-    the VM's own code provides, which executables loaded from files may call."""
+    the VM's own code provides, which executables loaded from files may call. Without
+    ``f``, a decorator: ``@register_builtin("vm.builtin.x")``."""
     return _register(name, f, True, BUILTIN)
 
 

@@ -19,14 +19,7 @@ from rvm.vm.closure import VMClosure
 from rvm.vm.message_format import format_message
 
 
-def _builtin(name):
-    def register(fn):
-        register_builtin(name, fn)
-        return fn
-    return register
-
-
-@_builtin("vm.builtin.make_closure")
+@register_builtin("vm.builtin.make_closure")
 def make_closure(func, *saved_args):
     """A closure: ``func`` with ``saved_args`` bound in front of the call's arguments."""
     if isinstance(func, VMClosure):
@@ -36,7 +29,7 @@ def make_closure(func, *saved_args):
     return PackedFunc(lambda *args: func(*saved_args, *args))
 
 
-@_builtin(INVOKE_CLOSURE)
+@register_builtin(INVOKE_CLOSURE)
 def invoke_closure(vm, closure, *args):
     """Calls ``closure`` with ``args`` (after its saved arguments). Both engines run a
     closure of their own VM in a new frame instead (CalleeKind.CLOSURE)."""
@@ -47,7 +40,7 @@ def invoke_closure(vm, closure, *args):
     return closure(*args)
 
 
-@_builtin("vm.builtin.call_tir_dyn")
+@register_builtin("vm.builtin.call_tir_dyn")
 def call_tir_dyn(func, *args):
     """Calls ``func(args[:-1]..., *shape)``: the last argument is a shape whose dimensions
     are passed as trailing integers (kernels with symbolic extents)."""
@@ -56,7 +49,7 @@ def call_tir_dyn(func, *args):
     return func(*args[:-1], *args[-1])
 
 
-@_builtin("vm.builtin.tensor_to_shape")
+@register_builtin("vm.builtin.tensor_to_shape")
 def tensor_to_shape(tensor):
     """The shape whose dimensions are the values of a 1-d integer tensor."""
     if not isinstance(tensor, NDArray) or tensor.ndim != 1 or not tensor.dtype.is_int:
@@ -64,7 +57,7 @@ def tensor_to_shape(tensor):
     return ShapeTuple(int(v) for v in tensor.numpy())
 
 
-@_builtin("vm.builtin.shape_to_tensor")
+@register_builtin("vm.builtin.shape_to_tensor")
 def shape_to_tensor(shape):
     """The 1-d int64 tensor of a shape's dimensions."""
     if not isinstance(shape, ShapeTuple):
@@ -76,7 +69,7 @@ def _printable(value):
     return value.numpy() if isinstance(value, NDArray) else value
 
 
-@_builtin("relax.run.print")
+@register_builtin("relax.run.print")
 def run_print(format, *values):  # noqa: A002  (TVM's name)
     """``R.print``: prints ``format`` with its positional fields replaced by ``values``
     (rvm.vm.message_format), or the values separated by spaces."""
@@ -85,7 +78,7 @@ def run_print(format, *values):  # noqa: A002  (TVM's name)
           else " ".join(str(v) for v in values))
 
 
-@_builtin("relax.run.assert_op")
+@register_builtin("relax.run.assert_op")
 def run_assert_op(condition, format, *values):  # noqa: A002  (TVM's name)
     """``R.assert_op``: raises AssertionError unless ``condition`` (a bool scalar) holds;
     its message is ``format`` with the values in its positional fields (as ``print``)."""

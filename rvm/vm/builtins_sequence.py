@@ -20,13 +20,6 @@ from rvm.runtime.ndarray import NDArray, array
 from rvm.runtime.packed_func import register_builtin
 
 
-def _builtin(name):
-    def register(fn):
-        register_builtin(name, fn)
-        return fn
-    return register
-
-
 def _sequence(value, who):
     """The tensors of a sequence: a runtime tuple, or a Python list or tuple (what the
     python engine passes on from a caller)."""
@@ -67,7 +60,7 @@ def _same_dtype(seq, tensor, who):
                         f"{tensor.dtype}")
 
 
-@_builtin("vm.builtin.sequence_insert")
+@register_builtin("vm.builtin.sequence_insert")
 def sequence_insert(seq, tensor, position=None):
     """``seq`` with ``tensor`` inserted before ``position`` (appended when None)."""
     seq = _sequence(seq, "sequence_insert")
@@ -79,7 +72,7 @@ def sequence_insert(seq, tensor, position=None):
     return Array(items)
 
 
-@_builtin("vm.builtin.sequence_erase")
+@register_builtin("vm.builtin.sequence_erase")
 def sequence_erase(seq, position=None):
     """``seq`` without the tensor at ``position`` (the last one when None)."""
     seq = _sequence(seq, "sequence_erase")
@@ -89,7 +82,7 @@ def sequence_erase(seq, position=None):
     return Array([t for k, t in enumerate(seq) if k != index])
 
 
-@_builtin("vm.builtin.sequence_at")
+@register_builtin("vm.builtin.sequence_at")
 def sequence_at(seq, position):
     """The tensor at ``position`` of ``seq``."""
     seq = _sequence(seq, "sequence_at")
@@ -98,13 +91,13 @@ def sequence_at(seq, position):
     return seq[_position(seq, position, "sequence_at")]
 
 
-@_builtin("vm.builtin.sequence_length")
+@register_builtin("vm.builtin.sequence_length")
 def sequence_length(seq):
     """The number of tensors of ``seq``, as an int64 scalar tensor."""
     return array(np.array(len(_sequence(seq, "sequence_length")), "int64"))
 
 
-@_builtin("vm.builtin.sequence_concat")
+@register_builtin("vm.builtin.sequence_concat")
 def sequence_concat(seq, axis, new_axis):
     """The tensors of ``seq`` joined along ``axis`` (an int); stacked along a new axis
     ``axis`` when ``new_axis`` (an int) is not 0 (ONNX ConcatFromSequence)."""
@@ -130,13 +123,13 @@ def sequence_concat(seq, axis, new_axis):
     return array(out)
 
 
-@_builtin("vm.builtin.optional_has_element")
+@register_builtin("vm.builtin.optional_has_element")
 def optional_has_element(value):
     """Whether the optional ``value`` holds one (is not None), as a bool scalar tensor."""
     return array(np.array(value is not None))
 
 
-@_builtin("vm.builtin.optional_get_element")
+@register_builtin("vm.builtin.optional_get_element")
 def optional_get_element(value):
     """The value an optional holds; an error when it is empty (None)."""
     if value is None:

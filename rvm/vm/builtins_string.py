@@ -22,13 +22,6 @@ from rvm.runtime.ndarray import array
 from rvm.runtime.packed_func import register_builtin
 
 
-def _builtin(name):
-    def register(fn):
-        register_builtin(name, fn)
-        return fn
-    return register
-
-
 def is_string_array(value):
     """Whether ``value`` is a numpy array of unicode strings (a string tensor)."""
     return isinstance(value, np.ndarray) and value.dtype.kind == "U"
@@ -53,7 +46,7 @@ def _strings(value, who, what):
     return value
 
 
-@_builtin("vm.builtin.string_tensor")
+@register_builtin("vm.builtin.string_tensor")
 def string_tensor(shape, *values):
     """The string tensor of ``shape`` holding ``values`` (strings, row-major)."""
     if not isinstance(shape, ShapeTuple):
@@ -67,7 +60,7 @@ def string_tensor(shape, *values):
     return np.array(values if values else [], dtype=str).reshape(tuple(shape))
 
 
-@_builtin("vm.builtin.string_equal")
+@register_builtin("vm.builtin.string_equal")
 def string_equal(lhs, rhs):
     """Elementwise ``lhs == rhs`` of two string tensors (broadcast), a bool tensor."""
     lhs = _strings(lhs, "string_equal", "the left operand")
