@@ -29,9 +29,11 @@ deserialized kernel:
   around any statement is at most ``MAX_UNROLL_PRODUCT`` (the C compiler
   copies the body that many times).
 
-The walk is iterative (no recursion) and visits the kernel as a tree, which
-deserialization capped at a constant size (``rvm.tir.serialize.MAX_TREE_NODES``,
-computed per node without expanding), so its time is linear in that bound.
+The walk is iterative (no recursion). An expression shared by several parents
+is checked once per scope it appears in (the same variables visible), so a
+serialized DAG is not expanded; statements are walked as a tree, whose size
+deserialization capped (``rvm.tir.serialize.MAX_TREE_NODES``, computed per
+node without expanding).
 Any violation raises ``UntrustedTIRError`` naming the kernel, the rule and the
 offending node.
 
@@ -80,6 +82,9 @@ class _Checker:
         self.memory = {}        # id(data var) -> (dtype, what fixed it)
         self.unroll = [1]       # product of the unrolled extents around here
         self.signature = set()  # ids of the parameters and parameter dimensions
+        self.scope = [0]        # ids of the nested binders here (0: the kernel)
+        self.scopes = 0         # binders entered so far
+        self.seen = set()       # (id(expression), scope id) already checked
         self.work = []
 
     def fail(self, rule, detail):
@@ -108,9 +113,12 @@ class _Checker:
                       "expected each variable bound once per kernel")
         self.bound.add(id(var))
         self.visible.add(id(var))
+        self.scopes += 1
+        self.scope.append(self.scopes)
 
     def unbind(self, var):
         self.visible.discard(id(var))
+        self.scope.pop()
 
     def use(self, var, how):
         self.own(var)
@@ -130,6 +138,10 @@ class _Checker:
 
     # ---- expressions
     def value(self, e):
+        key = (id(e), self.scope[-1])
+        if key in self.seen:  # a shared node, already checked with the same variables in scope
+            return
+        self.seen.add(key)
         if not isinstance(e, PrimExpr):
             self.fail("numeric-value", f"expected an expression, found {type(e).__name__} "
                       f"{_show(e)}")

@@ -316,3 +316,30 @@ def test_loaded_kernels_still_run_correctly_after_the_check(tmp_path):
     out = vm["main"](x, w).numpy()
     assert out.shape == (2, 400)
     np.testing.assert_allclose(out.sum(axis=1), 1.0, rtol=1e-5)
+
+
+# ---- shared nodes: checked once per scope, never expanded
+
+def test_a_shared_expression_is_checked_again_in_another_scope():
+    def body(X):
+        i = E.Var("i", "int64")
+        shared = i + _i64(1)
+        return S.SeqStmt([S.For(i, _i64(0), _i64(7), S.ForKind.SERIAL, _store(X, shared)),
+                          _store(X, shared)])
+    _refused("scope", _kernel(body))
+
+
+def test_a_shared_dag_is_verified_without_expanding_it():
+    import time
+
+    def body(X):
+        i = E.Var("i", "int64")
+        value = E.BufferLoad(X, [i])
+        for _ in range(12):         # 2^12 loads once expanded, 13 nodes in the file
+            value = E.Add(value, value)
+        return S.For(i, _i64(0), _i64(8), S.ForKind.SERIAL, _store(X, i, value))
+    funcs = _round_trip([_kernel(body, name=f"k{n}") for n in range(8)])
+    start = time.perf_counter()
+    for _ in range(10):
+        verify_untrusted(funcs)
+    assert time.perf_counter() - start < 1.0   # the expanded trees: about 15 s
