@@ -120,3 +120,23 @@ def test_nesting_deeper_than_the_cap_is_refused(saved):
         sys.setrecursionlimit(limit)
     with pytest.raises(TIRFormatError, match=f"nests deeper than {MAX_DEPTH} levels"):
         load_prim_funcs(data)
+
+
+def test_nesting_just_under_the_cap_regenerates(saved):
+    # What the decoder lets through, the code generator can walk (its recursion has room).
+    from rvm.codegen.c_target import regenerate_c
+    from rvm.runtime.compiler import default_compiler
+    from rvm.support.recursion import deep_recursion
+    from rvm.tir.serialize import MAX_DEPTH, save_prim_funcs
+    (name, func), = kernel_tir(saved)
+    x, y = func.params
+    Xb, Yb = func.buffer_map[x], func.buffer_map[y]
+    zero = tir.const(0, "int64")
+    body = S.BufferStore(Yb, E.BufferLoad(Xb, [zero]), [zero])
+    for k in range(MAX_DEPTH // 2 - 8):
+        body = S.IfThenElse(E.LT(zero, tir.const(1, "int64")),
+                            S.LetStmt(E.Var(f"t{k}", "int64"), zero, body))
+    with deep_recursion():   # the encoder recurses
+        data = save_prim_funcs([(name, func.with_body(body))])
+    source, names, _ = regenerate_c(data, default_compiler())
+    assert names == [name] and source.count("if (") >= MAX_DEPTH // 2 - 8

@@ -41,10 +41,11 @@ offending node.
 >>> x = Var("x", "int64")
 >>> t = Var("t", "int8")
 >>> verify_untrusted([("ok", PrimFunc([x], LetStmt(Var("u", "int64"), x, Evaluate(0))))])
->>> verify_untrusted([("k", PrimFunc([x], LetStmt(t, x, Evaluate(0))))])
-Traceback (most recent call last):
-  ...
-rvm.tir.analysis.verify_untrusted.UntrustedTIRError: kernel 'k': let-type: let 't' of dtype int8 is bound to a value of dtype int64: x
+>>> try:
+...     verify_untrusted([("k", PrimFunc([x], LetStmt(t, x, Evaluate(0))))])
+... except UntrustedTIRError as err:
+...     print(err)
+kernel 'k': let-type: let 't' of dtype int8 is bound to a value of dtype int64: x
 """
 from rvm.ir.expr import PrimExpr
 from rvm.tir import expr as E
@@ -76,7 +77,7 @@ class _Checker:
 
     def __init__(self, name, owner):
         self.name = name
-        self.owner = owner      # id(Var or Buffer) -> kernel name
+        self.owner = owner      # id(Var or Buffer) -> (kernel, whether of its signature)
         self.visible = set()    # ids of variables in scope here
         self.bound = set()      # ids of variables bound so far in this kernel
         self.memory = {}        # id(data var) -> (dtype, what fixed it)
