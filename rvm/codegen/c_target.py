@@ -55,8 +55,8 @@ def regenerate_c(tir, compiler):
     packed functions.
     """
     funcs = load_prim_funcs(tir)
-    verify_untrusted(funcs)
     with deep_recursion():  # the decoder capped the depth (serialize.MAX_DEPTH)
+        verify_untrusted(funcs)  # iterative, but its messages print the offending node
         use_openmp = any(_has_parallel_loop(f) for _, f in funcs) and compiler.openmp
         source = render_c_source(funcs, use_openmp, safe=True)
     return source, [name for name, _ in funcs], use_openmp

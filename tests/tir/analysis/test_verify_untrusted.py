@@ -4,7 +4,9 @@ symbolic batch, a schedule with parallel/vectorize/unroll) passes after save -> 
 import numpy as np
 import pytest
 
+import rvm
 from rvm import relax, tir
+from rvm.bytecode.serialize import undump_executable
 from rvm.ir.module import IRModule
 from rvm.script import ir as I, relax as R, tir as T
 from rvm.tir import expr as E
@@ -12,6 +14,7 @@ from rvm.tir import stmt as S
 from rvm.tir.analysis.verify_untrusted import (MAX_UNROLL_EXTENT, UntrustedTIRError,
                                                verify_untrusted)
 from rvm.tir.serialize import TIRFormatError, load_prim_funcs, save_prim_funcs
+from rvm.tir.stmt_functor import post_order_visit
 from tests.security.attack import split_kernel_library
 
 
@@ -259,9 +262,7 @@ class ConvNet:
 
 def test_a_relax_model_with_a_symbolic_batch_passes(tmp_path):
     path = tmp_path / "conv.rvm"
-    ex = relax.build(ConvNet, target="c")
-    ex.export_library(str(path))
-    from rvm.bytecode.serialize import undump_executable
+    relax.build(ConvNet, target="c").export_library(str(path))
     blob = next(b for _, k, b in undump_executable(path.read_bytes(), "t")["modules"]
                 if k == "c_kernels")
     funcs = load_prim_funcs(split_kernel_library(blob)[2])
@@ -299,7 +300,6 @@ def test_a_schedule_with_parallel_vectorize_and_unroll_passes():
     funcs = load_prim_funcs(lib.tir)
     verify_untrusted(funcs)
     kinds = set()
-    from rvm.tir.stmt_functor import post_order_visit
     post_order_visit(funcs[0][1].body,
                      lambda n: kinds.add(n.kind) if isinstance(n, S.For) else None)
     assert {S.ForKind.PARALLEL, S.ForKind.VECTORIZED, S.ForKind.UNROLLED} <= kinds
@@ -308,7 +308,6 @@ def test_a_schedule_with_parallel_vectorize_and_unroll_passes():
 def test_loaded_kernels_still_run_correctly_after_the_check(tmp_path):
     path = tmp_path / "conv.rvm"
     relax.build(ConvNet, target="c").export_library(str(path))
-    import rvm
     ex = rvm.runtime.load_module(str(path))
     vm = relax.VirtualMachine(ex, rvm.cpu())
     x = np.random.default_rng(0).standard_normal((2, 3, 10, 10)).astype("float32")
@@ -343,3 +342,25 @@ def test_a_shared_dag_is_verified_without_expanding_it():
     for _ in range(10):
         verify_untrusted(funcs)
     assert time.perf_counter() - start < 1.0   # the expanded trees: about 15 s
+
+
+def test_sampled_candidates_of_the_default_tuning_space_pass():
+    from rvm import meta_schedule as ms
+    from rvm.codegen.kernel_signature import kernel_functions
+    from rvm.meta_schedule.search_strategy.search_strategy import replay, without_decisions
+    from rvm.support.recursion import deep_recursion
+    from rvm.transform.tir.pipeline import lower_module
+    from tests.meta_schedule.workloads import MyModule, with_packed_spaces
+    target = "llvm --num-cores=2"
+    ctx = ms.TuneContext(MyModule, target=target, rand_state=3,
+                         space_generator=with_packed_spaces(target))
+    kinds = set()
+    for space in ctx.generate_design_space():
+        for seed in range(3):
+            sch = replay(ctx.mod, without_decisions(space.trace), seed + 1,
+                         ctx.space_generator.postprocs)
+            with deep_recursion():
+                lowered = lower_module(sch.mod)
+            for _, func in _round_trip(kernel_functions(lowered)):
+                post_order_visit(func.body, lambda n: kinds.add(getattr(n, "kind", None)))
+    assert {S.ForKind.PARALLEL, S.ForKind.VECTORIZED} <= kinds
