@@ -11,7 +11,8 @@ and every consumer (verifier, code generator, C compiler) walks it as a tree --
 each node's expanded (tree) size and nesting depth, computed as the nodes are
 read (memoized per node, nothing is expanded). Names (variables, buffers,
 kernels, intrinsics, attribute keys) must be printable text, and string
-constants printable lines: no NUL or control bytes reach generated C.
+constants printable lines, all of bounded length (and weighed into the
+expanded size): no NUL or control bytes reach generated C.
 Anything else raises ``TIRFormatError`` naming the node and field.
 
 >>> from rvm.tir import Var, PrimFunc, Evaluate
@@ -37,6 +38,8 @@ MAX_BYTES = 1 << 28
 MAX_TREE_NODES = 1 << 16
 MAX_TOTAL_TREE_NODES = 1 << 19
 MAX_DEPTH = 2048
+MAX_TEXT = 1 << 14
+TEXT_PER_NODE = 32
 
 
 class TIRFormatError(RVMError, ValueError):
@@ -155,11 +158,15 @@ def save_prim_funcs(named_funcs):
 
 def _check_text(dec, value, what):
     """Fails unless ``value`` is printable: a name (strictly), or a message (also tabs and
-    newlines)."""
+    newlines), of at most MAX_TEXT characters. Text is code to generate too: every
+    TEXT_PER_NODE characters weigh one node in the expanded size of the node holding it."""
+    if len(value) > MAX_TEXT:
+        dec.fail(f"expected a {what} of at most {MAX_TEXT} characters, found {len(value)}")
     allowed = "" if what == "name" else "\n\t"
     bad = next((ch for ch in value if not (ch.isprintable() or ch in allowed)), None)
     if bad is not None:
-        dec.fail(f"expected a printable {what}, found {value!r} (contains {bad!r})")
+        dec.fail(f"expected a printable {what}, found {value[:200]!r} (contains {bad!r})")
+    dec.size += len(value) // TEXT_PER_NODE
 
 
 class _Decoder:

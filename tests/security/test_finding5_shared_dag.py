@@ -140,3 +140,20 @@ def test_nesting_just_under_the_cap_regenerates(saved):
         data = save_prim_funcs([(name, func.with_body(body))])
     source, names, _ = regenerate_c(data, default_compiler())
     assert names == [name] and source.count("if (") >= MAX_DEPTH // 2 - 8
+
+
+def test_text_counts_toward_the_expanded_size(saved):
+    # One long message in the file, repeated by 200 assertions in the generated C.
+    from rvm.tir.serialize import MAX_TEXT, TEXT_PER_NODE, save_prim_funcs
+    (name, func), = kernel_tir(saved)
+    message = E.StringImm("m" * MAX_TEXT)
+    body = S.Evaluate(tir.const(0, "int32"))
+    for _ in range(200):
+        body = S.AssertStmt(tir.const(True, "bool"), message, body)
+    assert 200 * MAX_TEXT // TEXT_PER_NODE > MAX_TREE_NODES
+    data = save_prim_funcs([(name, func.with_body(body))])
+    with pytest.raises(TIRFormatError, match="expands to more than"):
+        load_prim_funcs(data)
+    with pytest.raises(TIRFormatError, match=f"expected a message of at most {MAX_TEXT}"):
+        load_prim_funcs(save_prim_funcs([(name, func.with_body(S.AssertStmt(
+            tir.const(True, "bool"), E.StringImm("m" * (MAX_TEXT + 1)), body)))]))
