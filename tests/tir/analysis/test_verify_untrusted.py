@@ -364,3 +364,38 @@ def test_sampled_candidates_of_the_default_tuning_space_pass():
             for _, func in _round_trip(kernel_functions(lowered)):
                 post_order_visit(func.body, lambda n: kinds.add(getattr(n, "kind", None)))
     assert {S.ForKind.PARALLEL, S.ForKind.VECTORIZED} <= kinds
+
+
+def test_mutated_files_fail_only_with_the_format_error():
+    # Structure-aware mutants of real kernels (references redirected to other earlier nodes,
+    # dtypes swapped): decoding and verifying either accept or raise TIRFormatError.
+    import random
+
+    import msgpack
+    from rvm.driver.build_module import build
+    from tests.codegen.kernel_cases import CASES
+    names = ["matmul_symbolic", "softmax", "int8_sum_to_int32", "unrolled_reduction",
+             "padded_conv1d", "matmul_relu_fused"]
+    doc = msgpack.unpackb(build(IRModule({n: CASES[n][0]() for n in names}), "c").tir)
+    rng = random.Random(7)
+    dtypes = ["int8", "int32", "int64", "float32", "bool", "handle", "float32x4"]
+    outcomes = {"accepted": 0, "refused": 0}
+    for _ in range(150):
+        nodes = [[kind, list(values)] for kind, values in doc["nodes"]]
+        for _ in range(rng.randint(1, 3)):
+            i = rng.randrange(1, len(nodes))
+            values = nodes[i][1]
+            k = rng.randrange(len(values)) if values else None
+            if k is None:
+                continue
+            if type(values[k]) is int and values[k] < i:
+                values[k] = rng.randrange(i)
+            elif isinstance(values[k], str):
+                values[k] = rng.choice(dtypes)
+        data = msgpack.packb({"format": doc["format"], "nodes": nodes, "funcs": doc["funcs"]})
+        try:
+            verify_untrusted(load_prim_funcs(data))
+            outcomes["accepted"] += 1
+        except TIRFormatError:
+            outcomes["refused"] += 1
+    assert outcomes["refused"] > 30, outcomes
