@@ -32,13 +32,15 @@ def render_prologue(sig, emitter):
     expressions and gives C types.
     """
     kname = c_string(sig.name)
-    # The arity message is a printf format: escape '%' in names, then add the count.
-    arity = "ValueError: " + sig.arity_message("\0").replace("%", "%%").replace("\0", "%d")
+    # Names never go into a printf format: the text around the count is passed as %s
+    # arguments (the count comes after every name, hence the last placeholder).
+    head, _, tail = ("ValueError: " + sig.arity_message("\0")).rpartition("\0")
     lines = [f"static const char* const kernel = {kname};",
              "*ret_code = kRVMNull;",
              f"if (num_args != {len(sig.params)}) {{",
              "  char msg[512];",
-             f"  snprintf(msg, sizeof(msg), {c_string(arity)}, num_args);",
+             f"  snprintf(msg, sizeof(msg), \"%s%d%s\", {c_string(head)}, num_args, "
+             f"{c_string(tail)});",
              "  RVMAPISetLastError(msg);",
              "  return -1;",
              "}"]

@@ -3,6 +3,8 @@ from rvm.codegen.c_source import render_c_source
 from rvm.codegen.kernel_signature import kernel_functions
 from rvm.runtime.compiler import default_compiler
 from rvm.runtime.kernel_library import KernelLibrary, register_kernel_regenerator
+from rvm.support.recursion import deep_recursion
+from rvm.tir.analysis.verify_untrusted import verify_untrusted
 from rvm.tir.serialize import load_prim_funcs, save_prim_funcs
 from rvm.tir.stmt import ForKind
 from rvm.tir.stmt_functor import post_order_visit
@@ -61,11 +63,17 @@ def regenerate_c(tir, compiler):
     """(C source, kernel names, use_openmp, packed callee names) of serialized lowered TIR
     from an untrusted file.
 
-    The code generator runs in safe mode: accesses proven in bounds or guarded,
-    calls only to intrinsics and registered packed functions (the names returned, which
-    the loader checks against the globals the file may call).
+    The TIR is first checked by ``verify_untrusted`` (typed lets and casts, one dtype per
+    memory, scopes, no nodes shared between kernels, bounded unrolling; the decoder has
+    already bounded its expanded size and depth). The code generator then runs in safe
+    mode: accesses proven in bounds or guarded, calls only to intrinsics and registered
+    packed functions (the names returned, which the loader checks against the globals the
+    file may call).
     """
     funcs = load_prim_funcs(tir)
-    use_openmp = any(_has_parallel_loop(f) for _, f in funcs) and compiler.openmp
-    source = render_c_source(funcs, use_openmp, safe=True)
-    return source, [name for name, _ in funcs], use_openmp, _packed_callees(funcs)
+    with deep_recursion():  # the decoder capped the depth (serialize.MAX_DEPTH)
+        verify_untrusted(funcs)  # iterative, but its messages print the offending node
+        use_openmp = any(_has_parallel_loop(f) for _, f in funcs) and compiler.openmp
+        source = render_c_source(funcs, use_openmp, safe=True)
+        callees = _packed_callees(funcs)
+    return source, [name for name, _ in funcs], use_openmp, callees

@@ -5,7 +5,14 @@ rebuilds the functions through the node constructors. The bytes are
 untrusted: every node is one of the lowered-TIR node types listed in
 ``SCHEMA``, every field is checked for its kind (expression, statement,
 variable, buffer, dtype, int, ...), references point only backwards (so the
-graph is acyclic and decoding never recurses), and sizes are bounded.
+graph is acyclic and decoding never recurses), and sizes are bounded: the
+file size, the node count, and -- because a node may be referenced many times
+and every consumer (verifier, code generator, C compiler) walks it as a tree --
+each node's expanded (tree) size and nesting depth, computed as the nodes are
+read (memoized per node, nothing is expanded). Names (variables, buffers,
+kernels, intrinsics, attribute keys) must be printable text, and string
+constants printable lines, all of bounded length (and weighed into the
+expanded size): no NUL or control bytes reach generated C.
 Anything else raises ``TIRFormatError`` naming the node and field.
 
 >>> from rvm.tir import Var, PrimFunc, Evaluate
@@ -26,6 +33,13 @@ from rvm.tir.function import PrimFunc
 FORMAT = 1
 MAX_NODES = 1 << 22
 MAX_BYTES = 1 << 28
+# The largest expanded (tree) size of one node and of all the functions of a file together,
+# and the deepest nesting: what code generation and the C compiler get to walk.
+MAX_TREE_NODES = 1 << 16
+MAX_TOTAL_TREE_NODES = 1 << 19
+MAX_DEPTH = 2048
+MAX_TEXT = 1 << 14
+TEXT_PER_NODE = 32
 
 
 class TIRFormatError(RVMError, ValueError):
@@ -142,10 +156,27 @@ def save_prim_funcs(named_funcs):
 
 # ---- decoding ---------------------------------------------------------------------------
 
+def _check_text(dec, value, what):
+    """Fails unless ``value`` is printable: a name (strictly), or a message (also tabs and
+    newlines), of at most MAX_TEXT characters. Text is code to generate too: every
+    TEXT_PER_NODE characters weigh one node in the expanded size of the node holding it."""
+    if len(value) > MAX_TEXT:
+        dec.fail(f"expected a {what} of at most {MAX_TEXT} characters, found {len(value)}")
+    allowed = "" if what == "name" else "\n\t"
+    bad = next((ch for ch in value if not (ch.isprintable() or ch in allowed)), None)
+    if bad is not None:
+        dec.fail(f"expected a printable {what}, found {value[:200]!r} (contains {bad!r})")
+    dec.size += len(value) // TEXT_PER_NODE
+
+
 class _Decoder:
     def __init__(self, nodes):
         self.nodes = nodes
         self.built = []
+        self.sizes = []    # expanded (tree) size of each built node
+        self.depths = []   # nesting depth of each built node
+        self.size = self.depth = 0   # of the node being built, from its references so far
+        self.text = "name"  # what the str fields of the node being built are
         self.where = ""
 
     def fail(self, message):
@@ -155,6 +186,8 @@ class _Decoder:
         if type(value) is not int or not 0 <= value < len(self.built):
             self.fail(f"expected a reference to an earlier node, found {value!r}")
         node = self.built[value]
+        self.size += self.sizes[value]
+        self.depth = max(self.depth, self.depths[value])
         want = _NODE_KINDS.get(kind, S.Stmt if kind == "stmts" else PrimExpr)
         if kind in ("vars",):
             want = E.Var
@@ -188,6 +221,7 @@ class _Decoder:
         if kind == "str":
             if not isinstance(value, str):
                 self.fail(f"expected a string, found {value!r}")
+            _check_text(self, value, self.text)
             return value
         if kind == "none":
             if value is not None:
@@ -202,6 +236,8 @@ class _Decoder:
             if not isinstance(value, list) or not all(
                     isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) for p in value):
                 self.fail("expected a list of (name, value) pairs")
+            for k, _ in value:
+                _check_text(self, k, "name")
             return {k: self.generic(v) for k, v in value}
         raise AssertionError(kind)
 
@@ -210,6 +246,8 @@ class _Decoder:
             self.fail(f"malformed attribute value {value!r}")
         tag, payload = value
         if tag == "v" and (payload is None or isinstance(payload, (bool, int, float, str))):
+            if isinstance(payload, str):
+                _check_text(self, payload, "message")
             return payload
         if tag == "l" and isinstance(payload, list):
             return tuple(self.generic(v) for v in payload)
@@ -229,6 +267,8 @@ class _Decoder:
         _, fields, make = spec
         if not isinstance(values, list) or len(values) != len(fields):
             self.fail(f"expected {len(fields)} fields")
+        self.size, self.depth = 1, 0
+        self.text = "message" if name == "StringImm" else "name"
         try:
             args = [self.field(v, kind) for v, (_, kind) in zip(values, fields)]
             if name == "IntImm":
@@ -240,7 +280,14 @@ class _Decoder:
             raise
         except (TypeError, ValueError, KeyError, AttributeError, OverflowError) as err:
             self.fail(str(err))
+        if self.size > MAX_TREE_NODES:
+            self.fail(f"expands to more than {MAX_TREE_NODES} nodes when its shared subtrees "
+                      "are repeated (expected at most that many per node)")
+        if self.depth >= MAX_DEPTH:
+            self.fail(f"nests deeper than {MAX_DEPTH} levels")
         self.built.append(node)
+        self.sizes.append(self.size)
+        self.depths.append(self.depth + 1)
 
 
 def _check_int_range(dec, dtype, value):
@@ -276,15 +323,20 @@ def load_prim_funcs(data):
     dec = _Decoder(nodes)
     for i, entry in enumerate(nodes):
         dec.build(i, entry)
-    out = []
+    out, total = [], 0
     for entry in funcs:
         dec.where = "function table"
         if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)):
             dec.fail(f"expected [name, node], found {entry!r}")
+        _check_text(dec, entry[0], "name")
         index = entry[1]
         if type(index) is not int or not 0 <= index < len(dec.built) \
                 or not isinstance(dec.built[index], PrimFunc):
             dec.fail(f"function '{entry[0]}' does not refer to a PrimFunc")
+        total += dec.sizes[index]
+        if total > MAX_TOTAL_TREE_NODES:
+            dec.fail(f"the functions expand to more than {MAX_TOTAL_TREE_NODES} nodes together "
+                     "when their shared subtrees are repeated")
         func = dec.built[index]
         out.append((entry[0], func))
     return out
