@@ -5,8 +5,12 @@ Python function could write past it.
 
 The kernels here are written in the test, built, exported and loaded back as untrusted
 files (their C regenerated from the stored TIR); both engines run them in a subprocess.
-Now a buffer passed on must fit its memory in bytes (element count x dtype size), checked
-in overflow-safe arithmetic, and views made in the runtime never exceed their memory."""
+Two defences now stop it. Loading refuses the TIR (the untrusted-TIR verifier's
+``buffer-type`` rule: one dtype per memory), so the files below never run untrusted. And a
+buffer passed on must fit its memory in bytes (element count x dtype size), checked in
+overflow-safe arithmetic, and views made in the runtime never exceed their memory: that
+check is exercised by running the same files' own stored C (``trust_native=True``), which
+is what the kernels built in-process run."""
 import os
 import subprocess
 import sys
@@ -90,9 +94,18 @@ def _saved(tmp_path, kernel, name):
 
 
 @pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("kernel", [assert_on_float64_view, callee_on_float64_view],
+                         ids=["assert", "float64"])
+def test_a_file_viewing_memory_as_another_dtype_is_refused_at_load(tmp_path, engine, kernel):
+    result = run_untrusted(_saved(tmp_path, kernel, "view"), [X], engine=engine)
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert "UntrustedTIRError" in result.stdout and "buffer-type" in result.stdout
+    assert "view:" not in result.stdout
+
+
+@pytest.mark.parametrize("engine", ENGINES)
 def test_assert_op_never_prints_past_the_tensor(tmp_path, engine):
-    path = _saved(tmp_path, assert_on_float64_view, "assert")
-    result = run_untrusted(path, [X], engine=engine)
+    result = _run_with_callee(_saved(tmp_path, assert_on_float64_view, "assert"), engine)
     assert result.returncode == 4, result.stdout + result.stderr
     assert "RUN-ERROR" in result.stdout and "AssertionError" not in result.stdout
     assert "buffer 'XD' passed to a packed function (float64 x 1-d shape) is larger than " \
@@ -110,8 +123,8 @@ _RUNNER = textwrap.dedent("""
         view = np.from_dlpack(t)
         view[...] = 0
 
-    path, engine = sys.argv[1], sys.argv[2]
-    ex = rvm.runtime.load_module(path)
+    path, engine, trust = sys.argv[1], sys.argv[2], sys.argv[3] == "trust"
+    ex = rvm.runtime.load_module(path, trust_native=trust)  # trust: the file's own stored C
     try:
         out = relax.VirtualMachine(ex, rvm.cpu(), engine=engine)["main"](
             np.arange(8, dtype="float32"))
@@ -123,9 +136,10 @@ _RUNNER = textwrap.dedent("""
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def _run_with_callee(path, engine):
+def _run_with_callee(path, engine, trust=True):
     env = dict(os.environ, PYTHONPATH=_ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.run([sys.executable, "-c", _RUNNER, str(path), engine],
+    return subprocess.run([sys.executable, "-c", _RUNNER, str(path), engine,
+                           "trust" if trust else "no"],
                           capture_output=True, text=True, timeout=120, env=env)
 
 
@@ -137,6 +151,17 @@ def test_a_python_callee_never_receives_more_than_the_memory(tmp_path, engine, k
     assert result.returncode == 4, result.stdout + result.stderr
     assert "CALLED" not in result.stdout
     assert f"buffer '{name}' passed to a packed function" in result.stdout
+    assert "is larger than its memory" in result.stdout
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_an_untrusted_view_whose_size_wraps_is_stopped_at_the_call(tmp_path, engine):
+    """One dtype, so the verifier lets it through: the regenerated kernel's byte check,
+    in overflow-safe arithmetic, stops it."""
+    result = _run_with_callee(_saved(tmp_path, callee_on_huge_view, "XH"), engine, trust=False)
+    assert result.returncode == 4, result.stdout + result.stderr
+    assert "CALLED" not in result.stdout
+    assert "buffer 'XH' passed to a packed function" in result.stdout
     assert "is larger than its memory" in result.stdout
 
 
