@@ -138,7 +138,7 @@ def test_nesting_just_under_the_cap_regenerates(saved):
                             S.LetStmt(E.Var(f"t{k}", "int64"), zero, body))
     with deep_recursion():   # the encoder recurses
         data = save_prim_funcs([(name, func.with_body(body))])
-    source, names, _ = regenerate_c(data, default_compiler())
+    source, names, _, _ = regenerate_c(data, default_compiler())
     assert names == [name] and source.count("if (") >= MAX_DEPTH // 2 - 8
 
 

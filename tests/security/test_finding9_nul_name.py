@@ -62,7 +62,7 @@ def test_messages_may_hold_newlines_but_not_nul():
 
 def test_percent_in_names_is_printed_not_interpreted(saved):
     funcs = _renamed(saved, buffer_name="Y%d%s%n%p")
-    source, names, use_openmp = regenerate_c(save_prim_funcs(funcs), default_compiler())
+    source, names, use_openmp, _ = regenerate_c(save_prim_funcs(funcs), default_compiler())
     assert "snprintf(msg, sizeof(msg), \"%s%d%s\"" in source
     lib = KernelLibrary.from_source(source, names, default_compiler(), use_openmp)
     with pytest.raises(ValueError) as info:
