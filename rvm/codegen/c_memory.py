@@ -82,28 +82,29 @@ class MemoryMixin:
     def render_load(self, buffer, index):
         """The C expression reading ``buffer[index]`` (guarded unless proven)."""
         data = self.var_name(buffer.data)
-        idx = self.expr(index)
         guard = self._guard(buffer, index)
         narrow = c_narrow.is_narrow(buffer.dtype)
         if guard is None:
+            idx = self.expr(index)
             return c_narrow.load(buffer.dtype, f"{data}[{idx}]") if narrow else f"{data}[{idx}]"
         size, code = guard
         element = c_narrow.load(buffer.dtype, f"{data}[rvm_i]") if narrow else f"{data}[rvm_i]"
-        return (f"({{ const int64_t rvm_i = (int64_t)({idx}); (rvm_i >= 0 && rvm_i < {size}) "
+        return (f"({{ int rvm_ixov = 0; const int64_t rvm_i = {self.checked_index(index)}; "
+                f"(!rvm_ixov && rvm_i >= 0 && rvm_i < {size}) "
                 f"? {element} : (rvm_oob_hit(&rvm_oob, {code}), 0); }})")
 
     def render_store(self, buffer, index, value):
         """Emits ``buffer[index] = value`` (guarded unless proven)."""
         data = self.var_name(buffer.data)
-        idx = self.expr(index)
         guard = self._guard(buffer, index)
         if c_narrow.is_narrow(buffer.dtype):
             value = c_narrow.store(buffer.dtype, value)
         if guard is None:
-            self.emit(f"{data}[{idx}] = {value};")
+            self.emit(f"{data}[{self.expr(index)}] = {value};")
             return
         size, code = guard
-        self.emit(f"{{ const int64_t rvm_i = (int64_t)({idx}); if (rvm_i >= 0 && rvm_i < {size}) "
+        self.emit(f"{{ int rvm_ixov = 0; const int64_t rvm_i = {self.checked_index(index)}; "
+                  f"if (!rvm_ixov && rvm_i >= 0 && rvm_i < {size}) "
                   f"{data}[rvm_i] = {value}; else rvm_oob_hit(&rvm_oob, {code}); }}")
 
     def declare_allocation(self, var, factors, c_size):
