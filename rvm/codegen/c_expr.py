@@ -277,6 +277,22 @@ class CExprPrinter(ExprPrinter):
         self.prover.pop()
         return f"({{ const {ctype} {name} = {value}; {body}; }})"
 
+    def proven_index(self, e):
+        """The C text of an index the bounds prover proved, with its sums and products in
+        int64: the proof says no step leaves its dtype's range, so the value is the same,
+        and the compiler sees addresses affine in the loop variables (int32 arithmetic,
+        which wraps under -fwrapv, would keep it from vectorizing)."""
+        if not e.dtype.is_int or e.dtype.bits >= 64 or type(e) not in _CHECKED:
+            return self.expr(e)
+        return self._wide(e)
+
+    def _wide(self, e):
+        if type(e) in _CHECKED:
+            return f"({self._wide(e.a)} {BINARY[type(e)]} {self._wide(e.b)})"
+        if isinstance(e, E.IntImm):
+            return f"INT64_C({e.value})"
+        return f"((int64_t){self.expr(e)})"
+
     def checked_index(self, e, flag="rvm_ixov"):
         """The C text of integer expression ``e`` as an int64 computed without overflow: a
         step whose exact value leaves its dtype's range sets int ``flag`` (declared by the

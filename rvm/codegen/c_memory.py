@@ -85,7 +85,7 @@ class MemoryMixin:
         guard = self._guard(buffer, index)
         narrow = c_narrow.is_narrow(buffer.dtype)
         if guard is None:
-            idx = self.expr(index)
+            idx = self.proven_index(index)
             return c_narrow.load(buffer.dtype, f"{data}[{idx}]") if narrow else f"{data}[{idx}]"
         size, code = guard
         element = c_narrow.load(buffer.dtype, f"{data}[rvm_i]") if narrow else f"{data}[rvm_i]"
@@ -100,7 +100,7 @@ class MemoryMixin:
         if c_narrow.is_narrow(buffer.dtype):
             value = c_narrow.store(buffer.dtype, value)
         if guard is None:
-            self.emit(f"{data}[{self.expr(index)}] = {value};")
+            self.emit(f"{data}[{self.proven_index(index)}] = {value};")
             return
         size, code = guard
         self.emit(f"{{ int rvm_ixov = 0; const int64_t rvm_i = {self.checked_index(index)}; "
