@@ -2,10 +2,11 @@
 
 Loading a shared object runs code before any kernel is called: its
 constructors (``.init_array``, ``.preinit_array``, ``.ctors`` and code added
-to ``.init``), and at exit its destructors. An untrusted library may have no
-more of these than the toolchain itself puts in an empty library (its
-``frame_dummy`` and friends), measured by compiling an empty probe with the
-same flags. It must also be hardened as the flags ask: a non-executable stack
+to ``.init``), the resolvers of its indirect functions (``ifunc`` symbols and
+``IRELATIVE`` relocations, run while the loader relocates), and at exit its
+destructors. An untrusted library may have no more of these than the
+toolchain itself puts in an empty library (its ``frame_dummy`` and friends),
+measured by compiling an empty probe with the same flags. It must also be hardened as the flags ask: a non-executable stack
 (a ``PT_GNU_STACK`` segment without ``PF_X``), a read-only relocation segment
 (``PT_GNU_RELRO``) and immediate binding (``BIND_NOW``), so that no function
 pointer of the global offset table is writable while kernels run.
@@ -26,6 +27,10 @@ DF_BIND_NOW, DF_1_NOW = 0x8, 0x1
 # Sections whose contents run when the library is loaded or unloaded.
 INIT_SECTIONS = (".init", ".fini", ".init_array", ".fini_array", ".preinit_array", ".ctors",
                  ".dtors")
+SHT_SYMTAB, SHT_RELA, SHT_REL, SHT_DYNSYM = 2, 4, 9, 11
+STT_GNU_IFUNC = 10
+# e_machine -> the relocation type that calls a resolver (IRELATIVE).
+_IRELATIVE = {3: 42, 62: 37, 183: 1032, 243: 58, 40: 160, 21: 248}
 _DYNAMIC_SIZES = {DT_INIT_ARRAYSZ: "DT_INIT_ARRAYSZ", DT_FINI_ARRAYSZ: "DT_FINI_ARRAYSZ",
                   DT_PREINIT_ARRAYSZ: "DT_PREINIT_ARRAYSZ"}
 
@@ -40,8 +45,9 @@ class ElfFormatError(UnsafeObjectError):
 
 class ObjectReport:
     """What ``object_report`` read: ``init`` maps each initializer's name (a section of
-    INIT_SECTIONS or a dynamic tag) to its size in bytes; ``exec_stack``, ``relro`` and
-    ``bind_now`` are booleans."""
+    INIT_SECTIONS or a dynamic tag) to its size in bytes, and "indirect functions" to the
+    number of ifunc symbols and IRELATIVE relocations (of the machines in _IRELATIVE);
+    ``exec_stack``, ``relro`` and ``bind_now`` are booleans."""
 
     def __init__(self, init, exec_stack, relro, bind_now):
         self.init = init
@@ -96,17 +102,15 @@ def _sections(read, is64):
     for k in range(shnum):
         at = shoff + k * shentsize
         if is64:
-            name, _, _, _, offset, size = read("IIQQQQ", at)
+            name, kind, _, _, offset, size = read("IIQQQQ", at)
         else:
-            name, _, _, _, offset, size = read("IIIIII", at)
-        headers.append((name, offset, size))
+            name, kind, _, _, offset, size = read("IIIIII", at)
+        headers.append((name, kind, offset, size))
     if not headers or shstrndx >= len(headers):
-        return {}
-    _, str_offset, str_size = headers[shstrndx]
-    sizes = {}
-    for name, _, size in headers:
-        if name >= str_size:
-            continue
+        return []
+    _, _, str_offset, str_size = headers[shstrndx]
+    named = []
+    for name, kind, offset, size in headers:
         chars = []
         while name < str_size and len(chars) < 256:
             (c,) = read("B", str_offset + name)
@@ -114,8 +118,28 @@ def _sections(read, is64):
                 break
             chars.append(chr(c))
             name += 1
-        sizes["".join(chars)] = sizes.get("".join(chars), 0) + size
-    return sizes
+        named.append(("".join(chars), kind, offset, size))
+    return named
+
+
+def _indirect_functions(read, is64, sections):
+    """How many ifunc symbols and IRELATIVE relocations the sections hold."""
+    (machine,) = read("H", 18)
+    irelative = _IRELATIVE.get(machine)
+    count = 0
+    for _, kind, offset, size in sections:
+        if kind in (SHT_SYMTAB, SHT_DYNSYM):
+            entry, info_at = (24, 4) if is64 else (16, 12)
+            for k in range(size // entry):
+                (info,) = read("B", offset + k * entry + info_at)
+                count += (info & 0xF) == STT_GNU_IFUNC
+        elif kind in (SHT_RELA, SHT_REL) and irelative is not None:
+            entry = (24 if kind == SHT_RELA else 16) if is64 else (12 if kind == SHT_RELA else 8)
+            for k in range(size // entry):
+                (info,) = read("Q" if is64 else "I", offset + k * entry + (8 if is64 else 4))
+                kind_of = info & 0xFFFFFFFF if is64 else info & 0xFF
+                count += kind_of == irelative
+    return count
 
 
 def object_report(data):
@@ -141,10 +165,12 @@ def object_report(data):
                 elif tag in (DT_INIT, DT_FINI):
                     name = "DT_INIT" if tag == DT_INIT else "DT_FINI"
                     init[name] = init.get(name, 0) + 1
-    for name, size in _sections(read, is64).items():
+    sections = _sections(read, is64)
+    for name, _, _, size in sections:
         if name in INIT_SECTIONS or name.startswith((".init_array.", ".fini_array.", ".ctors.",
                                                      ".dtors.")):
-            init[name] = size
+            init[name] = init.get(name, 0) + size
+    init["indirect functions"] = _indirect_functions(read, is64, sections)
     # Without a PT_GNU_STACK segment the loader gives the stack PF_X on most targets.
     return ObjectReport(init, exec_stack or not stack_seen, relro, bind_now)
 
@@ -157,9 +183,10 @@ def check_object(data, empty):
     for name, size in sorted(report.init.items()):
         allowed = empty.init.get(name, 0)
         if size > allowed:
+            what = "entries" if name == "indirect functions" else "bytes"
             raise UnsafeObjectError(
-                f"compiled object of untrusted code has constructors or destructors: {name} "
-                f"holds {size} bytes, an empty library {allowed}; refusing to load it")
+                f"compiled object of untrusted code has code run at load or exit: {name} "
+                f"holds {size} {what}, an empty library {allowed}; refusing to load it")
     if report.exec_stack:
         raise UnsafeObjectError("compiled object of untrusted code asks for an executable "
                                 "stack (PT_GNU_STACK with PF_X, or none); refusing to load it")

@@ -26,6 +26,13 @@ RUNS_AT_LOAD = {
                            "\".init_array.00100\"), used)) static void (*const p)(void) = f;\n",
     "fini_array_section": "static void f(void) %s\n__attribute__((section(\".fini_array\"), "
                           "used)) static void (*const p)(void) = f;\n",
+    "ifunc_resolver": "static int impl(void) { return 1; }\nstatic void canary(void) %s\n"
+                      "static void* resolve(void) { canary(); return (void*)impl; }\n"
+                      "int rvm_answer(void) __attribute__((ifunc(\"resolve\")));\n",
+    "hidden_ifunc": "static int impl(void) { return 1; }\nstatic void canary(void) %s\n"
+                    "static void* resolve(void) { canary(); return (void*)impl; }\n"
+                    "static int answer(void) __attribute__((ifunc(\"resolve\")));\n"
+                    "int rvm_use(void) { return answer(); }\n",
     "init_code": "void rvm_f(void) %s\n__asm__(\".section .init\\n call rvm_f@PLT\\n "
                  ".previous\");\n",
 }
@@ -42,7 +49,7 @@ def _source(kind, canary):
 
 @pytest.mark.parametrize("kind", sorted(RUNS_AT_LOAD))
 def test_code_run_at_load_is_refused(cc, tmp_path, kind):
-    with pytest.raises(UnsafeObjectError, match="constructors or destructors: .* holds"):
+    with pytest.raises(UnsafeObjectError, match="code run at load or exit: .* holds"):
         cc.compile(_source(kind, tmp_path / "canary"), untrusted=True)
     assert not (tmp_path / "canary").exists()
 
@@ -64,7 +71,7 @@ def test_trust_native_c_with_a_section_constructor_is_refused_and_never_runs(
     hostile = tmp_path / "hostile.rvm"
     hostile.write_bytes(with_kernels(path.read_bytes(), tir=b"",
                                      source=_source("init_array_section", canary)))
-    with pytest.raises(Exception, match="constructors or destructors: .init_array holds"):
+    with pytest.raises(Exception, match="code run at load or exit: .init_array holds"):
         rvm.runtime.load_module(str(hostile), trust_native=True)
     assert not canary.exists()
 
