@@ -20,6 +20,11 @@ and their object is checked by ``rvm.runtime.elf_check`` before it is used.
 ('.so', False)
 >>> cc.compile("int answer(void) { return 42; }").from_cache
 True
+>>> cc.limits = CompileLimits(source_bytes=16)
+>>> cc.compile("int answer(void) { return 7; }", untrusted=True)
+Traceback (most recent call last):
+  ...
+rvm.runtime.compiler.CompileLimitError: C source of untrusted code has 30 bytes, more than the compile limit of 16; refusing to compile it
 """
 import os
 import pathlib

@@ -13,6 +13,13 @@ pointer of the global offset table is writable while kernels run.
 
 ``object_report(data)`` returns what the checks read; ``check_object(data,
 empty)`` raises ``UnsafeObjectError`` naming the first defect.
+
+>>> import tempfile
+>>> from rvm.runtime.compiler import Compiler
+>>> lib = Compiler(cache_dir=tempfile.mkdtemp()).compile("int f(void) { return 1; }")
+>>> report = object_report(lib.path.read_bytes())
+>>> report.relro, report.bind_now, report.exec_stack, report.init["indirect functions"]
+(True, True, False, 0)
 """
 import struct
 
