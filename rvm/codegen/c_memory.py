@@ -128,10 +128,12 @@ class MemoryMixin:
                            "kernel's index arithmetic")
         for poly, lo, hi in self.prover.requirements.values():
             terms = []
-            for mono, coeff in sorted(poly.items()):
+            # By C names, not by the atoms' ids: the same TIR renders the same text.
+            for names, coeff in sorted((sorted(self.names[k] for k in mono), coeff)
+                                       for mono, coeff in poly.items()):
                 term = f"INT64_C({int(coeff)})"
-                for key in mono:
-                    term = f"rvm_cmul({term}, (int64_t){self.names[key]}, &rvm_ov)"
+                for name in names:
+                    term = f"rvm_cmul({term}, (int64_t){name}, &rvm_ov)"
                 terms.append(term)
             value = terms[0]
             for term in terms[1:]:
