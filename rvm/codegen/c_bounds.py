@@ -116,6 +116,7 @@ class BoundsProver:
         self.facts = []  # (poly F with F >= 0 when the C condition held, requirements)
         self.requirements = {}
         self._stack = []
+        self._open = set()  # atoms whose interval is being computed
 
     # ---- scopes
     def push_loop(self, var, start, extent):
@@ -143,19 +144,19 @@ class BoundsProver:
 
     def push_let(self, var, value):
         """Enters a scope where ``var`` equals ``value`` converted to ``var``'s dtype."""
-        self.lets[id(var)] = None
+        self.lets[id(var)] = None  # a value reading the variable itself is not analysed
         if (var.dtype.is_int or var.dtype.is_uint) and var.dtype.lanes == 1:
-            if value.dtype == var.dtype:
-                try:
-                    reqs = []
-                    self.lets[id(var)] = (self._exact(value, reqs), reqs)
-                except _Fail:
-                    pass
-            else:
-                # C converts the value on assignment: the variable is that cast, an atom.
-                cast = E.Cast(var.dtype, value)
-                self.nodes[id(cast)] = cast
-                self.lets[id(var)] = ({(id(cast),): Fraction(1)}, [])
+            try:
+                reqs = []
+                value_poly = self._exact(value, reqs)
+                if value.dtype != var.dtype:
+                    # C converts the value on assignment: equal only when it fits.
+                    lo_r, hi_r = common_range(var, value)
+                    for p in self._interval(value_poly, reqs):
+                        self._require(p, lo_r, hi_r, reqs)
+                self.lets[id(var)] = (value_poly, reqs)
+            except _Fail:
+                pass
         self._stack.append(("let", id(var)))
 
     def push_fact(self, cond, holds=True):
@@ -328,9 +329,13 @@ class BoundsProver:
             reqs.extend(loop[2])
             return loop[0], loop[1]
         node = self.nodes.get(key)
-        if node is None:
-            raise _Fail
-        return self._node_interval(node, reqs)
+        if node is None or key in self._open:
+            raise _Fail  # unknown, or defined through itself (a let reading its own variable)
+        self._open.add(key)
+        try:
+            return self._node_interval(node, reqs)
+        finally:
+            self._open.discard(key)
 
     def _operand(self, e, reqs, *within):
         """The interval of ``e``, checked to lie in its dtype's range and in the ranges of

@@ -142,3 +142,15 @@ def test_tuned_and_symbolic_kernels_stay_proven():
                        ("symbolic", te.create_prim_func([X, rows]))]:
         mod = lower_module(IRModule({GlobalVar(name): func.with_attr("global_symbol", name)}))
         assert _guards(render_c_source(kernel_functions(mod), False)) == 0, name
+
+
+def test_a_let_reading_its_own_variable_is_not_analysed():
+    i, t = Var("i", "int64"), Var("t", "int64")
+    p = BoundsProver([], [])
+    _loop(p, i, 0, 8)
+    p.push_let(t, i)
+    p.push_let(t, tir.floordiv(t, 2))  # C: the inner t's initializer reads the inner t
+    assert not p.proves(t, [8])
+    p.pop()
+    p.push_let(t, t + 1)
+    assert not p.proves(t, [9])
