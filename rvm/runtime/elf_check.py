@@ -5,8 +5,10 @@ constructors (``.init_array``, ``.preinit_array``, ``.ctors`` and code added
 to ``.init``), the resolvers of its indirect functions (``ifunc`` symbols and
 ``IRELATIVE`` relocations, run while the loader relocates), and at exit its
 destructors. An untrusted library may have no more of these than the
-toolchain itself puts in an empty library (its ``frame_dummy`` and friends),
-measured by compiling an empty probe with the same flags. It must also be hardened as the flags ask: a non-executable stack
+toolchain itself puts in a minimal library (its ``frame_dummy`` and friends,
+and what instrumentation such as AddressSanitizer adds per translation
+unit), measured by compiling a probe of one function and one global with the
+same flags. It must also be hardened as the flags ask: a non-executable stack
 (a ``PT_GNU_STACK`` segment without ``PF_X``), a read-only relocation segment
 (``PT_GNU_RELRO``) and immediate binding (``BIND_NOW``), so that no function
 pointer of the global offset table is writable while kernels run.
@@ -184,8 +186,8 @@ def object_report(data):
 
 def check_object(data, empty):
     """Raises UnsafeObjectError unless ``data`` (an ELF shared object compiled from untrusted
-    C) has no initializer beyond those of ``empty`` (the report of an empty library compiled
-    with the same flags), a non-executable stack, RELRO and immediate binding."""
+    C) has no initializer beyond those of ``empty`` (the report of a minimal library
+    compiled with the same flags), a non-executable stack, RELRO and immediate binding."""
     report = object_report(data)
     for name, size in sorted(report.init.items()):
         allowed = empty.init.get(name, 0)
@@ -193,7 +195,7 @@ def check_object(data, empty):
             what = "entries" if name == "indirect functions" else "bytes"
             raise UnsafeObjectError(
                 f"compiled object of untrusted code has code run at load or exit: {name} "
-                f"holds {size} {what}, an empty library {allowed}; refusing to load it")
+                f"holds {size} {what}, a minimal library {allowed}; refusing to load it")
     if report.exec_stack:
         raise UnsafeObjectError("compiled object of untrusted code asks for an executable "
                                 "stack (PT_GNU_STACK with PF_X, or none); refusing to load it")

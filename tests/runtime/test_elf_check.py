@@ -1,5 +1,5 @@
 """The object check of untrusted compiles: constructors, destructors and code added to
-``.init`` beyond an empty library's are refused, as are an executable stack, missing RELRO
+``.init`` beyond a minimal library's are refused, as are an executable stack, missing RELRO
 and lazy binding; honest kernels pass."""
 import subprocess
 
@@ -109,3 +109,20 @@ def test_honest_kernels_pass(cc):
     lib = cc.compile("int rvm_answer(void) { return 42; }", untrusted=True)
     report = object_report(lib.path.read_bytes())
     assert report.relro and report.bind_now and not report.exec_stack
+
+
+def test_instrumented_kernels_pass(tmp_path):
+    """AddressSanitizer gives a translation unit with globals a constructor and a destructor:
+    the minimal library compiled with the same flags has them too, so they are allowed."""
+    wrapper = tmp_path / "asan-cc"
+    wrapper.write_text('#!/bin/sh\nexec cc -fsanitize=address "$@"\n')
+    wrapper.chmod(0o755)
+    cc = Compiler(cc=str(wrapper), cache_dir=tmp_path / "cache")
+    source = ('static const char* names[] = {"a", "b"};\n'
+              'const char* rvm_name(int i) { return names[i & 1]; }\n')
+    report = object_report(cc.compile(source, untrusted=True).path.read_bytes())
+    plain = Compiler(cache_dir=tmp_path / "plain").compile(source)
+    assert report.init[".init_array"] > object_report(plain.path.read_bytes()).init[".init_array"]
+    with pytest.raises(UnsafeObjectError, match="code run at load or exit"):
+        cc.compile(source + "__attribute__((constructor)) static void f(void) { names[0] = 0; }\n",
+                   untrusted=True)
