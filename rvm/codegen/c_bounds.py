@@ -10,13 +10,18 @@ error; it never reads or writes).
 Reasoning is over polynomials with rational coefficients in *atoms*: shape
 variables (exact tensor dimensions, never negative), scalar parameters,
 loop variables (with their ranges) and non-polynomial subexpressions
-(floordiv, min, casts, ...). C evaluates integers modulo 2^bits; sums and
-products commute with that, so the C value of a polynomial index equals its
-mathematical value whenever the latter is in range. Every other step (a
-division, a comparison, a loop bound, a cast) needs its operands' values in
-range: proven when their bounds are constants, otherwise recorded as a
+(floordiv, min, casts, ...), evaluated over the mathematical integers. An
+expression's C value equals its mathematical value only while every step
+stays inside the range of the C type it is computed in, so every
+intermediate is checked: each sum, difference and product, each operand of
+a division, min, max or cast, each loop bound and each side of a branch
+condition must lie in the range of its own dtype and of its operands'
+dtypes (C converts between them). A let variable holds its value converted
+to the variable's dtype, as C's ``const int8_t t = <int64 value>`` does.
+Each check is proven when the bounds are constants, otherwise recorded as a
 *requirement*, a polynomial in shape variables and scalar parameters that
-the kernel checks on entry (with overflow-checked arithmetic) before it runs.
+the kernel checks on entry (with overflow-checked arithmetic) before it
+runs; a check that can fail leaves the access unproven, and guarded.
 """
 from fractions import Fraction
 
@@ -35,6 +40,18 @@ def _dtype_range(dtype):
     if dtype.is_uint:
         return 0, (1 << dtype.bits) - 1
     return -(1 << (dtype.bits - 1)), (1 << (dtype.bits - 1)) - 1
+
+
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+
+
+def common_range(*exprs):
+    """The values every one of the dtypes of ``exprs`` holds (C converts among them)."""
+    lo, hi = _INT64[0], (1 << 64) - 1
+    for e in exprs:
+        e_lo, e_hi = _dtype_range(e.dtype)
+        lo, hi = max(lo, e_lo), min(hi, e_hi)
+    return lo, hi
 
 
 # ---- polynomials: {monomial (sorted tuple of atom keys): Fraction} ---------------------
@@ -99,6 +116,7 @@ class BoundsProver:
         self.facts = []  # (poly F with F >= 0 when the C condition held, requirements)
         self.requirements = {}
         self._stack = []
+        self._open = set()  # atoms whose interval is being computed
 
     # ---- scopes
     def push_loop(self, var, start, extent):
@@ -107,15 +125,16 @@ class BoundsProver:
         if var.dtype.is_int and var.dtype.lanes == 1:
             try:
                 reqs = []
-                first = self._exact(start)
-                end = _add(first, self._exact(extent))
-                lo_r, hi_r = _dtype_range(var.dtype)
+                first = self._exact(start, reqs)
+                end = _add(first, self._exact(extent, reqs))
+                # C runs ``for (var = start; var < start + extent; ++var)``: the bounds and the
+                # sum must be exact in the variable's type and in the bounds' own types.
+                lo_r, hi_r = common_range(var, start, extent)
                 s_lo, s_hi = self._interval(first, reqs)
                 e_lo, e_hi = self._interval(end, reqs)
-                # C runs the loop over [start, start + extent) as computed: both must be exact.
                 for p in (s_lo, s_hi, e_lo, e_hi):
                     self._require(p, lo_r, hi_r, reqs)
-                self._operand(start, reqs)  # each exact in its own type too
+                self._operand(start, reqs)
                 self._operand(extent, reqs)
                 info = (s_lo, _add(e_hi, _const(-1)), reqs)
             except _Fail:
@@ -124,11 +143,20 @@ class BoundsProver:
         self._stack.append(("loop", id(var)))
 
     def push_let(self, var, value):
-        """Enters a scope where ``var`` equals ``value``."""
-        try:
-            self.lets[id(var)] = self._exact(value) if var.dtype.is_int else None
-        except _Fail:
-            self.lets[id(var)] = None
+        """Enters a scope where ``var`` equals ``value`` converted to ``var``'s dtype."""
+        self.lets[id(var)] = None  # a value reading the variable itself is not analysed
+        if (var.dtype.is_int or var.dtype.is_uint) and var.dtype.lanes == 1:
+            try:
+                reqs = []
+                value_poly = self._exact(value, reqs)
+                if value.dtype != var.dtype:
+                    # C converts the value on assignment: equal only when it fits.
+                    lo_r, hi_r = common_range(var, value)
+                    for p in self._interval(value_poly, reqs):
+                        self._require(p, lo_r, hi_r, reqs)
+                self.lets[id(var)] = (value_poly, reqs)
+            except _Fail:
+                pass
         self._stack.append(("let", id(var)))
 
     def push_fact(self, cond, holds=True):
@@ -162,8 +190,8 @@ class BoundsProver:
             kind = flip[kind]
         try:
             reqs = []
-            a, b = self._exact(cond.a), self._exact(cond.b)
-            lo_r, hi_r = _dtype_range(cond.a.dtype)
+            a, b = self._exact(cond.a, reqs), self._exact(cond.b, reqs)
+            lo_r, hi_r = common_range(cond.a, cond.b)
             for side in (a, b):
                 for p in self._interval(side, reqs):
                     self._require(p, lo_r, hi_r, reqs)
@@ -180,13 +208,13 @@ class BoundsProver:
             return False
         reqs = []
         try:
-            x = self._exact(index)
+            x = self._exact(index, reqs)
             s = _const(1)
             for factor in size:
                 if isinstance(factor, int):
                     s = _mul(s, _const(factor))
                 else:
-                    s = _mul(s, self._exact(factor))
+                    s = _mul(s, self._exact(factor, reqs))
                     if not self._nonneg(self._operand(factor, reqs)[0]):
                         return False
             if not self._nonneg_with_facts(x, reqs):
@@ -240,27 +268,37 @@ class BoundsProver:
         reqs.append((p, lo, hi))
 
     # ---- exact polynomials over atoms
-    def _exact(self, e):
+    def _exact(self, e, reqs):
+        """The polynomial of ``e``'s value; the range checks of its sums and products that
+        make the C value equal to it go to ``reqs``."""
+        if not (e.dtype.is_int or e.dtype.is_uint) or e.dtype.lanes != 1:
+            raise _Fail
         if isinstance(e, E.IntImm):
+            lo_r, hi_r = _dtype_range(e.dtype)
+            if not lo_r <= e.value <= hi_r:
+                raise _Fail
             return _const(e.value)
         if isinstance(e, E.Var):
             if id(e) in self.lets:
                 value = self.lets[id(e)]
                 if value is None:
                     raise _Fail
-                return value
+                reqs.extend(value[1])
+                return value[0]
             if id(e) in self.symbols or self.loops.get(id(e)) is not None:
                 self.nodes[id(e)] = e
                 return {(id(e),): Fraction(1)}
             raise _Fail
-        if not (e.dtype.is_int or e.dtype.is_uint) or e.dtype.lanes != 1:
-            raise _Fail
-        if isinstance(e, E.Add):
-            return _add(self._exact(e.a), self._exact(e.b))
-        if isinstance(e, E.Sub):
-            return _add(self._exact(e.a), self._exact(e.b), -1)
-        if isinstance(e, E.Mul):
-            return _mul(self._exact(e.a), self._exact(e.b))
+        if isinstance(e, _RING):
+            a, b = self._exact(e.a, reqs), self._exact(e.b, reqs)
+            if isinstance(e, E.Mul):
+                out = _mul(a, b)
+            else:
+                out = _add(a, b, -1 if isinstance(e, E.Sub) else 1)
+            lo_r, hi_r = common_range(e, e.a, e.b)
+            for p in self._interval(out, reqs):
+                self._require(p, lo_r, hi_r, reqs)
+            return out
         self.nodes[id(e)] = e
         return {(id(e),): Fraction(1)}
 
@@ -291,13 +329,19 @@ class BoundsProver:
             reqs.extend(loop[2])
             return loop[0], loop[1]
         node = self.nodes.get(key)
-        if node is None:
-            raise _Fail
-        return self._node_interval(node, reqs)
+        if node is None or key in self._open:
+            raise _Fail  # unknown, or defined through itself (a let reading its own variable)
+        self._open.add(key)
+        try:
+            return self._node_interval(node, reqs)
+        finally:
+            self._open.discard(key)
 
-    def _operand(self, e, reqs):
-        lo, hi = self._interval(self._exact(e), reqs)
-        lo_r, hi_r = _dtype_range(e.dtype)
+    def _operand(self, e, reqs, *within):
+        """The interval of ``e``, checked to lie in its dtype's range and in the ranges of
+        the dtypes of the expressions ``within`` (what C converts it to)."""
+        lo, hi = self._interval(self._exact(e, reqs), reqs)
+        lo_r, hi_r = common_range(e, *within)
         self._require(lo, lo_r, hi_r, reqs)
         self._require(hi, lo_r, hi_r, reqs)
         return lo, hi
@@ -307,7 +351,10 @@ class BoundsProver:
             if not isinstance(e.b, E.IntImm) or e.b.value <= 0:
                 raise _Fail
             c = e.b.value
-            lo, hi = self._operand(e.a, reqs)
+            # The floor helpers take int64 operands; C's / and % convert to the common type.
+            lo, hi = self._operand(e.a, reqs, e, e.b)
+            if isinstance(e, (E.FloorDiv, E.FloorMod)):
+                self._require(hi, *_INT64, reqs)
             if isinstance(e, (E.Div, E.Mod)) and not self._nonneg(lo):
                 raise _Fail
             if isinstance(e, (E.FloorMod, E.Mod)):
@@ -318,8 +365,8 @@ class BoundsProver:
             hi = _const(chi // c) if chi is not None else _scale(hi, Fraction(1, c))
             return lo, hi
         if isinstance(e, (E.Min, E.Max)):
-            alo, ahi = self._operand(e.a, reqs)
-            blo, bhi = self._operand(e.b, reqs)
+            alo, ahi = self._operand(e.a, reqs, e, e.b)  # the helper takes e's C type
+            blo, bhi = self._operand(e.b, reqs, e, e.a)
             want_min = isinstance(e, E.Min)
             # The bound on the side of the operation needs the provably smaller (larger) of
             # the two; on the other side either operand's bound holds.
@@ -332,11 +379,7 @@ class BoundsProver:
                 loose = second if _as_const(second) is not None else first
             return (tight, loose) if want_min else (loose, tight)
         if isinstance(e, E.Cast) and (e.value.dtype.is_int or e.value.dtype.is_uint):
-            lo, hi = self._operand(e.value, reqs)
-            lo_r, hi_r = _dtype_range(e.dtype)
-            self._require(lo, lo_r, hi_r, reqs)
-            self._require(hi, lo_r, hi_r, reqs)
-            return lo, hi
+            return self._operand(e.value, reqs, e)
         raise _Fail
 
     def _pick(self, a, b, want_min):

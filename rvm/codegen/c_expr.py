@@ -4,10 +4,18 @@ Expressions print fully parenthesized: ``((i * 4) + j)``. Integer division
 whose divisor may be 0 or -1 goes through helpers that cannot trap, min/max
 through typed inline helpers collected in ``helpers`` (shared by the
 translation unit), and math intrinsics map to libm by width.
+
+The index of a guarded access prints through ``checked_index``: its sums,
+products, casts and the operands of floor division and min/max are computed
+in int64 with ``__builtin_*_overflow`` and checked against the range of each
+step's dtype (the ranges the bounds prover uses), so an index whose
+arithmetic overflows sets ``rvm_ixov`` and fails its guard instead of
+wrapping into the buffer.
 """
 import math
 
 from rvm.codegen import c_narrow
+from rvm.codegen.c_bounds import common_range
 from rvm.codegen.c_prologue import c_string
 from rvm.support.errors import RVMError
 from rvm.tir import expr as E
@@ -48,6 +56,26 @@ RESERVED = C_KEYWORDS | frozenset(
 C_INFIX = {E.Add: ("+", 0), E.Sub: ("-", 0), E.Mul: ("*", 0), E.EQ: ("==", 0),
            E.NE: ("!=", 0), E.LT: ("<", 0), E.LE: ("<=", 0), E.GT: (">", 0), E.GE: (">=", 0),
            E.And: ("&&", 0), E.Or: ("||", 0)}
+
+
+# Checked int64 steps for guarded indices: the result, with *ov set when the exact value
+# leaves [lo, hi] (or int64).
+_CHECKED = {
+    E.Add: ("rvm_ck_add", "__builtin_add_overflow(a, b, &r)"),
+    E.Sub: ("rvm_ck_sub", "__builtin_sub_overflow(a, b, &r)"),
+    E.Mul: ("rvm_ck_mul", "__builtin_mul_overflow(a, b, &r)"),
+}
+_FIT = ("static inline int64_t rvm_ck_fit(int64_t v, int64_t lo, int64_t hi, int* ov) "
+        "{ if (v < lo || v > hi) *ov = 1; return v; }")
+_FROM_U64 = ("static inline int64_t rvm_ck_u64(uint64_t v, int* ov) "
+             "{ if (v > (uint64_t)INT64_MAX) { *ov = 1; return -1; } return (int64_t)v; }")
+# Floor division of checked operands: INT64_MIN // -1 is the one quotient out of range.
+_FLOOR = "static inline int64_t rvm_ck_{0}(int64_t a, int64_t b, int* ov) " \
+         "{{ if (a == INT64_MIN && b == -1) *ov = 1; return rvm_{0}(a, b); }}"
+
+
+def _int64_literal(v):
+    return "INT64_MIN" if v == -(1 << 63) else f"INT64_C({v})"
 
 
 class CodegenError(RVMError, ValueError):
@@ -217,14 +245,16 @@ class CExprPrinter(ExprPrinter):
     def print_FloorMod(self, e):
         return self._floor_op(e, "rvm_floormod")
 
-    def _minmax(self, e, kind):
+    def _minmax(self, e, kind, a=None, b=None):
         ctype = self.ctype(e.dtype)
         helper = f"rvm_{kind}_{ctype.replace('_t', '')}"
         cmp = "<" if kind == "min" else ">"
         self.helpers.setdefault(
             helper, f"static inline {ctype} {helper}({ctype} a, {ctype} b) "
                     f"{{ return a {cmp} b ? a : b; }}")
-        return f"{helper}({self.expr(e.a)}, {self.expr(e.b)})"
+        a = self.expr(e.a) if a is None else a
+        b = self.expr(e.b) if b is None else b
+        return f"{helper}({a}, {b})"
 
     def print_Min(self, e):
         return self._minmax(e, "min")
@@ -246,6 +276,59 @@ class CExprPrinter(ExprPrinter):
         body = self.expr(e.body)
         self.prover.pop()
         return f"({{ const {ctype} {name} = {value}; {body}; }})"
+
+    def proven_index(self, e):
+        """The C text of an index the bounds prover proved, with its sums and products in
+        int64: the proof says no step leaves its dtype's range, so the value is the same,
+        and the compiler sees addresses affine in the loop variables (int32 arithmetic,
+        which wraps under -fwrapv, would keep it from vectorizing)."""
+        if not e.dtype.is_int or e.dtype.bits >= 64 or type(e) not in _CHECKED:
+            return self.expr(e)
+        return self._wide(e)
+
+    def _wide(self, e):
+        if type(e) in _CHECKED:
+            return f"({self._wide(e.a)} {BINARY[type(e)]} {self._wide(e.b)})"
+        if isinstance(e, E.IntImm):
+            return f"INT64_C({e.value})"
+        return f"((int64_t){self.expr(e)})"
+
+    def checked_index(self, e, flag="rvm_ixov"):
+        """The C text of integer expression ``e`` as an int64 computed without overflow: a
+        step whose exact value leaves its dtype's range sets int ``flag`` (declared by the
+        caller); parts other than arithmetic, casts, floor division and min/max print as
+        usual."""
+        if not (e.dtype.is_int or e.dtype.is_uint) or e.dtype.lanes != 1:
+            return f"((int64_t){self.expr(e)})"
+        lo, hi = common_range(e)
+        hi = min(hi, (1 << 63) - 1)
+        if type(e) in _CHECKED:
+            helper, builtin = _CHECKED[type(e)]
+            self.helpers.setdefault(
+                helper, f"static inline int64_t {helper}(int64_t a, int64_t b, int64_t lo, "
+                        f"int64_t hi, int* ov) {{ int64_t r; if ({builtin} || r < lo || r > hi) "
+                        "*ov = 1; return r; }")
+            lo, hi = common_range(e, e.a, e.b)
+            return (f"{helper}({self.checked_index(e.a, flag)}, {self.checked_index(e.b, flag)}, "
+                    f"{_int64_literal(lo)}, {_int64_literal(min(hi, (1 << 63) - 1))}, &{flag})")
+        if isinstance(e, E.Cast) and (e.value.dtype.is_int or e.value.dtype.is_uint):
+            self.helpers.setdefault("rvm_ck_fit", _FIT)
+            return (f"rvm_ck_fit({self.checked_index(e.value, flag)}, {_int64_literal(lo)}, "
+                    f"{_int64_literal(hi)}, &{flag})")
+        if isinstance(e, (E.FloorDiv, E.FloorMod, E.Min, E.Max)):
+            self.helpers.setdefault("rvm_ck_fit", _FIT)
+            lo, hi = common_range(e, e.a, e.b)
+            a, b = (f"rvm_ck_fit({self.checked_index(x, flag)}, {_int64_literal(lo)}, "
+                    f"{_int64_literal(min(hi, (1 << 63) - 1))}, &{flag})" for x in (e.a, e.b))
+            if isinstance(e, (E.Min, E.Max)):
+                return self._minmax(e, "min" if isinstance(e, E.Min) else "max", a, b)
+            op = "floordiv" if isinstance(e, E.FloorDiv) else "floormod"
+            self.helpers.setdefault(f"rvm_ck_{op}", _FLOOR.format(op))
+            return f"rvm_ck_{op}({a}, {b}, &{flag})"
+        if e.dtype.is_uint and e.dtype.bits == 64:
+            self.helpers.setdefault("rvm_ck_u64", _FROM_U64)
+            return f"rvm_ck_u64({self.expr(e)}, &{flag})"
+        return f"((int64_t){self.expr(e)})"
 
     def print_BufferLoad(self, e):
         data = self.var_name(e.buffer.data)

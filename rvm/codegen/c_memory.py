@@ -82,28 +82,29 @@ class MemoryMixin:
     def render_load(self, buffer, index):
         """The C expression reading ``buffer[index]`` (guarded unless proven)."""
         data = self.var_name(buffer.data)
-        idx = self.expr(index)
         guard = self._guard(buffer, index)
         narrow = c_narrow.is_narrow(buffer.dtype)
         if guard is None:
+            idx = self.proven_index(index)
             return c_narrow.load(buffer.dtype, f"{data}[{idx}]") if narrow else f"{data}[{idx}]"
         size, code = guard
         element = c_narrow.load(buffer.dtype, f"{data}[rvm_i]") if narrow else f"{data}[rvm_i]"
-        return (f"({{ const int64_t rvm_i = (int64_t)({idx}); (rvm_i >= 0 && rvm_i < {size}) "
+        return (f"({{ int rvm_ixov = 0; const int64_t rvm_i = {self.checked_index(index)}; "
+                f"(!rvm_ixov && rvm_i >= 0 && rvm_i < {size}) "
                 f"? {element} : (rvm_oob_hit(&rvm_oob, {code}), 0); }})")
 
     def render_store(self, buffer, index, value):
         """Emits ``buffer[index] = value`` (guarded unless proven)."""
         data = self.var_name(buffer.data)
-        idx = self.expr(index)
         guard = self._guard(buffer, index)
         if c_narrow.is_narrow(buffer.dtype):
             value = c_narrow.store(buffer.dtype, value)
         if guard is None:
-            self.emit(f"{data}[{idx}] = {value};")
+            self.emit(f"{data}[{self.proven_index(index)}] = {value};")
             return
         size, code = guard
-        self.emit(f"{{ const int64_t rvm_i = (int64_t)({idx}); if (rvm_i >= 0 && rvm_i < {size}) "
+        self.emit(f"{{ int rvm_ixov = 0; const int64_t rvm_i = {self.checked_index(index)}; "
+                  f"if (!rvm_ixov && rvm_i >= 0 && rvm_i < {size}) "
                   f"{data}[rvm_i] = {value}; else rvm_oob_hit(&rvm_oob, {code}); }}")
 
     def declare_allocation(self, var, factors, c_size):
@@ -127,10 +128,12 @@ class MemoryMixin:
                            "kernel's index arithmetic")
         for poly, lo, hi in self.prover.requirements.values():
             terms = []
-            for mono, coeff in sorted(poly.items()):
+            # By C names, not by the atoms' ids: the same TIR renders the same text.
+            for names, coeff in sorted((sorted(self.names[k] for k in mono), coeff)
+                                       for mono, coeff in poly.items()):
                 term = f"INT64_C({int(coeff)})"
-                for key in mono:
-                    term = f"rvm_cmul({term}, (int64_t){self.names[key]}, &rvm_ov)"
+                for name in names:
+                    term = f"rvm_cmul({term}, (int64_t){name}, &rvm_ov)"
                 terms.append(term)
             value = terms[0]
             for term in terms[1:]:

@@ -6,6 +6,13 @@ source, the flags, the compiler's fingerprint (its version, target and what
 same source again is a file lookup. Compile errors raise ``CompileError``
 with the compiler's diagnostics and the offending source lines.
 
+Kernels compile with ``-fwrapv`` (signed arithmetic wraps, so the compiler
+cannot delete half of a bounds guard by assuming it never overflows), a
+stack protector, a non-executable stack and full RELRO with immediate
+binding. Untrusted sources (regenerated kernels, C from a file) compile
+under ``CompileLimits`` (address space, CPU time, source size, wall time),
+and their object is checked by ``rvm.runtime.elf_check`` before it is used.
+
 >>> import tempfile
 >>> cc = Compiler(cache_dir=tempfile.mkdtemp())
 >>> lib = cc.compile("int answer(void) { return 42; }")
@@ -13,6 +20,12 @@ with the compiler's diagnostics and the offending source lines.
 ('.so', False)
 >>> cc.compile("int answer(void) { return 42; }").from_cache
 True
+>>> cc.limits = CompileLimits(source_bytes=16)
+>>> try:
+...     cc.compile("int answer(void) { return 7; }", untrusted=True)
+... except CompileLimitError as err:
+...     print(err)
+C source of untrusted code has 30 bytes, more than the compile limit of 16; refusing to compile it
 """
 import os
 import pathlib
@@ -23,24 +36,27 @@ import signal
 import subprocess
 import threading
 
+from rvm.runtime.elf_check import check_object, object_report
 from rvm.support import env
 from rvm.support.disk_cache import DiskCache, cache_key
 from rvm.support.errors import RVMError
 
 # Bump when the meaning of a cached object changes (flags policy, ABI of generated code).
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
-BASE_FLAGS = ("-O3", "-march=native", "-fPIC", "-shared", "-std=gnu11", "-fno-strict-aliasing")
+BASE_FLAGS = ("-O3", "-march=native", "-fPIC", "-shared", "-std=gnu11", "-fno-strict-aliasing",
+              "-fwrapv", "-fstack-protector-strong", "-Wl,-z,relro,-z,now",
+              "-Wl,-z,noexecstack")
 # `#pragma omp simd` is honoured with -fopenmp-simd alone (no runtime library needed).
 SIMD_FLAG = "-fopenmp-simd"
 OPENMP_FLAG = "-fopenmp"
 WIDE_VECTOR_FLAG = "-mprefer-vector-width=512"
 _CONTEXT_LINES = 2
-# Limits of one compiler run: seconds for trusted sources (rvm's own) and for sources from
-# files loaded with trust_native=True, whose compiler also gets a memory limit.
+# Seconds of one compiler run on a trusted source (rvm's own kernels).
 COMPILE_TIMEOUT = 600
-UNTRUSTED_TIMEOUT = 60
-UNTRUSTED_MEMORY = 2 << 30
+# The library whose initializers untrusted objects are compared with: one function, one global.
+_INIT_PROBE = ("static const char rvm_probe_text[] = \"rvm\";\n"
+               "const char* rvm_probe(int i) { return rvm_probe_text + i; }\n")
 _ERROR_LINE = re.compile(r"^(?P<file>[^:\s]+\.c):(?P<line>\d+):(?:(?P<col>\d+):)?\s*"
                          r"(?P<kind>(?:fatal )?error):\s*(?P<msg>.*)$")
 
@@ -52,6 +68,51 @@ class CompileError(RVMError):
         super().__init__(message)
         self.source = source
         self.diagnostics = diagnostics
+
+
+class CompileLimitError(CompileError):
+    """The compiler of an untrusted source hit one of its CompileLimits."""
+
+
+class CompileLimits:
+    """Limits of one compiler run on an untrusted source: ``memory`` bytes of address space
+    (RLIMIT_AS of the driver and of cc1), ``cpu_seconds`` of CPU time per process
+    (RLIMIT_CPU), ``source_bytes`` of C source and ``seconds`` of wall time."""
+
+    def __init__(self, memory=2 << 30, cpu_seconds=60, source_bytes=16 << 20, seconds=120):
+        self.memory = memory
+        self.cpu_seconds = cpu_seconds
+        self.source_bytes = source_bytes
+        self.seconds = seconds
+
+    def apply(self):
+        """Sets the limits on the calling process (run in the compiler's child process)."""
+        resource.setrlimit(resource.RLIMIT_AS, (self.memory, self.memory))
+        resource.setrlimit(resource.RLIMIT_CPU, (self.cpu_seconds, self.cpu_seconds + 1))
+
+    def check_source(self, source):
+        """Raises CompileLimitError when ``source`` is larger than ``source_bytes``."""
+        size = len(source.encode("utf-8"))
+        if size > self.source_bytes:
+            raise CompileLimitError(f"C source of untrusted code has {size} bytes, more than "
+                                    f"the compile limit of {self.source_bytes}; refusing to "
+                                    "compile it")
+
+    def classify(self, result):
+        """A CompileLimitError when the failed compiler run ``result`` hit a limit, else
+        None."""
+        text = result.stderr
+        if re.search(r"out of memory|memory exhausted|cannot allocate memory|std::bad_alloc",
+                     text, re.IGNORECASE):
+            return CompileLimitError(f"C compilation of untrusted code exceeded its memory "
+                                     f"limit of {self.memory >> 20} MiB of address space "
+                                     f"({result.args[0]})")
+        # SIGXCPU at the soft limit, SIGKILL one second later at the hard one.
+        if re.search(r"CPU time limit exceeded|Killed signal", text) \
+                or -result.returncode in (signal.SIGXCPU, signal.SIGKILL):
+            return CompileLimitError(f"C compilation of untrusted code exceeded its CPU time "
+                                     f"limit of {self.cpu_seconds} s ({result.args[0]})")
+        return None
 
 
 class CompilerNotFoundError(RVMError):
@@ -70,12 +131,9 @@ class CompiledLibrary:
         return f"CompiledLibrary({str(self.path)!r}, from_cache={self.from_cache})"
 
 
-def _limit_memory():
-    resource.setrlimit(resource.RLIMIT_AS, (UNTRUSTED_MEMORY, UNTRUSTED_MEMORY))
-
-
-def _run(argv, stdin_text=None, timeout=COMPILE_TIMEOUT, untrusted=False):
-    """Runs the compiler (stdin empty unless given, so a source cannot read the terminal).
+def _run(argv, stdin_text=None, timeout=COMPILE_TIMEOUT, limits=None):
+    """Runs the compiler (stdin empty unless given, so a source cannot read the terminal),
+    under ``limits`` (CompileLimits) when given.
 
     The compiler runs in its own process group: on timeout the whole group is
     killed, since the driver's children (cc1) would outlive it, blocked forever.
@@ -83,7 +141,7 @@ def _run(argv, stdin_text=None, timeout=COMPILE_TIMEOUT, untrusted=False):
     try:
         proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, start_new_session=True,
-                                preexec_fn=_limit_memory if untrusted else None)
+                                preexec_fn=limits.apply if limits is not None else None)
     except FileNotFoundError:
         raise CompilerNotFoundError(
             f"C compiler '{argv[0]}' not found; install one (gcc or clang) or set RVM_CC") from None
@@ -92,7 +150,8 @@ def _run(argv, stdin_text=None, timeout=COMPILE_TIMEOUT, untrusted=False):
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
-        raise CompileError(f"C compilation timed out after {timeout} s ({argv[0]})") from None
+        raise CompileLimitError(f"C compilation timed out after {timeout} s ({argv[0]})") \
+            from None
     return subprocess.CompletedProcess(argv, proc.returncode, out, err)
 
 
@@ -143,11 +202,14 @@ class Compiler:
 
     ``cc`` defaults to $RVM_CC / $CC / ``cc`` and ``cache_dir`` to
     $RVM_CACHE_DIR or the user's cache directory (see rvm.support.env).
-    ``invocations`` counts the compiler runs ``compile`` made (probes excluded).
+    ``invocations`` counts the compiler runs ``compile`` made (probes excluded);
+    ``limits`` (CompileLimits) bound each compile of an untrusted source.
     """
 
-    def __init__(self, cc=None, cache_dir=None):
+    def __init__(self, cc=None, cache_dir=None, limits=None):
         self.cc = cc or env.c_compiler()
+        self.limits = limits or CompileLimits()
+        self._empty_reports = {}
         self.cache = DiskCache(cache_dir if cache_dir is not None else env.cache_dir(), "kernels")
         self.invocations = 0
         self._fingerprint = None
@@ -227,26 +289,56 @@ class Compiler:
 
         ``include_dirs`` are searched for ``#include``s (rvm's runtime headers, for
         C-source modules). Raises CompileError showing the offending source lines when
-        the compiler rejects the source. An ``untrusted`` source (native code
-        from a file) compiles under a time and memory limit, and its errors
-        show only diagnostics about the source itself, never included files.
+        the compiler rejects the source. An ``untrusted`` source (regenerated
+        kernels, native code from a file) compiles under ``self.limits``
+        (CompileLimitError names the limit hit), its errors show only diagnostics
+        about the source itself, never included files, and its object, compiled
+        or found in the cache, must pass ``elf_check.check_object``
+        (UnsafeObjectError otherwise).
         """
         flags = self.flags(use_openmp, include_dirs)
         key = self.cache_key(source, flags, include_dirs)
         with self._lock:
             path = self.cache.get(key, ".so")
-            if path is not None:
-                return CompiledLibrary(path, key, True)
-            scratch = self.cache.scratch_dir()
-            self.invocations += 1
-            try:
-                built = self._compile_in(scratch, source, flags, check=True,
-                                         untrusted=untrusted)
-                self.cache.put(key, ".c", source.encode("utf-8"))
-                path = self.cache.put_file(key, ".so", built)
-            finally:
-                shutil.rmtree(scratch, ignore_errors=True)
-            return CompiledLibrary(path, key, False)
+            if path is None:
+                if untrusted:
+                    self.limits.check_source(source)
+                scratch = self.cache.scratch_dir()
+                self.invocations += 1
+                try:
+                    built = self._compile_in(scratch, source, flags, check=True,
+                                             untrusted=untrusted)
+                    if untrusted:
+                        check_object(built.read_bytes(), self._empty_report(flags))
+                    self.cache.put(key, ".c", source.encode("utf-8"))
+                    path = self.cache.put_file(key, ".so", built)
+                finally:
+                    shutil.rmtree(scratch, ignore_errors=True)
+                return CompiledLibrary(path, key, False)
+            if untrusted:
+                check_object(path.read_bytes(), self._empty_report(flags))
+            return CompiledLibrary(path, key, True)
+
+    def _empty_report(self, flags):
+        """The elf_check report of a minimal library compiled with ``flags`` (cached): what
+        the toolchain itself puts in every library, instrumentation included (under
+        AddressSanitizer a translation unit with a global gets a constructor and a
+        destructor)."""
+        flags = tuple(f for f in flags if not f.startswith("-I"))
+        report = self._empty_reports.get(flags)
+        if report is None:
+            key = cache_key("init-probe", self.cc, self.fingerprint, FORMAT_VERSION, flags,
+                            _INIT_PROBE)
+            path = self.cache.get(key, ".so")
+            if path is None:
+                scratch = self.cache.scratch_dir()
+                try:
+                    built = self._compile_in(scratch, _INIT_PROBE, list(flags), check=True)
+                    path = self.cache.put_file(key, ".so", built)
+                finally:
+                    shutil.rmtree(scratch, ignore_errors=True)
+            report = self._empty_reports[flags] = object_report(path.read_bytes())
+        return report
 
     def _compile_uncached(self, source, flags, check):
         scratch = self.cache.scratch_dir()
@@ -260,11 +352,16 @@ class Compiler:
         out = scratch / "kernels.so"
         src.write_text(source, encoding="utf-8")
         argv = [self.cc, *flags, "-o", str(out), str(src)]
-        result = _run(argv, timeout=UNTRUSTED_TIMEOUT if untrusted else COMPILE_TIMEOUT,
-                      untrusted=untrusted)
+        limits = self.limits if untrusted else None
+        result = _run(argv, timeout=limits.seconds if untrusted else COMPILE_TIMEOUT,
+                      limits=limits)
         if result.returncode != 0 or not out.exists():
             if not check:
                 return None
+            if untrusted:
+                hit = limits.classify(result)
+                if hit is not None:
+                    raise hit
             diagnostics = own_diagnostics(result.stderr, src) if untrusted else result.stderr
             raise CompileError(format_compile_error(argv, source, diagnostics, src.name),
                                source, diagnostics)

@@ -12,7 +12,8 @@ MODULES = sorted(
     [m.name for m in pkgutil.walk_packages(rvm.transform.tir.__path__, "rvm.transform.tir.")]
     + [f"rvm.codegen.{name}" for name in ("c_preamble", "c_prologue", "c_source", "c_target",
                                            "kernel_signature", "python_eval", "python_kernels")]
-    + ["rvm.driver.build_module", "rvm.runtime.compiler", "rvm.runtime.kernel_library",
+    + ["rvm.driver.build_module", "rvm.runtime.compiler", "rvm.runtime.elf_check",
+       "rvm.runtime.kernel_library",
        "rvm.support.disk_cache"])
 
 

@@ -203,7 +203,8 @@ def test_trusted_c_errors_never_echo_included_files(saved, tmp_path):
 
 
 def test_trusted_c_compiles_under_a_time_limit(saved, tmp_path, monkeypatch):
-    monkeypatch.setattr(compiler_mod, "UNTRUSTED_TIMEOUT", 2)
+    monkeypatch.setattr(compiler_mod.default_compiler(), "limits",
+                        compiler_mod.CompileLimits(seconds=2))
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)  # opening it blocks forever: nobody writes
     path = edit_kernels(saved, tmp_path, source=f'#include "{fifo}"\n', tir=b"",
