@@ -14,6 +14,7 @@ do not travel: register them on the workers with ``setup``.
 >>> # y = np.concatenate([b["output"] for b in out.iter_batches(batch_format="numpy")])
 """
 import os
+import warnings
 
 import numpy as np
 
@@ -110,7 +111,7 @@ class VirtualMachinePredictor:
 
 def map_batches(executable, dataset, fn="main", *, batch_size=1024, num_workers=1,
                 input_columns=None, output_columns=None, engine=None, setup=None,
-                num_cpus=1, **ray_remote_args):
+                num_cpus=1, retries=3, **ray_remote_args):
     """Runs ``fn`` of ``executable`` over ``dataset`` (a ``ray.data.Dataset``) in batches.
 
     ``executable`` is an Executable, a path to a ``.rvm`` file, or its bytes;
@@ -122,6 +123,13 @@ def map_batches(executable, dataset, fn="main", *, batch_size=1024, num_workers=
     ``setup`` (a picklable function) runs on each worker before loading, to
     register the Python functions the executable calls. Further keyword
     arguments go to ``Dataset.map_batches`` (``ray_remote_args``).
+
+    A worker that dies (killed, out of memory, a crash) is restarted, and
+    the batch it held runs again, up to ``retries`` times per batch; a batch
+    that still kills its worker then fails the iteration with Ray's error
+    for the lost actor instead of running again forever (Ray Data's own
+    default). ``max_task_retries`` / ``max_restarts`` in ``ray_remote_args``
+    override this.
 
     One worker loads the executable first: an executable the loader rejects
     raises its error here, before any batch runs. Returns the (lazy) result
@@ -136,6 +144,8 @@ def map_batches(executable, dataset, fn="main", *, batch_size=1024, num_workers=
     if int(num_workers) < 1 or int(batch_size) < 1:
         raise ValueError(f"map_batches needs num_workers >= 1 and batch_size >= 1, got "
                          f"{num_workers} and {batch_size}")
+    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+        raise ValueError(f"map_batches: retries must be an int >= 0, got {retries!r}")
     if setup is not None and not callable(setup):
         raise TypeError(f"map_batches: setup must be callable, got {type(setup).__name__}")
     data_ref = ray.put(executable_bytes(executable))
@@ -148,8 +158,14 @@ def map_batches(executable, dataset, fn="main", *, batch_size=1024, num_workers=
         raise ValueError(f"map_batches: '{fn}' takes {len(params)} arguments "
                          f"({', '.join(params)}) but input_columns names "
                          f"{len(list(input_columns))}: {list(input_columns)}")
-    return dataset.map_batches(
-        VirtualMachinePredictor, batch_size=int(batch_size), batch_format="numpy",
-        compute=ray.data.ActorPoolStrategy(size=int(num_workers)), num_cpus=num_cpus,
-        fn_constructor_args=(data_ref, fn, input_columns, output_columns, engine, setup),
-        **ray_remote_args)
+    remote_args = {"max_restarts": -1, "max_task_retries": retries, **ray_remote_args}
+    with warnings.catch_warnings():
+        if not ray_remote_args:
+            # Ray Data names no parameter for retries, so they go as ray_remote_args, which
+            # it calls deprecated: a warning about this call, not about the user's.
+            warnings.filterwarnings("ignore", message="`ray_remote_args` is deprecated")
+        return dataset.map_batches(
+            VirtualMachinePredictor, batch_size=int(batch_size), batch_format="numpy",
+            compute=ray.data.ActorPoolStrategy(size=int(num_workers)), num_cpus=num_cpus,
+            fn_constructor_args=(data_ref, fn, input_columns, output_columns, engine, setup),
+            **remote_args)

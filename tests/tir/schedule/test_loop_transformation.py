@@ -211,6 +211,19 @@ def test_reorder_rejects_a_loop_carried_dependence():
         sch.reorder(j, i)
 
 
+def test_reorder_keeps_parallel_loops_out_of_simd_lanes():
+    sch = Schedule(Matmul)
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    sch.parallel(i)
+    sch.vectorize(j)
+    with pytest.raises(ScheduleError, match="reorder on loop i: a parallel loop may not move "
+                                            "inside a vectorized loop: OpenMP .* .inside "
+                                            "vectorized loop j"):
+        sch.reorder(j, i)
+    sch.reorder(i, k, j)  # the lanes innermost, the parallel loop outermost: legal
+    check_schedule(sch, Matmul)
+
+
 def test_reorder_rejects_loops_with_a_statement_between():
     sch = Schedule(Matmul)
     block = sch.get_block("C")

@@ -158,6 +158,7 @@ class LoopTransformations:
         self._check_reorder_legal(chain, srefs)
         order = iter(srefs)
         new_chain = [next(order) if id(c) in given else c for c in chain]
+        _check_no_parallel_in_lanes(self, new_chain)
         body = chain[-1].stmt.body
         for s in reversed(new_chain):
             body = s.stmt.with_fields(body=body)
@@ -193,6 +194,18 @@ class LoopTransformations:
         self._replace(sref, {target: new})
         rv = self._new_rv(LoopRV, self.state.loop_sref(new))
         return self._record("AddUnitLoop", [block_or_loop], [], rv)
+
+
+def _check_no_parallel_in_lanes(sch, new_chain):
+    """The rule ``parallel`` and ``vectorize`` check, kept by the new loop order."""
+    lanes = None
+    for s in new_chain:
+        if s.stmt.kind == ForKind.PARALLEL and lanes is not None:
+            raise sch._error("reorder", "a parallel loop may not move inside a vectorized loop: "
+                             "OpenMP runs no parallel region inside SIMD lanes", s,
+                             f"inside vectorized loop {lanes.stmt.loop_var.name_hint}")
+        if s.stmt.kind == ForKind.VECTORIZED and lanes is None:
+            lanes = s
 
 
 def _check_no_carried_dependence(primitive, sch, block_sref):
