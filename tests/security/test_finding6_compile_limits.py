@@ -11,6 +11,7 @@ from rvm.runtime import compiler as compiler_mod, csource_module, kernel_library
 from rvm.runtime.compiler import CompileLimits, Compiler
 from rvm.bytecode.errors import ExecutableFormatError
 from rvm.tir import Var
+from rvm.tir.analysis import verify_untrusted as verify_untrusted_mod
 from rvm.tir.stmt import BufferStore, For, ForKind
 from tests.e2e.test_safe_loading import AddOne
 from tests.security.attack import with_kernels
@@ -36,10 +37,13 @@ def saved(tmp_path_factory):
 
 @pytest.fixture
 def limited(monkeypatch, tmp_path):
-    """A fresh default compiler (empty cache) whose limits a test sets."""
+    """A fresh default compiler (empty cache) whose limits a test sets. The untrusted-TIR
+    verifier's unroll cap is lifted, so the compile limits are what stops the bombs here
+    (tests/security/test_finding6_nested_unroll.py attacks the cap itself)."""
     cc = Compiler(cache_dir=tmp_path / "cache")
     for module in (compiler_mod, kernel_library, csource_module):
         monkeypatch.setattr(module, "default_compiler", lambda: cc)
+    monkeypatch.setattr(verify_untrusted_mod, "MAX_UNROLL_PRODUCT", 1 << 30)
     return cc
 
 
