@@ -43,8 +43,9 @@ def asan_env(directory, memory_mb, cc=None):
         raise RuntimeError(f"--asan: the compiler '{cc}' has no libasan.so")
     wrapper = os.path.join(directory, "asan-cc")
     with open(wrapper, "w") as f:
-        f.write("#!/bin/sh\n"
-                "unset LD_PRELOAD\n"
+        # env drops the preloaded runtime before the shell starts: limits set in an
+        # ASan process would make its own allocator fail
+        f.write("#!/usr/bin/env -S -u LD_PRELOAD /bin/sh\n"
                 f"ulimit -v {memory_mb * 1024} 2>/dev/null\n"
                 f"exec {cc} \"$@\" -fsanitize=address -fno-omit-frame-pointer\n")
     os.chmod(wrapper, 0o755)

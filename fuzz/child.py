@@ -130,12 +130,13 @@ class ParserTarget:
     def __init__(self):
         from rvm.script import from_source
         self.load = from_source
+        self.check = ast.parse
 
     def execute(self, data, calls):
         from rvm.support.errors import DiagnosticError
         text = data.decode()
         try:
-            ast.parse(text)
+            self.check(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return ["python_syntax_error"], None
         try:
@@ -227,8 +228,9 @@ def child(kind, seed, state, inject=""):
         data, calls = next(inputs)
         recorder.begin(data)
         if what and recorder.started - 1 == int(at):
-            if what == "internal":
+            if what == "internal":  # raised where the loader / parser runs
                 target.load = _raise_injected
+                target.check = len
             _injected(what)
         try:
             stages, mismatch = target.execute(data, calls)
@@ -238,6 +240,7 @@ def child(kind, seed, state, inject=""):
             stages = ["internal_errors"]
             recorder.finding("internal", err.key(), data, err.traceback())
         target.load = honest_load
+        target.check = ast.parse
         recorder.end(stages)
     return 0
 
