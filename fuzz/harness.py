@@ -50,7 +50,7 @@ class Slot:
     def __init__(self, index, args, crash_dir, env):
         self.args, self.crash_dir, self.env = args, crash_dir, env
         self.state = os.path.join(crash_dir, f"{args.kind}-{index}")
-        self.proc = None
+        self.proc, self.stop_sent = None, False
 
     def start(self, seed, inject):
         self.seed, self.launched = seed, time.monotonic()
@@ -93,18 +93,22 @@ class Slot:
         code = self.proc.returncode
         if code == 0:
             return self._finish(totals, findings)
+        if code == ASAN_EXIT and "rss limit exhausted" in self._asan_report():
+            totals["out_of_memory"] += 1  # ASan's memory limit, not a memory error
+            self._save(totals, f"oom-{self.seed}-{started - 1}")
+            return self._finish(totals, findings)
         if code < 0 or code == ASAN_EXIT:
             totals["crashes"] += 1
             name = f"crash-{self.seed}-{started - 1}-" + (f"sig{-code}" if code < 0 else "asan")
             if code == ASAN_EXIT:
                 totals["asan_reports"] += 1
-                self._move_asan_report(name)
+                if os.path.exists(self._asan_path()):
+                    os.replace(self._asan_path(),
+                               os.path.join(self.crash_dir, name + ".asan.txt"))
             self._save(totals, name)
             return self._finish(totals, findings)
         totals["harness_errors"] += 1  # the harness itself failed: its traceback is in the log
         return self._finish(totals, findings)
-
-    stop_sent = False
 
     def _kill(self):
         victims = _descendants(self.proc.pid)  # before the child dies and they are reparented
@@ -123,10 +127,15 @@ class Slot:
                 out.write(f.read())
             totals["saved"].append(target)
 
-    def _move_asan_report(self, name):
-        report = os.path.join(self.crash_dir, "asan-logs", f"asan.{self.proc.pid}")
-        if os.path.exists(report):
-            os.replace(report, os.path.join(self.crash_dir, name + ".asan.txt"))
+    def _asan_path(self):
+        return os.path.join(self.crash_dir, "asan-logs", f"asan.{self.proc.pid}")
+
+    def _asan_report(self):
+        try:
+            with open(self._asan_path(), errors="replace") as f:
+                return f.read()
+        except OSError:
+            return ""
 
     def _finish(self, totals, findings):
         started, _, counts = read_progress(self.state + ".progress")

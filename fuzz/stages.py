@@ -3,7 +3,9 @@ rvm's documented errors (anything else escaping the loader or the VM is an inter
 
 Loader stages, in order: refused by a section checksum (``rejected_crc``), by the file or
 TIR format (``rejected_format``), by the bytecode verifier (``rejected_verifier``), kernel
-TIR refused when its C is regenerated (``rejected_kernel``), ``loaded``; then per engine:
+TIR refused when its C is regenerated (``rejected_kernel``), the compiler out of memory
+under the campaign's limit (``out_of_memory``: a resource blow-up, not a refusal),
+``loaded``; then per engine:
 refused when the VM links the functions (``refused_at_link``), ``ran`` or
 ``ran_with_error``. Parser stages: Python's own syntax check (``python_syntax_error``),
 rvm's parser (``rejected_by_parser``), ``parsed``.
@@ -17,7 +19,7 @@ from rvm.support.errors import RVMError
 from rvm.tir.serialize import TIRFormatError
 
 LOADER_STAGES = ("rejected_crc", "rejected_format", "rejected_verifier", "rejected_kernel",
-                 "loaded", "refused_at_link", "ran", "ran_with_error", "engine_mismatch")
+                 "out_of_memory", "loaded", "refused_at_link", "ran", "ran_with_error", "engine_mismatch")
 PARSER_STAGES = ("python_syntax_error", "rejected_by_parser", "parsed")
 STAGES = LOADER_STAGES + PARSER_STAGES + ("internal_errors",)
 # Modules whose own ValueErrors are documented load errors (damaged kernel library bytes,
@@ -31,6 +33,7 @@ _KERNEL_FILES = (os.path.join("rvm", "codegen"), os.path.join("rvm", "tir"))
 RUN_ERRORS = (TypeError, ValueError, IndexError, MemoryError, RuntimeError)
 # Compiler failures that are limits, not code generator bugs.
 _COMPILE_LIMITS = ("timed out", "limit")
+_COMPILER_OOM = ("out of memory", "memory exhausted", "Cannot allocate memory")
 
 
 class InternalError(Exception):
@@ -80,6 +83,8 @@ def load_stage(err):
         return "rejected_format"
     if isinstance(root, RVMError) and isinstance(root, ValueError):
         return "rejected_kernel"  # the code generator or the TIR verifier refused the kernel
+    if isinstance(root, CompileError) and any(w in str(root) for w in _COMPILER_OOM):
+        return "out_of_memory"
     if isinstance(root, CompileError) and any(w in str(root) for w in _COMPILE_LIMITS):
         return "rejected_kernel"
     if isinstance(root, MemoryError):

@@ -48,13 +48,9 @@ def _is_int(dtype):
 
 
 def _index_sites(g):
-    """(node, field, position) of every buffer index expression."""
-    sites = []
-    for i in g.indices("BufferLoad", "BufferStore"):
-        attr = "indices"
-        for k, ref in enumerate(g.field(i, attr)):
-            sites.append((i, ref))
-    return sites
+    """(load or store node, index expression node) of every buffer index."""
+    return [(i, ref) for i in g.indices("BufferLoad", "BufferStore")
+            for ref in g.field(i, "indices")]
 
 
 def _pick_index(rng, g):
