@@ -31,17 +31,21 @@ def _map_generic(value, fn):
     return value
 
 
-def map_refs(entry, fn):
-    """``entry`` with ``fn`` applied to each of its node references."""
+def map_refs(entry, fn, binding=True):
+    """``entry`` with ``fn`` applied to each of its node references (with ``binding``
+    False, not to the variables it binds or declares: a Let's or loop's variable, a
+    function's parameters, a buffer's data)."""
     name, values = entry
     out = []
     for value, (_, kind) in zip(values, SCHEMA[name][1]):
-        if kind in _REF or (kind == "opt_stmt" and value is not None):
+        if kind in ("var", "vars") and not binding:
+            pass
+        elif kind in _REF or (kind == "opt_stmt" and value is not None):
             value = fn(value)
         elif kind in _REFS:
             value = [fn(v) for v in value]
         elif kind == "buffer_map":
-            value = [[fn(a), fn(b)] for a, b in value]
+            value = [[fn(a) if binding else a, fn(b)] for a, b in value]
         elif kind == "map":
             value = [[k, _map_generic(v, fn)] for k, v in value]
         out.append(value)
@@ -112,11 +116,11 @@ class TIRGraph:
         return pos + shift - 1
 
     def redirect(self, old, new, keep=None):
-        """References to ``old`` in nodes after ``new`` now point at ``new`` (each one with
-        probability ``keep`` when given a random.Random-like ``keep(ref)`` predicate)."""
+        """Uses of ``old`` in nodes after ``new`` now refer to ``new`` (each one when
+        ``keep()`` says so, if given); variables stay bound where they are."""
         for i in range(new + 1, len(self.nodes)):
             self.nodes[i] = map_refs(self.nodes[i], lambda r: new if r == old and (
-                keep is None or keep()) else r)
+                keep is None or keep()) else r, binding=False)
 
     def users(self, i):
         return [j for j in range(i + 1, len(self.nodes)) if i in refs_of(self.nodes[j])]

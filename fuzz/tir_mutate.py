@@ -236,6 +236,9 @@ def swap_vars(rng, g):
     n = rng.choice(users)
     old = rng.choice([r for r in _refs(g, n) if r in variables])
     choices = [v for v in variables if v < n and v != old]
+    same = [v for v in choices if g.dtype(v) == g.dtype(old)]
+    if same and rng.random() < 0.8:
+        choices = same
     if not choices:
         return False
     new = rng.choice(choices)
