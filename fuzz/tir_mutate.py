@@ -70,17 +70,30 @@ def narrowing_let(rng, g):
     wide = g.dtype(e)
     if rng.random() < 0.5 or g.nodes[store][0] != "BufferStore":
         pos = e + 1
-        entries = [["Var", ["t", narrow]]]
-        body = pos
+        entries, value = [], e
+        if rng.random() < 0.4 and narrow != "bool":
+            # a constant the narrow type cannot hold: in range as written, not once truncated
+            bits = int("".join(c for c in narrow if c.isdigit()))
+            entries.append(_const(wide, rng.randrange(1 << (bits - 1), 3 << (bits - 1))))
+            value = pos
+        entries.append(["Var", ["t", narrow]])
+        var = body = pos + len(entries) - 1
         if rng.random() < 0.6:
-            entries.append(["Cast", [wide, pos]])
-            body = pos + 1
-        entries.append(["Let", [pos, e, body]])
+            entries.append(["Cast", [wide, var]])
+            body = var + 1
+        entries.append(["Let", [var, value, body]])
         g.redirect(e, g.insert(pos, entries), keep=lambda: rng.random() < 0.8)
         return True
-    pos = store + 1  # LetStmt t = e; the store indexed by t
-    copy = map_refs(g.nodes[store], lambda r: pos if r == e else r)
-    g.redirect(store, g.insert(pos, [["Var", ["t", narrow]], copy, ["LetStmt", [pos, e, pos + 1]]]))
+    pos = store + 1  # LetStmt t = e (or a constant t cannot hold); the store indexed by t
+    entries, value = [], e
+    if rng.random() < 0.4 and narrow != "bool":
+        bits = int("".join(c for c in narrow if c.isdigit()))
+        entries.append(_const(wide, rng.randrange(1 << (bits - 1), 3 << (bits - 1))))
+        value = pos
+    var = pos + len(entries)
+    copy = map_refs(g.nodes[store], lambda r: var if r == e else r, binding=False)
+    entries += [["Var", ["t", narrow]], copy, ["LetStmt", [var, value, var + 1]]]
+    g.redirect(store, g.insert(pos, entries))
     return True
 
 

@@ -28,7 +28,7 @@ class MatmulSymbolic:
 @I.ir_module
 class Conv:
     @R.function
-    def main(img: R.Tensor((1, 2, 6, 6), "float32"), k: R.Tensor((3, 2, 3, 3), "float32")):
+    def main(img: R.Tensor((1, 2, 14, 14), "float32"), k: R.Tensor((3, 2, 3, 3), "float32")):
         with R.dataflow():
             c = R.nn.conv2d(img, k, padding=[1, 1, 1, 1])
             R.output(c)
@@ -49,7 +49,7 @@ class Reductions:
 @I.ir_module
 class Elementwise:
     @R.function
-    def main(x: R.Tensor((4, 32), "float32"), y: R.Tensor((4, 32), "float32")):
+    def main(x: R.Tensor((8, 64), "float32"), y: R.Tensor((8, 64), "float32")):
         with R.dataflow():
             z = R.multiply(R.exp(R.subtract(x, y)), R.const(0.5, "float32"))
             q = R.astype(R.add(z, x), "int8")
@@ -109,13 +109,13 @@ def tir_seeds():
     matmul = relax.build(MatmulSymbolic, target="c").save_to_bytes()
     elementwise = relax.build(Elementwise, target="c").save_to_bytes()
     elementwise_funcs = [n for n, _ in kernel_tir(elementwise)]
-    x4 = (f32(4, 32), f32(4, 32))
+    x4 = (f32(8, 64), f32(8, 64))
     return [
         ("matmul_symbolic", matmul, (f32(3, 16), f32(16, 8))),
         ("matmul_parallel_vectorized",
          _with_loop_kinds(matmul, {"fused_matmul_add_relu"}, ForKind.PARALLEL,
                           ForKind.VECTORIZED), (f32(5, 16), f32(16, 8))),
-        ("conv2d", relax.build(Conv, target="c").save_to_bytes(), (f32(1, 2, 6, 6),
+        ("conv2d", relax.build(Conv, target="c").save_to_bytes(), (f32(1, 2, 14, 14),
                                                                     f32(3, 2, 3, 3))),
         ("reductions_softmax", relax.build(Reductions, target="c").save_to_bytes(),
          (f32(3, 16),)),
