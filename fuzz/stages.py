@@ -19,7 +19,8 @@ from rvm.support.errors import RVMError
 from rvm.tir.serialize import TIRFormatError
 
 LOADER_STAGES = ("rejected_crc", "rejected_format", "rejected_verifier", "rejected_kernel",
-                 "out_of_memory", "loaded", "refused_at_link", "ran", "ran_with_error", "engine_mismatch")
+                 "out_of_memory", "loaded", "refused_at_link", "ran", "ran_with_error",
+                 "engine_mismatch")
 PARSER_STAGES = ("python_syntax_error", "rejected_by_parser", "parsed")
 STAGES = LOADER_STAGES + PARSER_STAGES + ("internal_errors",)
 # Modules whose own ValueErrors are documented load errors (damaged kernel library bytes,
@@ -31,8 +32,9 @@ _KERNEL_FILES = (os.path.join("rvm", "codegen"), os.path.join("rvm", "tir"))
 # (MemoryError), step_limit and call depth (RuntimeError, RecursionError), rvm's own
 # errors raised in kernels or builtins (RVMError).
 RUN_ERRORS = (TypeError, ValueError, IndexError, MemoryError, RuntimeError)
-# Compiler failures that are limits, not code generator bugs.
-_COMPILE_LIMITS = ("timed out", "limit")
+# Compiler failures (the first line of a CompileError) that are limits, not code
+# generator bugs.
+_COMPILE_LIMITS = ("timed out", "memory limit", "size limit", "time limit")
 _COMPILER_OOM = ("out of memory", "memory exhausted", "Cannot allocate memory")
 
 
@@ -85,7 +87,8 @@ def load_stage(err):
         return "rejected_kernel"  # the code generator or the TIR verifier refused the kernel
     if isinstance(root, CompileError) and any(w in str(root) for w in _COMPILER_OOM):
         return "out_of_memory"
-    if isinstance(root, CompileError) and any(w in str(root) for w in _COMPILE_LIMITS):
+    if isinstance(root, CompileError) and any(
+            w in str(root).splitlines()[0] for w in _COMPILE_LIMITS):
         return "rejected_kernel"
     if isinstance(root, MemoryError):
         return "rejected_format"

@@ -24,7 +24,8 @@ def _fuzz(tmp_path, kind, executions, *extra, inject=None):
     if inject:
         env["RVM_FUZZ_INJECT"] = inject
     out = subprocess.run([sys.executable, str(ROOT / "fuzz" / "fuzz_loader.py"), kind,
-                          "--seconds", "120", "--executions", str(executions), "--crash-dir", str(tmp_path), *extra],
+                          "--seconds", "120", "--executions", str(executions),
+                          "--crash-dir", str(tmp_path), *extra],
                          capture_output=True, text=True, timeout=240, cwd=ROOT, env=env)
     assert out.stdout, out.stderr[-2000:]
     return out.returncode, json.loads(out.stdout)
