@@ -21,7 +21,7 @@ import signal
 import struct
 import time
 
-from fuzz.stages import LOADER_STAGES, STAGES, InternalError, check_run_error, load_stage
+from fuzz.stages import STAGES, InternalError, check_run_error, load_stage
 
 PROGRESS = struct.Struct("<QQ" + "Q" * len(STAGES))
 ENGINES = ("native", "python")
@@ -244,5 +244,3 @@ def child(kind, seed, state, inject=""):
         recorder.end(stages)
     return 0
 
-
-__all__ = ["LOADER_STAGES", "child", "read_progress"]

@@ -19,7 +19,7 @@ True
 >>> [name for name, _ in load_prim_funcs(g.to_bytes())]
 ['f']
 """
-from fuzz.tir_graph import STMTS, TIRGraph, map_refs
+from fuzz.tir_graph import STMTS, TIRGraph, map_refs  # noqa: F401 (TIRGraph: the doctest)
 
 INT_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 DTYPES = INT_DTYPES + ("bool", "float16", "float32", "float64", "bfloat16", "float8_e4m3fn",
