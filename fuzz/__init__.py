@@ -1,0 +1,1 @@
+"""Fuzzing and stress harnesses (run as scripts: ``python fuzz/fuzz_loader.py``, ...)."""

@@ -1,0 +1,246 @@
+"""The child process of a fuzz campaign: makes inputs, runs them, counts where each stopped.
+
+Before each input it writes the input (``<state>.input``) and a progress record
+(``<state>.progress``: inputs started, the CLOCK_MONOTONIC start of the running input,
+stage counts) that the parent's watchdog reads, so an input running over the deadline
+is a hang even when it is the child's first. Internal errors and engine mismatches are
+saved (the first input of each kind, with the traceback) and listed in
+``<state>.findings.json``.
+
+Test hook: ``--inject KIND@N`` (set by the parent from ``RVM_FUZZ_INJECT``, for its first
+child only) makes input number N (from 0) crash with SIGSEGV (``segv``), hang
+(``hang``), raise a non-documented exception from the loader or parser (``internal``), or
+call a kernel writing out of bounds (``asan``, reported under ``--asan``).
+"""
+import ast
+import ctypes
+import json
+import os
+import random
+import signal
+import struct
+import time
+
+from fuzz.stages import STAGES, InternalError, check_run_error, load_stage
+
+PROGRESS = struct.Struct("<QQ" + "Q" * len(STAGES))
+ENGINES = ("native", "python")
+# What a user gives the VM for an untrusted model (README, Limits).
+VM_LIMITS = {"memory_limit": 256 << 20, "step_limit": 10 ** 6}
+
+
+def read_progress(path):
+    """(inputs started, start of the running input in ns or 0, {stage: count})."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(PROGRESS.size)
+        values = PROGRESS.unpack(raw)
+    except (OSError, struct.error):
+        return 0, 0, {}
+    return values[0], values[1], dict(zip(STAGES, values[2:]))
+
+
+class _Recorder:
+    """Counts per stage, the progress record, and the saved findings of one child."""
+
+    def __init__(self, state, seed):
+        self.state, self.seed = state, seed
+        self.counts = dict.fromkeys(STAGES, 0)
+        self.started = 0
+        self.findings = {}
+        self.fd = os.open(f"{state}.progress", os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+        self.input_fd = os.open(f"{state}.input", os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+        self._write(0)
+
+    def _write(self, start_ns):
+        values = [self.counts[s] for s in STAGES]
+        os.pwrite(self.fd, PROGRESS.pack(self.started, start_ns, *values), 0)
+
+    def begin(self, data):
+        os.pwrite(self.input_fd, data, 0)
+        os.ftruncate(self.input_fd, len(data))
+        self.started += 1
+        self._write(time.monotonic_ns())
+
+    def end(self, stages):
+        for stage in stages:
+            self.counts[stage] += 1
+        self._write(0)
+
+    def finding(self, kind, key, data, text):
+        entry = self.findings.get(key)
+        if entry is None:  # keep the first input of each kind, with its traceback
+            name = f"{kind}-{self.seed}-{self.started - 1}"
+            directory = os.path.dirname(self.state)
+            with open(os.path.join(directory, name + ".input"), "wb") as f:
+                f.write(data)
+            with open(os.path.join(directory, name + ".txt"), "w") as f:
+                f.write(text)
+            entry = self.findings[key] = {"kind": kind, "count": 0,
+                                          "input": os.path.join(directory, name + ".input"),
+                                          "traceback": text[-1500:]}
+        entry["count"] += 1
+        with open(f"{self.state}.findings.tmp", "w") as f:
+            json.dump(self.findings, f)
+        os.replace(f"{self.state}.findings.tmp", f"{self.state}.findings.json")
+
+
+class LoaderTarget:
+    """Loads executable bytes and runs their functions on both engines with VM limits."""
+
+    def __init__(self):
+        from rvm.bytecode.executable import Executable
+        self.load = Executable.from_bytes
+
+    def execute(self, data, calls):
+        from rvm.runtime.device import cpu
+        from rvm.vm.machine import VirtualMachine
+        try:
+            ex = self.load(data, "fuzz")
+        except Exception as err:  # which stage refused it, or an internal error
+            return [load_stage(err)], None
+        stages, outcomes = ["loaded"], {}
+        for engine in ENGINES:
+            try:
+                vm = VirtualMachine(ex, cpu(), engine=engine, **VM_LIMITS)
+            except Exception as err:
+                check_run_error(err, f"link ({engine})")
+                stages.append("refused_at_link")
+                outcomes[engine] = f"link: {type(err).__name__}"
+                continue
+            outcome = "ran"
+            for name, args in calls(ex):
+                try:
+                    vm[name](*args)
+                except Exception as err:
+                    check_run_error(err, f"run ({engine})")
+                    outcome = type(err).__name__
+            stages.append("ran" if outcome == "ran" else "ran_with_error")
+            outcomes[engine] = outcome
+        mismatch = None
+        if len(set(outcomes.values())) > 1:
+            stages.append("engine_mismatch")
+            mismatch = ", ".join(f"{e}: {o}" for e, o in outcomes.items())
+        return stages, mismatch
+
+
+class ParserTarget:
+    """Python's syntax check, then rvm's parser."""
+
+    def __init__(self):
+        from rvm.script import from_source
+        self.load = from_source
+        self.check = ast.parse
+
+    def execute(self, data, calls):
+        from rvm.support.errors import DiagnosticError
+        text = data.decode()
+        try:
+            self.check(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return ["python_syntax_error"], None
+        try:
+            self.load(text)
+        except DiagnosticError:
+            return ["rejected_by_parser"], None
+        except Exception as err:  # anything but a ParseError / DiagnosticError
+            raise InternalError(err, "parse") from None
+        return ["parsed"], None
+
+
+def _inputs(kind, rng):
+    """A generator of (input bytes, calls(ex) -> [(function, args)]) for ``kind``."""
+    import numpy as np
+    from fuzz import mutators
+    if kind == "loader":
+        from fuzz.fuzz_loader import loader_seeds
+        seeds, x = loader_seeds(), np.arange(8, dtype="float32")
+        while True:
+            base, args = rng.choice(seeds)
+            mutate = mutators.mutate_bytes if rng.random() < 0.5 else mutators.mutate_structure
+
+            def calls(ex, args=args):
+                return [(name, args.get(name, [x] * ex.function_info(name).num_args))
+                        for name in ex.vm_function_names()[:2]]
+            yield mutate(rng, base), calls
+    elif kind == "parser":
+        from fuzz.fuzz_loader import PARSER_SEEDS
+        while True:
+            seed = rng.choice(PARSER_SEEDS)
+            text = None
+            if rng.random() < 0.5:
+                try:
+                    text = mutators.mutate_tree(rng, seed)
+                except Exception:  # a tree ast.unparse cannot print: mutate the text instead
+                    text = None
+            yield (text or mutators.mutate_text(rng, seed)).encode("utf-8", "replace"), None
+    else:
+        yield from _tir_inputs(rng)
+
+
+def _tir_inputs(rng):
+    import rvm.relax  # noqa: F401  (registers the VM builtins call_packed may name)
+    import rvm.vm.machine  # noqa: F401
+    from fuzz.tir_graph import TIRGraph
+    from fuzz.tir_mutate import mutate
+    from fuzz.tir_seeds import tir_seeds
+    from rvm.runtime.packed_func import list_global_func_names
+    from rvm.tir.serialize import save_prim_funcs
+    from tests.security.attack import kernel_tir, with_kernels
+    seeds = [(data, save_prim_funcs(kernel_tir(data)), inputs)
+             for _, data, inputs in tir_seeds()]
+    names = sorted(list_global_func_names())
+    while True:
+        data, tir, inputs = rng.choice(seeds)
+        graph = TIRGraph(tir)
+        mutate(rng, graph, names)
+        yield with_kernels(data, tir=graph.to_bytes()), lambda ex, a=inputs: [("main", a)]
+
+
+def _injected(what):
+    if what == "segv":
+        ctypes.string_at(0)
+    elif what == "hang":
+        while True:
+            time.sleep(1)
+    elif what == "asan":
+        from fuzz.asan import inject_oob_write
+        inject_oob_write()
+
+
+def _raise_injected(*args, **kwargs):
+    raise KeyError("injected internal error (test hook)")
+
+
+def child(kind, seed, state, inject=""):
+    """Runs inputs of ``kind`` from ``seed`` until SIGTERM; see the module docstring."""
+    import warnings
+    warnings.filterwarnings("ignore")  # mutated sources make Python warn about literals
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+    rng = random.Random(seed)
+    target = LoaderTarget() if kind in ("loader", "tir") else ParserTarget()
+    honest_load = target.load
+    what, _, at = inject.partition("@")
+    inputs = _inputs(kind, rng)
+    recorder = _Recorder(state, seed)
+    while not stop:
+        data, calls = next(inputs)
+        recorder.begin(data)
+        if what and recorder.started - 1 == int(at):
+            if what == "internal":  # raised where the loader / parser runs
+                target.load = _raise_injected
+                target.check = len
+            _injected(what)
+        try:
+            stages, mismatch = target.execute(data, calls)
+            if mismatch:
+                recorder.finding("mismatch", mismatch, data, mismatch)
+        except InternalError as err:
+            stages = ["internal_errors"]
+            recorder.finding("internal", err.key(), data, err.traceback())
+        target.load = honest_load
+        target.check = ast.parse
+        recorder.end(stages)
+    return 0
+
