@@ -8,7 +8,7 @@ which needs no C compiler and is exact by definition.
 from rvm.driver.build_module import build
 from rvm.ir.module import IRModule
 from rvm.runtime.ndarray import empty
-from rvm.transform.fold_constant import register_call_tir_evaluator
+from rvm.relax.transform.fold_constant import register_call_tir_evaluator
 
 
 def evaluate_call_tir(prim_func, args, out_sinfos):

@@ -19,7 +19,7 @@ def cases():
 
 
 def test_every_supported_operator_has_a_recorded_count():
-    from rvm.frontend.onnx import supported_ops
+    from rvm.relax.frontend.onnx import supported_ops
 
     assert sorted(EXPECTED) == supported_ops()
 
