@@ -9,6 +9,7 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind, seconds", [("parser", 4), ("loader", 20)])
 def test_a_short_fuzz_run_finds_no_crash(kind, seconds, tmp_path):
     out = subprocess.run([sys.executable, str(ROOT / "fuzz" / "fuzz_loader.py"), kind,

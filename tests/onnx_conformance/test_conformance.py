@@ -8,6 +8,8 @@ import pytest
 
 from tests.onnx_conformance import harness
 
+pytestmark = [pytest.mark.frontend, pytest.mark.slow]
+
 pytest.importorskip("onnx")
 
 EXPECTED = json.loads((pathlib.Path(__file__).parent / harness.EXPECTED_FILE).read_text())

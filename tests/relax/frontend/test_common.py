@@ -7,6 +7,8 @@ from rvm.ir.module import IRModule
 from rvm.script import ir as I
 from rvm.script import relax as R
 
+pytestmark = pytest.mark.frontend
+
 
 @I.ir_module
 class Plain:

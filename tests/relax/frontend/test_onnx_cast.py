@@ -14,6 +14,8 @@ from onnx.reference import ReferenceEvaluator  # noqa: E402
 
 from rvm.relax.frontend.onnx import from_onnx  # noqa: E402
 
+pytestmark = pytest.mark.frontend
+
 VALUES = np.array([0.0, -0.0, 0.3, -1.7, 3.0, 100.0, 239.0, 241.0, 448.0, 449.0, 470.0,
                    1000.0, -1e6, 57344.0, 61440.0, 1e9, 3e38, np.inf, -np.inf, np.nan, 1e-30,
                    -2.0 ** -130, 2.0 ** -127, 1.5 * 2.0 ** -127, 2.0 ** 127 * 1.5],

@@ -13,6 +13,8 @@ ort = pytest.importorskip("onnxruntime")
 
 from rvm.relax.frontend.onnx import OnnxImportError, from_onnx  # noqa: E402
 
+pytestmark = pytest.mark.frontend
+
 F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
 
 

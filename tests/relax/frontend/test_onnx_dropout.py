@@ -12,6 +12,8 @@ from onnx import TensorProto, helper  # noqa: E402
 
 from rvm.relax.frontend.onnx import OnnxImportError, from_onnx  # noqa: E402
 
+pytestmark = pytest.mark.frontend
+
 SHAPE = (3, 4, 5)
 
 

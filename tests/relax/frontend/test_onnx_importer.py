@@ -16,6 +16,8 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 from rvm.relax.frontend.onnx import OnnxImportError, from_onnx, supported_ops  # noqa: E402
 from rvm.relax.frontend.onnx.common import ConstantRequired  # noqa: E402
 
+pytestmark = pytest.mark.frontend
+
 
 def _model(nodes, inputs, outputs, initializers=(), opset=18):
     graph = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(initializers))

@@ -13,6 +13,8 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 from rvm.relax.frontend.onnx import OnnxImportError, from_onnx  # noqa: E402
 from rvm.relax.struct_info import TupleStructInfo  # noqa: E402
 
+pytestmark = pytest.mark.frontend
+
 F, I64, B, S = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL, TensorProto.STRING
 ENGINES = ("python", "native")
 

@@ -12,6 +12,8 @@ from rvm.ir.structural import assert_structural_equal
 from rvm.script import from_source
 from tests.relax.frontend.torch_models import MLP, assert_close, run_torch, seeded, torch
 
+pytestmark = pytest.mark.frontend
+
 
 def _export(model, shape, dynamic=True):
     example = torch.randn(*shape)

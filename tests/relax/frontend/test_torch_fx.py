@@ -9,6 +9,8 @@ from rvm.relax.frontend import detach_params
 from rvm.relax.frontend.torch import GraphImportError, from_fx
 from tests.relax.frontend.torch_models import MLP, assert_close, run_torch, seeded, torch
 
+pytestmark = pytest.mark.frontend
+
 fx = torch.fx
 
 

@@ -8,6 +8,8 @@ from rvm.relax.frontend.torch import from_exported_program, from_fx
 from rvm.relax.frontend.torch import GraphImportError
 from tests.relax.frontend.torch_models import assert_close, torch
 
+pytestmark = pytest.mark.frontend
+
 nn = torch.nn
 F = torch.nn.functional
 

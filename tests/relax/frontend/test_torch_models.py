@@ -10,6 +10,8 @@ from rvm.relax.frontend.torch import from_exported_program, from_fx
 from rvm.tir.function import PrimFunc
 from tests.relax.frontend.torch_models import MODELS, assert_close, run_torch, seeded, torch
 
+pytestmark = pytest.mark.frontend
+
 
 def _import(name, importer):
     model_class, shape = MODELS[name]
