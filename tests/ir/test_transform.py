@@ -2,9 +2,9 @@
 import pytest
 
 from rvm.ir.module import IRModule
-from rvm.ir.transform import (ModulePass, PassContext, PassInfo, PassInstrument,
-                                      Sequential, get_pass, get_pipeline, module_pass,
-                                      register_pass, register_pipeline)
+from rvm.ir.transform import (ModulePass, PassContext, PassInfo, PassInstrument, Sequential,
+                              get_pass, get_pipeline, module_pass, register_pass,
+                              register_pipeline)
 
 
 def _tagging_pass(tag, opt_level=0, required=()):
