@@ -11,7 +11,8 @@ What is folded:
 - a ``call_tir`` whose arguments are all constants and whose outputs have
   static shapes, when a kernel evaluator is registered with
   ``register_call_tir_evaluator`` (the transform layer cannot compile
-  kernels itself; the build driver, or a test, installs one);
+  kernels itself; the build driver installs one when it or this package is
+  imported, a test may install its own);
 - uses of a variable bound to a constant, which then see the constant.
 
 Bindings left unused by folding stay until DeadCodeElimination removes them.
