@@ -4,7 +4,7 @@
                                       [--sources rvm torch onnxruntime rvm-onnx ort-default]
                                       [--repeat 15]
 
-The models are the ones the importer tests check (tests/frontend/torch_models.py):
+The models are the ones the importer tests check (tests/relax/frontend/torch_models.py):
 seed 004's MLP (784-128-10), a small CNN ((conv, batch norm, relu, max pool) x 2,
 linear; 1x28x28) and a transformer encoder block (4-head attention over 7 tokens of
 64, layer norms, GELU MLP, residuals). Each is imported with ``from_fx`` for a fixed
@@ -138,7 +138,7 @@ def _tune(mod, case):
 def prepare_rvm(case):
     import torch
 
-    from rvm.frontend import from_fx
+    from rvm.relax.frontend.torch import from_fx
 
     mod = from_fx(torch.fx.symbolic_trace(case.model), [((case.batch,) + case.shape, "float32")])
     if case.options.trials:
@@ -169,7 +169,7 @@ def main(argv=None):
 
     import torch
 
-    from tests.frontend.torch_models import MODELS, seeded
+    from tests.relax.frontend.torch_models import MODELS, seeded
 
     kernels = f"tuned ({options.trials} trials per kernel)" if options.trials else "untuned"
     print(f"python {sys.version.split()[0]}, torch {torch.__version__}; rvm target {TARGET!r}, "

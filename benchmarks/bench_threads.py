@@ -35,7 +35,7 @@ import rvm  # noqa: E402
 from bench_e2e import mlp_module, mlp_params
 from rvm import meta_schedule as ms
 from rvm.driver.relax_build import build
-from rvm.transform.bind_params import BindParams
+from rvm.relax.transform.bind_params import BindParams
 from rvm.meta_schedule.apply_database import MetaScheduleApplyDatabase
 from rvm.vm.machine import VirtualMachine
 

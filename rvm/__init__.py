@@ -16,8 +16,8 @@ from rvm.support.errors import RVMError
 __version__ = "0.1.0"
 
 _LAZY_SUBMODULES = (
-    "support", "bytecode", "vm", "ir", "tir", "te", "topi", "relax", "transform", "script",
-    "frontend", "codegen", "driver", "meta_schedule", "tune", "target", "testing", "error",
+    "support", "bytecode", "vm", "ir", "tir", "te", "topi", "relax", "script", "codegen",
+    "driver", "meta_schedule", "target", "testing", "error",
 )
 
 
@@ -40,6 +40,8 @@ runtime.kernel_library.register_kernel_regenerator(_regenerate_kernels)
 def __getattr__(name):
     if name in _LAZY_SUBMODULES:
         return importlib.import_module(f"rvm.{name}")
+    if name == "transform":  # TVM's tvm.transform: the pass infrastructure
+        return importlib.import_module("rvm.ir.transform")
     if name in _LAZY_ATTRS:
         module, attr = _LAZY_ATTRS[name]
         return getattr(importlib.import_module(module), attr)

@@ -22,7 +22,7 @@ from rvm.tir import expr as E
 from rvm.tir.stmt import ForKind
 
 STACK_LIMIT_BYTES = 32 * 1024
-# Loop annotation set by rvm.transform.tir.LocalizeReduction: (operator, accumulator data var).
+# Loop annotation set by rvm.tir.transform.LocalizeReduction: (operator, accumulator data var).
 SIMD_REDUCTION = "rvm.simd_reduction"
 
 

@@ -12,7 +12,7 @@ from rvm.runtime.compiler import CompilerNotFoundError
 from rvm.support.recursion import deep_recursion
 from rvm.target.target import as_target
 from rvm.tir.function import PrimFunc
-from rvm.transform.tir.pipeline import lower_module
+from rvm.tir.transform.pipeline import lower_module
 
 def normalize_target(target):
     """The kernel backend of ``target`` (a str, dict, Target, or None for the current target,

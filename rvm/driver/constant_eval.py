@@ -1,14 +1,14 @@
 """Evaluating kernels on constants at compile time (FoldConstant's call_tir evaluator).
 
 The transform layer cannot build kernels, so FoldConstant asks for an
-evaluator; this one, registered when the driver is imported (and by TVM's path
-``rvm.relax.transform``), runs the PrimFunc with the python reference target,
+evaluator; this one, registered when the driver or the Relax passes
+(``rvm.relax.transform``) are imported, runs the PrimFunc with the python reference target,
 which needs no C compiler and is exact by definition.
 """
 from rvm.driver.build_module import build
 from rvm.ir.module import IRModule
 from rvm.runtime.ndarray import empty
-from rvm.transform.fold_constant import register_call_tir_evaluator
+from rvm.relax.transform.fold_constant import register_call_tir_evaluator
 
 
 def evaluate_call_tir(prim_func, args, out_sinfos):

@@ -40,7 +40,7 @@ from rvm.ir.module import IRModule
 from rvm.relax.function import Function
 from rvm.support.recursion import deep_recursion
 from rvm.tir.function import PrimFunc
-from rvm.transform.pass_infra import Pass, get_pipeline
+from rvm.ir.transform import Pass, get_pipeline
 
 __all__ = ["build", "lower"]
 
@@ -58,13 +58,13 @@ def lower(mod, params=None, pipeline="default"):
     """``mod`` after binding ``params`` to ``main`` and running ``pipeline`` (None: as is)."""
     mod = _as_module(mod)
     if params:
-        from rvm.transform.bind_params import BindParams
+        from rvm.relax.transform.bind_params import BindParams
 
         mod = BindParams("main", params)(mod)
     if pipeline is None:
         return mod
     if not isinstance(pipeline, Pass):
-        from rvm.transform.pipeline import default_build_pipeline  # noqa: F401  (registers it)
+        from rvm.relax.transform.pipeline import default_build_pipeline  # noqa: F401  (registers)
 
         pipeline = get_pipeline(pipeline)
     return pipeline(mod)

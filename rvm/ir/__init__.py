@@ -1,7 +1,9 @@
-"""rvm.ir: the IR core shared by TIR and Relax: nodes, modules, structural equality.
+"""rvm.ir: the IR core shared by TIR and Relax: nodes, modules, structural equality, and the
+pass infrastructure (``rvm.ir.transform``).
 
 This package is a facade; the definitions live in its modules.
 """
+from rvm.ir import transform
 from rvm.ir.expr import BaseExpr, BaseFunc, GlobalVar, PrimExpr, RelaxExpr
 from rvm.ir.json_io import load_json, save_json
 from rvm.ir.module import IRModule, register_printer
@@ -11,15 +13,7 @@ from rvm.ir.structural import assert_structural_equal, structural_equal, structu
 __all__ = [
     "BaseExpr", "BaseFunc", "GlobalVar", "IRModule", "Node", "PrimExpr", "RelaxExpr", "Span",
     "assert_structural_equal", "load_json", "register_printer", "save_json", "structural_equal",
-    "structural_hash",
+    "structural_hash", "transform",
 ]
 import rvm.script.printer  # noqa: E402,F401  (installs the script printer behind script()/show()/repr)
 
-
-def __getattr__(name):
-    # rvm.ir.transform (TVM's path to the pass infrastructure) sits above this layer.
-    if name == "transform":
-        import importlib
-
-        return importlib.import_module("rvm.ir.transform")
-    raise AttributeError(f"module 'rvm.ir' has no attribute {name!r}")

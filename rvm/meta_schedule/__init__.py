@@ -1,6 +1,6 @@
 """rvm.meta_schedule: tuning kernels by searching their schedules (TVM's ``meta_schedule``).
 
-``from rvm import meta_schedule as ms`` (also reachable as ``rvm.tune``):
+``from rvm import meta_schedule as ms``:
 ``ms.tune_tir``/``ms.tir_integration.compile_tir`` for kernels,
 ``ms.relax_integration.tune_relax`` and ``relax.transform.MetaScheduleApplyDatabase``
 for the kernels of a model.

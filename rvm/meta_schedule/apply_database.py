@@ -14,7 +14,7 @@ from rvm.meta_schedule.database.database import Database
 from rvm.meta_schedule.database.json_database import JSONDatabase
 from rvm.meta_schedule.extracted_task import prepare_for_tuning
 from rvm.tir.function import PrimFunc
-from rvm.transform.pass_infra import ModulePass, PassInfo
+from rvm.ir.transform import ModulePass, PassInfo
 
 
 # TVM's kOpaque: the build's fusion passes must not merge a tuned kernel into another.

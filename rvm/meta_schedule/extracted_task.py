@@ -16,10 +16,10 @@ from rvm.relax.expr import Call, ExternFunc
 from rvm.relax.expr_functor import ExprVisitor
 from rvm.relax.function import Function
 from rvm.tir.function import PrimFunc
-from rvm.transform.bind_params import BindParams
-from rvm.transform.fuse_transpose_matmul import FuseTransposeMatmul
-from rvm.transform.pass_infra import Sequential
-from rvm.transform.pipeline import default_build_pipeline
+from rvm.relax.transform.bind_params import BindParams
+from rvm.relax.transform.fuse_transpose_matmul import FuseTransposeMatmul
+from rvm.ir.transform import Sequential
+from rvm.relax.transform.pipeline import default_build_pipeline
 
 
 class ExtractedTask:

@@ -6,7 +6,7 @@ keeps the result on the Schedule for as long as the schedule is unchanged,
 so a candidate scored by the cost model, then built, then used to update the
 model is lowered once.
 """
-from rvm.transform.tir.pipeline import lower_module
+from rvm.tir.transform.pipeline import lower_module
 
 _CACHE_ATTR = "_meta_schedule_lowered"
 

@@ -12,7 +12,7 @@ the best records applied.
 from rvm.meta_schedule.apply_database import apply_database
 from rvm.meta_schedule.extracted_task import ExtractedTask, extract_tasks
 from rvm.meta_schedule.tune_target import tune_target
-from rvm.transform.bind_params import BindParams
+from rvm.relax.transform.bind_params import BindParams
 from rvm.meta_schedule.tune import tune_tasks
 from rvm.meta_schedule.tune_context import TuneContext
 

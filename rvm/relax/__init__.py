@@ -42,7 +42,7 @@ _LAZY_ATTRS = {
     "VirtualMachine": ("rvm.vm.machine", "VirtualMachine"),
     "ExecBuilder": ("rvm.bytecode.builder", "ExecBuilder"),
     "Executable": ("rvm.bytecode.executable", "Executable"),
-    "get_pipeline": ("rvm.transform", "get_pipeline"),
+    "get_pipeline": ("rvm.ir.transform", "get_pipeline"),
 }
 
 

@@ -20,10 +20,10 @@ def _parse(text, filename):
     return importlib.import_module("rvm.script.parser.entry").from_source(text, filename)
 
 _LAZY = {
-    "ir": ("rvm.script.ir", None),
-    "relax": ("rvm.script.relax", None),
-    "tir": ("rvm.script.tir", None),
-    "ir_module": ("rvm.script.ir", "ir_module"),
+    "ir": ("rvm.script.parser.ir", None),
+    "relax": ("rvm.script.parser.relax", None),
+    "tir": ("rvm.script.parser.tir", None),
+    "ir_module": ("rvm.script.parser.ir", "ir_module"),
     "ParseError": ("rvm.script.parser.diagnostics", "ParseError"),
     "from_source": ("rvm.script.parser.entry", "from_source"),
 }

@@ -32,11 +32,4 @@ from rvm.tir.schedule import (
     BlockRV, ExprRV, Instruction, InstructionKind, LoopRV, Schedule, ScheduleError, Trace,
 )
 
-
-def __getattr__(name):
-    # rvm.tir.transform (TVM's path to the PrimFunc passes) sits above this layer.
-    if name == "transform":
-        import importlib
-
-        return importlib.import_module("rvm.tir.transform")
-    raise AttributeError(f"module 'rvm.tir' has no attribute {name!r}")
+from rvm.tir import transform  # the passes, after the nodes they read

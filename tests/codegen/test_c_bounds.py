@@ -13,7 +13,7 @@ from rvm.ir.expr import GlobalVar
 from rvm.ir.module import IRModule
 from rvm.tir import Var
 from rvm.tir.stmt import BufferStore, For, ForKind
-from rvm.transform.tir.pipeline import lower_module
+from rvm.tir.transform.pipeline import lower_module
 from tests.codegen.kernel_cases import CASES
 
 

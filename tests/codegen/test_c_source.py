@@ -5,7 +5,7 @@ from rvm import te, tir
 from rvm.codegen.c_source import CodegenError, render_c_source
 from rvm.codegen.c_target import render_c
 from rvm.tir.stmt import ForKind
-from rvm.transform.tir.pipeline import lower_module
+from rvm.tir.transform.pipeline import lower_module
 from tests.codegen.kernel_cases import set_loop_kind
 
 

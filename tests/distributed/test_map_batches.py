@@ -22,6 +22,8 @@ from rvm.bytecode.errors import ExecutableFormatError
 from rvm.distributed import map_batches
 from tests.distributed import model
 
+pytestmark = pytest.mark.distributed
+
 ROWS = 20_000
 
 

@@ -8,7 +8,7 @@ from rvm.ir.module import IRModule
 from rvm.relax.expr import Var
 from rvm.relax.struct_info import ObjectStructInfo
 from rvm.runtime.packed_func import remove_global_func
-from rvm.transform.pass_infra import module_pass
+from rvm.ir.transform import module_pass
 from rvm.vm.machine import VirtualMachine
 from tests.codegen.vm_lowered import (
     add_kernel, alloc_storage, alloc_tensor, dps_add_module, extern, func, kill, rand, tensor,

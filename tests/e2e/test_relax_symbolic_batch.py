@@ -72,6 +72,7 @@ def test_any_batch_runs_on_one_executable(vm, batch):
     np.testing.assert_allclose(out.numpy(), _reference(x, *params), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_python_target_agrees():
     params = _params(1)
     x = np.random.default_rng(7).random((7, 784), dtype=np.float32)

@@ -16,6 +16,8 @@ import rvm  # noqa: E402
 from rvm import relax, te, topi  # noqa: E402
 from rvm.relax.frontend.torch import from_fx as builtin_from_fx  # noqa: E402
 
+pytestmark = pytest.mark.frontend
+
 fx = torch.fx
 nn = torch.nn
 

@@ -22,6 +22,7 @@ def env_functions():
         np.maximum(np.from_dlpack(x), 0, out=np.from_dlpack(out))
 
 
+@pytest.mark.slow
 def test_section_5_3_tune_tir(tmp_path):
     work_dir = str(tmp_path / "tune_tmp")
     database = ms.tune_tir(
@@ -55,6 +56,7 @@ def test_section_5_3_tune_tir(tmp_path):
     assert lib.time_evaluator("main", rvm.cpu())(a_nd, b_nd, c_nd).mean > 0
 
 
+@pytest.mark.slow
 def test_section_5_4_tuned_linear0_swapped_in(tmp_path, env_functions):
     rng = np.random.default_rng(0)
     mlp_params = {"w0": rng.standard_normal((128, 784)).astype("float32"),

@@ -9,6 +9,7 @@ import pytest
 EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "mlp_digits.py"
 
 
+@pytest.mark.slow
 def test_mlp_digits_example_runs(tmp_path):
     pytest.importorskip("sklearn")
     work_dir = tmp_path / "tuning"

@@ -11,6 +11,7 @@ import pytest
 
 from fuzz.asan import libasan
 
+pytestmark = pytest.mark.slow  # campaigns of a few hundred inputs each
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 LOADER = ("rejected_crc", "rejected_format", "rejected_verifier", "rejected_kernel",
           "out_of_memory", "loaded")

@@ -1,6 +1,7 @@
 """A space whose candidates crash, hang or compute wrong results: each is recorded failed
 with its reason, and the tuner still returns a correct best schedule."""
 import numpy as np
+import pytest
 
 import rvm
 from rvm import meta_schedule as ms
@@ -18,6 +19,7 @@ def broken_or_fine(sch):
     return Schedule([kernels.Crash, kernels.Hang, kernels.Wrong][choice - 1])
 
 
+@pytest.mark.slow
 def test_failed_candidates_are_recorded_and_the_best_is_correct(tmp_path):
     runner = LocalRunner(timeout_sec=3, evaluator_config=EvaluatorConfig(1, 1, 0))
     database = ms.tune_tir(mod=kernels.Copy, target="c", max_trials_global=4,

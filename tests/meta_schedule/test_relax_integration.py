@@ -106,6 +106,7 @@ def test_kernels_with_symbolic_shapes_are_skipped():
     assert [t.task_name for t in bound] == ["linear0"]
 
 
+@pytest.mark.slow
 def test_tune_relax_then_apply_the_database(tmp_path):
     params = _params()
     work_dir = str(tmp_path / "tune_tmp")

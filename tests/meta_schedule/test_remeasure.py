@@ -12,6 +12,8 @@ from rvm.meta_schedule.runner.runner import EvaluatorConfig
 from rvm.meta_schedule.task_scheduler import GradientBased, RoundRobin
 from tests.meta_schedule.workloads import MyModule
 
+pytestmark = pytest.mark.slow
+
 TARGET = "llvm --num-cores=1"
 TRIALS = 6
 SPIKE = 4e-3

@@ -1,6 +1,8 @@
 """Resume: a second tune_tir on the same work_dir measures only candidates it has not
 recorded; a finished run measures nothing. (A run measures its own best candidates
 again at its end, so a candidate of one run may be measured more than once in it.)"""
+import pytest
+
 from rvm import meta_schedule as ms
 from rvm.meta_schedule.runner import EvaluatorConfig, LocalRunner
 from tests.meta_schedule.workloads import MyModule
@@ -28,6 +30,7 @@ def _tune(work_dir, runner, trials, strategy="replay-trace"):
                        strategy=strategy, seed=7)
 
 
+@pytest.mark.slow
 def test_a_second_run_measures_only_new_candidates(tmp_path):
     first = CountingRunner()
     database = _tune(tmp_path, first, 3)

@@ -1,6 +1,7 @@
 """Seed 004's matmul tuned on Ray: the same search, measured by RayRunner, finds a kernel
 as fast as LocalRunner's, and the two runners' records are interchangeable."""
 import numpy as np
+import pytest
 
 import rvm
 from rvm import meta_schedule as ms
@@ -8,6 +9,8 @@ from rvm.meta_schedule.hardware import hardware_fingerprint
 from rvm.meta_schedule.runner import EvaluatorConfig, LocalRunner, RayRunner
 from rvm.runtime.profiling import time_evaluator
 from tests.meta_schedule.workloads import MyModule, matmul_inputs
+
+pytestmark = [pytest.mark.distributed, pytest.mark.slow]
 
 TARGET = "llvm --num-cores=1"
 # The default measurement: ten of at least 2 ms each (within a time slice of this shared

@@ -8,6 +8,8 @@ from rvm import meta_schedule as ms
 from rvm.meta_schedule.runner import EvaluatorConfig, LocalRunner
 from tests.meta_schedule.workloads import MyModule, matmul_inputs, stochastic_schedule_mm
 
+pytestmark = pytest.mark.slow
+
 TARGET = "llvm --num-cores=1"
 FAST = EvaluatorConfig(number=2, repeat=1, min_repeat_ms=0)
 

@@ -73,7 +73,7 @@ def _elem_types(model):
 
 def why_not_run(case):
     """Why the test is outside what the importer claims, or None."""
-    from rvm.frontend.onnx.importer import ONNX_DTYPES
+    from rvm.relax.frontend.onnx.common import ONNX_DTYPES
 
     values = list(case.model.graph.input) + list(case.model.graph.output)
     kinds = sorted({v.type.WhichOneof("value") for v in values} -
@@ -122,8 +122,8 @@ class _Prepared:
 
 def _prepare(case, target):
     """A _Prepared test, or ``(False, reason, bound)`` when it does not import."""
-    from rvm.frontend.onnx import from_onnx
-    from rvm.frontend.onnx.importer import ConstantRequired
+    from rvm.relax.frontend.onnx import from_onnx
+    from rvm.relax.frontend.onnx.common import ConstantRequired
 
     inputs, expected = ([_value(v) for v in values] for values in case.data_sets[0])
     names = [v.name for v in case.model.graph.input]

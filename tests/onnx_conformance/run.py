@@ -89,7 +89,7 @@ def _rate(entry):
 def main(argv=None):
     import onnx
 
-    from rvm.frontend.onnx import supported_ops
+    from rvm.relax.frontend.onnx import supported_ops
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ops", help="comma-separated operators (default: all supported)")

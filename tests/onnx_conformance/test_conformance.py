@@ -8,6 +8,8 @@ import pytest
 
 from tests.onnx_conformance import harness
 
+pytestmark = [pytest.mark.frontend, pytest.mark.slow]
+
 pytest.importorskip("onnx")
 
 EXPECTED = json.loads((pathlib.Path(__file__).parent / harness.EXPECTED_FILE).read_text())
@@ -19,7 +21,7 @@ def cases():
 
 
 def test_every_supported_operator_has_a_recorded_count():
-    from rvm.frontend.onnx import supported_ops
+    from rvm.relax.frontend.onnx import supported_ops
 
     assert sorted(EXPECTED) == supported_ops()
 

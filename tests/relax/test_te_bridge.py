@@ -176,6 +176,7 @@ def test_same_module_twice_is_structurally_equal():
     assert structural_equal(_spec_program()[0], _spec_program()[0])
 
 
+@pytest.mark.frontend
 def test_seed_from_fx_translator_runs_on_our_api():
     """The user-written from_fx of the seed notes, as written there (torch optional)."""
     torch = pytest.importorskip("torch")

@@ -1,6 +1,6 @@
-"""The modules the pass tests (tests/transform) use, for the round-trip test.
+"""The modules the pass tests (tests/relax/transform) use, for the round-trip test.
 
-Module-level modules and helpers of tests/transform are imported; the Before
+Module-level modules and helpers of tests/relax/transform are imported; the Before
 and Expected modules those tests build inside their test functions are
 copied here (script text, or the same constructor calls), each with the pass
 its test runs on it.
@@ -17,25 +17,25 @@ from rvm.relax.expr import (
 from rvm.relax.function import Function
 from rvm.relax.struct_info import ShapeStructInfo, TensorStructInfo, TupleStructInfo
 from rvm.script import from_source
-from rvm.transform.attach_global_symbol import AttachGlobalSymbol
-from rvm.transform.call_tir_rewrite import CallTIRRewrite
-from rvm.transform.dead_code_elimination import DeadCodeElimination
-from rvm.transform.fold_constant import FoldConstant
-from rvm.transform.kill_after_last_use import KillAfterLastUse
-from rvm.transform.legalize_ops import LegalizeOps
-from rvm.transform.lowering_util import normalized
-from rvm.transform.static_plan_block_memory import StaticPlanBlockMemory
-from rvm.transform.to_non_dataflow import ToNonDataflow
-from rvm.transform.vm_builtin_lower import VMBuiltinLower
-from rvm.transform.vm_shape_lower import VMShapeLower
+from rvm.relax.transform.attach_global_symbol import AttachGlobalSymbol
+from rvm.relax.transform.call_tir_rewrite import CallTIRRewrite
+from rvm.relax.transform.dead_code_elimination import DeadCodeElimination
+from rvm.relax.transform.fold_constant import FoldConstant
+from rvm.relax.transform.kill_after_last_use import KillAfterLastUse
+from rvm.relax.transform.legalize_ops import LegalizeOps
+from rvm.relax.transform.lowering_util import normalized
+from rvm.relax.transform.static_plan_block_memory import StaticPlanBlockMemory
+from rvm.relax.transform.to_non_dataflow import ToNonDataflow
+from rvm.relax.transform.vm_builtin_lower import VMBuiltinLower
+from rvm.relax.transform.vm_shape_lower import VMShapeLower
 
-from tests.transform import spec_modules, test_bind_params, test_call_tir_rewrite
-from tests.transform import test_function_pass, test_legalize_ops, test_lowering_features
-from tests.transform.builders import FunctionBuilder, extern, kernel, op
+from tests.relax.transform import spec_modules, test_bind_params, test_call_tir_rewrite
+from tests.relax.transform import test_function_pass, test_legalize_ops, test_lowering_features
+from tests.relax.transform.builders import FunctionBuilder, extern, kernel, op
 
 F32 = TensorStructInfo((2, 4), "float32")
 
-# -- tests/transform's module-level modules (valid programs: the whole pipeline runs) --------
+# -- tests/relax/transform's module-level modules (valid programs: the whole pipeline runs) --------
 IMPORTED = {
     "spec_my_module": spec_modules.MyModule,
     "spec_my_module_with_env": spec_modules.MyModuleWithEnv,
@@ -50,7 +50,7 @@ IMPORTED = {
     "lowering_static": test_lowering_features.Static,
 }
 
-# -- copies of the script modules defined inside tests/transform's test functions ------------
+# -- copies of the script modules defined inside tests/relax/transform's test functions ------------
 SCRIPTS = {
     "dce_unused_bindings": '''
 @I.ir_module

@@ -319,7 +319,7 @@ def bound_params_module():
 def bind_params_pass_module():
     """Seed 004 §4.7: relax.transform.BindParams("main", nd_params)(MyModuleMixture)."""
     from rvm.runtime.ndarray import array
-    from rvm.transform.bind_params import BindParams
+    from rvm.relax.transform.bind_params import BindParams
 
     nd_params = {k: array(v) for k, v in mlp_params().items()}
     return BindParams("main", nd_params)(from_source(MY_MODULE_MIXTURE_STATIC))

@@ -1,6 +1,6 @@
 """Lowered Relax in script form: the Expected side of pass tests written as scripts.
 
-The pass tests in tests/transform build these with constructors; here the
+The pass tests in tests/relax/transform build these with constructors; here the
 same Before/Expected pairs are scripts, to show that every lowered form
 (direct kernel calls, R.builtin/R.memory/R.vm allocation, kills, builtin
 calls with the VM context, R.ExternFunc calls, shape heaps, dataflow blocks
@@ -17,15 +17,15 @@ from rvm.script import ParseError, from_source
 from rvm.script import ir as I
 from rvm.script import relax as R
 from rvm.script import tir as T
-from rvm.transform.call_tir_rewrite import CallTIRRewrite
-from rvm.transform.kill_after_last_use import KillAfterLastUse
-from rvm.transform.pass_infra import Sequential
-from rvm.transform.static_plan_block_memory import StaticPlanBlockMemory
-from rvm.transform.to_non_dataflow import ToNonDataflow
-from rvm.transform.vm_builtin_lower import VMBuiltinLower
-from rvm.transform.vm_shape_lower import VMShapeLower
+from rvm.relax.transform.call_tir_rewrite import CallTIRRewrite
+from rvm.relax.transform.kill_after_last_use import KillAfterLastUse
+from rvm.ir.transform import Sequential
+from rvm.relax.transform.static_plan_block_memory import StaticPlanBlockMemory
+from rvm.relax.transform.to_non_dataflow import ToNonDataflow
+from rvm.relax.transform.vm_builtin_lower import VMBuiltinLower
+from rvm.relax.transform.vm_shape_lower import VMShapeLower
 
-from tests.transform.test_call_tir_rewrite import TIRModule
+from tests.relax.transform.test_call_tir_rewrite import TIRModule
 
 
 def test_call_tir_rewrite_expected_in_script_form():

@@ -16,11 +16,11 @@ from rvm.ir import assert_structural_equal
 from rvm.ir.module import IRModule
 from rvm.runtime.ndarray import array
 from rvm.script import from_source
-from rvm.transform.pipeline import default_build_pipeline
-from rvm.transform.tir.pipeline import lower_tir_pipeline
+from rvm.relax.transform.pipeline import default_build_pipeline
+from rvm.tir.transform.pipeline import lower_tir_pipeline
 
 from tests.script import pass_programs, programs
-from tests.transform import spec_modules
+from tests.relax.transform import spec_modules
 
 
 

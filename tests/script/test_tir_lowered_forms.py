@@ -12,7 +12,7 @@ from rvm.tir import expr as _e
 from rvm.tir import stmt as _s
 from rvm.tir.buffer import decl_buffer
 from rvm.tir.function import PrimFunc
-from rvm.transform.tir.pipeline import lower_module
+from rvm.tir.transform.pipeline import lower_module
 
 
 def _round_trip(node):

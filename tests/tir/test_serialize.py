@@ -9,7 +9,7 @@ from rvm.codegen.kernel_signature import kernel_functions
 from rvm.ir.expr import GlobalVar
 from rvm.ir.module import IRModule
 from rvm.tir.serialize import TIRFormatError, load_prim_funcs, save_prim_funcs
-from rvm.transform.tir.pipeline import lower_module
+from rvm.tir.transform.pipeline import lower_module
 from tests.codegen.kernel_cases import CASES
 
 

@@ -21,7 +21,7 @@ from rvm.ir import assert_structural_equal
 from rvm.runtime.ndarray import array
 from rvm.script import from_source
 from rvm.script.parser.metadata import CONSTANT_KEY, encode_array
-from rvm.transform.bind_params import BindParams
+from rvm.relax.transform.bind_params import BindParams
 from tests.script import programs
 from tests.spec_programs import (
     MY_MODULE, MY_MODULE_MIXTURE, MY_MODULE_WITH_EXTERN_CALL, mlp_params,

@@ -14,7 +14,7 @@ from rvm.meta_schedule.tune_target import tune_target
 from rvm.meta_schedule.worker_pool import WorkerPool
 from rvm.runtime.compiler import Compiler, default_compiler
 from rvm.runtime.kernel_library import kernel_symbol
-from rvm.transform.tir.pipeline import lower_module
+from rvm.tir.transform.pipeline import lower_module
 
 _MAX_ERROR_CHARS = 4000
 

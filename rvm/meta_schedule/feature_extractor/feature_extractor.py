@@ -13,7 +13,7 @@ from rvm.meta_schedule.feature_extractor.per_store_feature import (
 )
 from rvm.meta_schedule.lowered import lowered_module
 from rvm.meta_schedule.tune_target import num_cores
-from rvm.transform.tir.pipeline import lower_module
+from rvm.tir.transform.pipeline import lower_module
 
 
 class FeatureExtractor:

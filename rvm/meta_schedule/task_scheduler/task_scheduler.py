@@ -23,7 +23,7 @@ from rvm.meta_schedule.hardware import hardware_fingerprint
 from rvm.meta_schedule.lowered import lowered_module
 from rvm.meta_schedule.runner.runner import RunnerInput, RunnerResult
 from rvm.meta_schedule.tune_log import TaskRow
-from rvm.transform.tir.pipeline import lower_module
+from rvm.tir.transform.pipeline import lower_module
 
 
 class _TaskState:

@@ -1,9 +1,9 @@
-"""rvm.relax.frontend: TVM's path to the importers of ``rvm.frontend``
-(``from rvm.relax.frontend.torch import from_fx``) and ``detach_params``.
+"""rvm.relax.frontend: importers of models from other frameworks
+(``rvm.relax.frontend.torch.from_fx``, ``rvm.relax.frontend.onnx.from_onnx``) and
+``detach_params``.
 
-This package is a facade; ``rvm.relax.frontend.torch`` loads the PyTorch importers
-on first use.
+This package is a facade; the importers load when their subpackage is imported.
 """
-from rvm.frontend.common import detach_params
+from rvm.relax.frontend.common import detach_params
 
 __all__ = ["detach_params"]

@@ -1,24 +1,57 @@
-"""``rvm.relax.transform``: TVM's path to the Relax passes of ``rvm.transform``
-(``from rvm.relax.transform import LegalizeOps``), plus the passes TVM keeps there that
-our layering places above the transform package (``MetaScheduleApplyDatabase``), loaded
-on first use. Names resolve in ``rvm.transform`` when asked, so passes registered there
-later are seen here too. Importing it registers FoldConstant's kernel evaluator and the
-example codegens RunCodegen calls (``relax.ext.ccompiler``, ``relax.ext.examplejson``).
+"""rvm.relax.transform: the Relax passes and the build pipeline (the pass infrastructure,
+``PassContext``, ``Sequential``, ``module_pass``, is ``rvm.ir.transform``).
+
+This package is a facade; the definitions live in its modules. ``MetaScheduleApplyDatabase``,
+which TVM keeps here, is defined by the tuner above this layer and loaded on first use.
+Importing it registers FoldConstant's kernel evaluator and the example codegens RunCodegen
+calls (``relax.ext.ccompiler``, ``relax.ext.examplejson``).
 """
 import importlib
 
-from rvm import transform as _transform
-from rvm.codegen import byoc as _byoc  # noqa: F401  (registers relax.ext.ccompiler/examplejson)
+# Registrations by higher layers, kept until FoldConstant evaluates kernels itself.
+from rvm.codegen import byoc as _byoc  # noqa: F401  (relax.ext.ccompiler/examplejson)
 from rvm.driver import constant_eval as _constant_eval  # noqa: F401  (FoldConstant's kernels)
 
-_ABOVE = {"MetaScheduleApplyDatabase": "rvm.meta_schedule.apply_database"}
+from rvm.relax.transform.annotate_tir_op_pattern import AnnotateTIROpPattern
+from rvm.relax.transform.attach_global_symbol import AttachGlobalSymbol
+from rvm.relax.transform.bind_params import BindParams
+from rvm.relax.transform.call_tir_rewrite import CallTIRRewrite
+from rvm.relax.transform.canonicalize_bindings import CanonicalizeBindings
+from rvm.relax.transform.dead_code_elimination import DeadCodeElimination
+from rvm.relax.transform.fold_constant import (
+    FoldConstant, register_call_tir_evaluator, register_fold_evaluator,
+)
+from rvm.relax.dpl.fusion_pattern import FusionPattern, PatternCheckContext
+from rvm.relax.transform.fuse_ops import FuseOps
+from rvm.relax.transform.fuse_ops_by_pattern import FuseOpsByPattern
+from rvm.relax.transform.fuse_tir import FuseTIR
+from rvm.relax.transform.fuse_transpose_matmul import FuseTransposeMatmul
+from rvm.relax.transform.function_pass import (
+    DataflowBlockPass, FunctionPass, dataflowblock_pass, function_pass,
+)
+from rvm.relax.transform.kill_after_last_use import KillAfterLastUse
+from rvm.relax.transform.merge_composite_functions import MergeCompositeFunctions
+from rvm.relax.transform.legalize_ops import LEGALIZE_RULES, LegalizeOps, register_legalize
+from rvm.relax.transform.pipeline import default_build_pipeline
+from rvm.relax.transform.run_codegen import RunCodegen
+from rvm.relax.transform.static_plan_block_memory import StaticPlanBlockMemory
+from rvm.relax.transform.to_non_dataflow import ToNonDataflow
+from rvm.relax.transform.vm_builtin_lower import VMBuiltinLower
+from rvm.relax.transform.vm_shape_lower import VMShapeLower
 
+__all__ = [
+    "AnnotateTIROpPattern", "AttachGlobalSymbol", "BindParams", "CallTIRRewrite",
+    "CanonicalizeBindings", "DataflowBlockPass", "DeadCodeElimination", "FoldConstant",
+    "FunctionPass", "FuseOps", "FuseOpsByPattern", "FuseTIR", "FuseTransposeMatmul",
+    "FusionPattern", "KillAfterLastUse", "LEGALIZE_RULES", "LegalizeOps",
+    "MergeCompositeFunctions", "PatternCheckContext", "RunCodegen", "StaticPlanBlockMemory",
+    "ToNonDataflow", "VMBuiltinLower", "VMShapeLower", "dataflowblock_pass",
+    "default_build_pipeline", "function_pass", "register_call_tir_evaluator",
+    "register_fold_evaluator", "register_legalize",
+]
 
 def __getattr__(name):
-    if name in _ABOVE:
-        return getattr(importlib.import_module(_ABOVE[name]), name)
-    return getattr(_transform, name)
-
-
-def __dir__():
-    return sorted(set(dir(_transform)) | set(_ABOVE))
+    if name == "MetaScheduleApplyDatabase":
+        module = importlib.import_module("rvm.meta_schedule.apply_database")
+        return module.MetaScheduleApplyDatabase
+    raise AttributeError(f"module 'rvm.relax.transform' has no attribute {name!r}")

@@ -23,8 +23,9 @@ def _aliases(env):
     aliases = dict(DEFAULT_ALIASES)
     for name, value in env.items():
         module_name = getattr(value, "__name__", None)
-        if inspect.ismodule(value) and module_name in ("rvm.script.tir", "rvm.script.relax",
-                                                       "rvm.script.ir"):
+        if inspect.ismodule(value) and module_name in ("rvm.script.parser.tir",
+                                                       "rvm.script.parser.relax",
+                                                       "rvm.script.parser.ir"):
             aliases[name] = module_name.rsplit(".", 1)[1]
     return aliases
 

@@ -1,8 +1,20 @@
-"""``rvm.script.parser.ir`` is ``rvm.script.ir`` itself: TVM's tests import the dialects from
-``tvm.script.parser``, so both paths give the one namespace object (this module replaces
-itself with it on import)."""
-import sys
+"""The ``I`` namespace of the script: ``from rvm.script import ir as I``.
 
-from rvm.script import ir as _namespace
+``@I.ir_module`` on a class parses the class (its ``@T.prim_func`` and
+``@R.function`` methods) from its source into an IRModule.
+``I.GlobalVar("f")`` names a function where no ``cls.f`` can: in a Relax
+function printed alone, or for a callee outside the module.
+"""
+from rvm.ir.expr import GlobalVar
+from rvm.script._decorators import Annotation, frame_depth_env
+from rvm.script.parser.entry import parse_object
 
-sys.modules[__name__] = _namespace
+
+def ir_module(cls):
+    """Decorator: the IRModule of a class of ``@T.prim_func``/``@R.function`` definitions."""
+    return parse_object(cls, frame_depth_env(1))
+
+
+module_attrs = Annotation("module_attrs")
+
+__all__ = ["GlobalVar", "ir_module", "module_attrs"]

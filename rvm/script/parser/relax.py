@@ -1,8 +1,124 @@
-"""``rvm.script.parser.relax`` is ``rvm.script.relax`` itself: TVM's tests import the dialects from
-``tvm.script.parser``, so both paths give the one namespace object (this module replaces
-itself with it on import)."""
-import sys
+"""The ``R`` namespace of the script: ``from rvm.script import relax as R``.
 
-from rvm.script import relax as _namespace
+``@R.function`` parses a Relax function from its source. ``R.Tensor``,
+``R.Tuple``, ``R.Shape``, ``R.Object``, ``R.Prim`` and ``R.Callable`` are
+annotations; the parser reads them from the source. Called from Python they
+return the StructInfo they denote, as in TVM; a string dimension is a
+symbolic int64 variable (the same name is the same variable within one
+call, and expressions such as ``"n * 2"`` are allowed):
 
-sys.modules[__name__] = _namespace
+>>> from rvm import relax
+>>> from rvm.script import relax as R
+>>> x = relax.Var("x", R.Tensor(("n", 4), "float32"))
+>>> x.struct_info
+R.Tensor((n, 4), dtype="float32")
+>>> R.Tuple(R.Tensor((2,), "int32"), R.Prim("int64"))
+R.Tuple(R.Tensor((2,), dtype="int32"), R.Prim("int64"))
+"""
+import ast
+import operator
+
+from rvm.ir.expr import PrimExpr
+from rvm.relax import struct_info as _si
+from rvm.script._decorators import function_decorator, frame_depth_env
+from rvm.tir.expr import Var as _TirVar
+
+
+def function(func=None, **options):
+    """Decorator: the relax Function of a Relax function (``private=True``, ``pure=False``)."""
+    return function_decorator("function", func, options, frame_depth_env(1))
+
+
+_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+           ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod}
+
+
+class _Dims:
+    """Turns the dimensions of one annotation into ints and int64 PrimExprs."""
+
+    def __init__(self, who):
+        self.who = who
+        self.vars = {}
+
+    def dim(self, value):
+        if isinstance(value, str):
+            try:
+                return self._eval(ast.parse(value.strip(), mode="eval").body, value)
+            except SyntaxError:
+                raise ValueError(f"{self.who}: bad dimension {value!r}; expected a name or an "
+                                 "integer expression such as \"n * 2\"") from None
+        if isinstance(value, bool) or not isinstance(value, (int, PrimExpr)):
+            raise TypeError(f"{self.who}: dimensions must be ints, names or int64 expressions, "
+                            f"got {value!r}")
+        return value
+
+    def _eval(self, node, text):
+        if isinstance(node, ast.Name):
+            return self.vars.setdefault(node.id, _TirVar(node.id, "int64"))
+        if isinstance(node, ast.Constant) and isinstance(node.value, int):
+            return node.value
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+            return _BINOPS[type(node.op)](self._eval(node.left, text),
+                                          self._eval(node.right, text))
+        raise ValueError(f"{self.who}: bad dimension {text!r}; expected names, integers and "
+                         "+ - * // %")
+
+
+def Tensor(shape=None, dtype=None, ndim=-1):  # noqa: N802  (TVM's name)
+    """``TensorStructInfo``: ``R.Tensor((n, 4), "float32")``, ``R.Tensor("float32",
+    ndim=2)``, ``R.Tensor()`` (any tensor)."""
+    if isinstance(shape, str) and dtype is None:
+        shape, dtype = None, shape
+    if isinstance(shape, (tuple, list)):
+        dims = _Dims("R.Tensor")
+        shape = [dims.dim(d) for d in shape]
+    return _si.TensorStructInfo(shape, dtype, ndim)
+
+
+def Shape(values=None, ndim=-1):  # noqa: N802  (TVM's name)
+    """``ShapeStructInfo``: ``R.Shape([n, 4])`` or ``R.Shape(ndim=2)``."""
+    if values is not None:
+        dims = _Dims("R.Shape")
+        values = [dims.dim(d) for d in values]
+    return _si.ShapeStructInfo(values, ndim)
+
+
+def Prim(dtype=None, value=None):  # noqa: N802  (TVM's name)
+    """``PrimStructInfo``: ``R.Prim("int64")`` or ``R.Prim(value="n")``."""
+    if isinstance(value, str):
+        value = _Dims("R.Prim").dim(value)
+    return _si.PrimStructInfo(dtype, value)
+
+
+def Tuple(*fields):  # noqa: N802  (TVM's name)
+    """``TupleStructInfo``: ``R.Tuple(R.Tensor(...), R.Prim("int64"))`` or of a list."""
+    if len(fields) == 1 and isinstance(fields[0], (list, tuple)):
+        fields = fields[0]
+    return _si.TupleStructInfo([_as_sinfo(f, "R.Tuple") for f in fields])
+
+
+def Object():  # noqa: N802  (TVM's name)
+    """``ObjectStructInfo``: any value."""
+    return _si.ObjectStructInfo()
+
+
+def Callable(params=None, ret=None, purity=True):  # noqa: N802  (TVM's name)
+    """``FuncStructInfo``: ``R.Callable([R.Tensor(...)], R.Tensor(...))``; params None means
+    opaque."""
+    ret = _as_sinfo(ret, "R.Callable") if ret is not None else _si.ObjectStructInfo()
+    if params is not None:
+        params = [_as_sinfo(p, "R.Callable") for p in params]
+    return _si.FuncStructInfo(params, ret, purity)
+
+
+_BARE = {Tensor: Tensor, Shape: Shape, Prim: Prim, Object: Object, Tuple: Tuple,
+         Callable: Callable}
+
+
+def _as_sinfo(value, who):
+    if isinstance(value, _si.StructInfo):
+        return value
+    if callable(value) and value in _BARE:  # bare R.Tensor / R.Object: any such value
+        return value()
+    raise TypeError(f"{who}: expected a struct info such as R.Tensor((n, 4), \"float32\"), got "
+                    f"{type(value).__name__}")

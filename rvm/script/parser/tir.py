@@ -1,8 +1,55 @@
-"""``rvm.script.parser.tir`` is ``rvm.script.tir`` itself: TVM's tests import the dialects from
-``tvm.script.parser``, so both paths give the one namespace object (this module replaces
-itself with it on import)."""
-import sys
+"""The ``T`` namespace of the script: ``from rvm.script import tir as T``.
 
-from rvm.script import tir as _namespace
+``@T.prim_func`` parses the decorated function (TensorIR) from its source.
+The other names are what TensorIR scripts write (``T.Buffer``, ``T.grid``,
+``T.block``...); the parser reads them from the source and never calls
+them, so here they only need to exist for Python to evaluate annotations.
+The intrinsics (``T.exp``, ``T.max``...) also work on TIR expressions.
 
-sys.modules[__name__] = _namespace
+>>> from rvm.script import tir as T
+>>> @T.prim_func
+... def add_one(A: T.Buffer((4,), "float32")):
+...     for i in range(4):
+...         A[i] = A[i] + T.float32(1)
+>>> add_one.attrs["global_symbol"]
+'add_one'
+"""
+from rvm.tir.expr import Cast as _Cast, Select as _Select
+from rvm.tir import op as _op
+from rvm.script._decorators import Annotation, function_decorator, frame_depth_env
+from rvm.script.parser.tir_builtins import DTYPES as _DTYPES, TIR_TABLE as _TABLE
+
+
+def prim_func(func=None, **options):
+    """Decorator: the PrimFunc of a TensorIR function (``private=True`` drops its symbol)."""
+    return function_decorator("prim_func", func, options, frame_depth_env(1))
+
+
+def _scalar(dtype):
+    def make(value=None, is_size_var=False):
+        """A constant of this dtype (or, without a value, an annotation marker)."""
+        if value is None:
+            return Annotation(dtype)
+        return _op.const(value, dtype)
+
+    make.__name__ = dtype
+    return make
+
+
+for _dtype in _DTYPES:
+    globals()[_dtype] = _scalar(_dtype)
+
+handle = Annotation("handle")
+Buffer = Annotation("Buffer")
+exp, log, sqrt, tanh, sigmoid, erf = _op.exp, _op.log, _op.sqrt, _op.tanh, _op.sigmoid, _op.erf
+fabs, pow, if_then_else, call_packed = _op.fabs, _op.pow, _op.if_then_else, _op.call_packed
+max, min, floordiv, floormod = _op.max, _op.min, _op.floordiv, _op.floormod
+truncdiv, truncmod = _op.truncdiv, _op.truncmod
+Cast = _Cast
+Select = _Select
+
+# Script-only names (statements the parser understands): markers for Python.
+for _name in _TABLE:
+    if "." not in _name and _name not in globals():
+        globals()[_name] = Annotation(_name)
+axis = Annotation("axis")

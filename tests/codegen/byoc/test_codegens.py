@@ -9,7 +9,7 @@ from rvm.codegen.byoc.examplejson import examplejson_codegen, generate_graph
 from rvm.relax.backend import get_patterns_with_prefix
 from rvm.script import ir as I
 from rvm.script import relax as R
-from rvm.transform import FuseOpsByPattern, MergeCompositeFunctions
+from rvm.relax.transform import FuseOpsByPattern, MergeCompositeFunctions
 
 
 @I.ir_module

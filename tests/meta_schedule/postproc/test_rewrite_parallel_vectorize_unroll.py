@@ -58,6 +58,7 @@ def _parallel_limit(sch):
     raise AssertionError("no parallel annotation in the trace")
 
 
+@pytest.mark.slow
 def test_matmul_candidates_get_parallel_vector_and_unrolled_loops():
     candidates = _candidates(MyModule, 12)
     limits = [_parallel_limit(sch) for sch in candidates]

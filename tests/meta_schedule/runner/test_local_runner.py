@@ -34,6 +34,7 @@ def _inputs(built, names, reference=True):
     return [RunnerInput.from_builder_result(built[n], args_info, "main", ref) for n in names]
 
 
+@pytest.mark.slow
 def test_failures_are_recorded_with_reasons_and_the_runner_goes_on(built):
     runner = LocalRunner(timeout_sec=2, evaluator_config=FAST)
     try:

@@ -15,6 +15,8 @@ from rvm.meta_schedule.runner import EvaluatorConfig, RayRunner, RunnerInput, cr
 from rvm.meta_schedule.runner.ray_runner import _actor_options, measure_job
 from tests.meta_schedule import kernels
 
+pytestmark = pytest.mark.distributed
+
 FAST = EvaluatorConfig(number=1, repeat=2, min_repeat_ms=0)
 # One measurement lasts a second: long enough to kill its worker in the middle.
 SLOW = EvaluatorConfig(number=1, repeat=1, min_repeat_ms=1000)

@@ -69,6 +69,7 @@ def test_dense_gets_only_the_rfactor_space_with_a_register_tile(m):
         np.testing.assert_allclose(y.numpy(), x @ w.T, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.slow
 def test_matmul_gets_the_tiling_space_without_rfactor():
     spaces, candidates = _candidates(_matmul(64), 2)
     assert spaces and not any("RFactor" in _kinds(s.trace) for s in spaces)

@@ -103,7 +103,7 @@ def test_a_prim_func_is_scheduled_as_main():
 
 
 def test_schedule_rejects_functions_not_in_block_form():
-    from rvm.transform.tir.pipeline import lower_module
+    from rvm.tir.transform.pipeline import lower_module
     with pytest.raises(ValueError, match="not in TensorIR form"):
         Schedule(lower_module(Matmul))
     with pytest.raises(TypeError, match="IRModule or a PrimFunc"):

@@ -1,6 +1,10 @@
-"""``rvm.relax.frontend.onnx`` is ``rvm.frontend.onnx`` (``from_onnx``), TVM's path to the
-ONNX importer; this facade replaces itself with that package when first imported."""
-import importlib
-import sys
+"""rvm.relax.frontend.onnx: the ONNX importer (``from_onnx``).
 
-sys.modules[__name__] = importlib.import_module("rvm.frontend.onnx")
+This package is a facade; the definitions live in its modules. onnx itself is
+imported when an import runs, so this package loads without it.
+"""
+from rvm.relax.frontend.onnx.common import OnnxImportError
+from rvm.relax.frontend.onnx.converters import supported_ops
+from rvm.relax.frontend.onnx.importer import from_onnx
+
+__all__ = ["OnnxImportError", "from_onnx", "supported_ops"]

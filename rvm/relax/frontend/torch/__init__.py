@@ -1,7 +1,10 @@
-"""``rvm.relax.frontend.torch`` is ``rvm.frontend.torch`` (``from_fx``,
-``from_exported_program``), TVM's path to the PyTorch importers; this facade replaces
-itself with that package when first imported."""
-import importlib
-import sys
+"""rvm.relax.frontend.torch: PyTorch importers (``from_fx``, ``from_exported_program``).
 
-sys.modules[__name__] = importlib.import_module("rvm.frontend.torch")
+This package is a facade; the definitions live in its modules. torch itself is
+imported when an importer runs, so this package loads without it.
+"""
+from rvm.relax.frontend.torch.exported_program_translator import from_exported_program
+from rvm.relax.frontend.torch.fx_translator import from_fx
+from rvm.relax.frontend.torch.importer import GraphImportError
+
+__all__ = ["GraphImportError", "from_exported_program", "from_fx"]

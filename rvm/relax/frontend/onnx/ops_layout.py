@@ -1,0 +1,140 @@
+"""ONNX operators that lay data out anew: Pad, Tile, Trilu, DepthToSpace, SpaceToDepth,
+EyeLike, OneHot.
+
+Pad's reflect, edge and wrap modes are a ``take`` of the mirrored, clamped or
+wrapped indices (computed at import); constant padding concatenates filled
+blocks. Trilu keeps a triangle through a constant mask.
+"""
+import numpy as np
+
+from rvm.relax.frontend.onnx.ops_shape import cast_dtype, normalize_axis
+from rvm.relax.frontend.onnx.registry import converter, optional_const
+from rvm.relax.op import binary, create, index, join, manipulate, search
+
+
+@converter("Tile")
+def _tile(ctx, inputs, attrs):
+    repeats = [int(r) for r in ctx.constant(inputs[1], "Tile's repeats").reshape(-1)]
+    return ctx.emit(join.tile(ctx.tensor(inputs[0]), repeats))
+
+
+@converter("Trilu")
+def _trilu(ctx, inputs, attrs):
+    x = ctx.tensor(inputs[0])
+    dims = ctx.shape(x)
+    k = optional_const(ctx, inputs[1] if len(inputs) > 1 else None, "Trilu's k",
+                       np.array(0))
+    rows, cols = dims[-2], dims[-1]
+    if not isinstance(rows, int) or not isinstance(cols, int):
+        raise ValueError("Trilu needs static matrix dimensions")
+    fn = np.triu if attrs.get("upper", 1) else np.tril
+    mask = fn(np.ones((rows, cols), bool), int(k.reshape(())))
+    zero = ctx.tensor(np.array(0, ctx.dtype(x)))
+    return ctx.emit(search.where(ctx.tensor(mask), x, zero))
+
+
+@converter("Pad")
+def _pad(ctx, inputs, attrs):
+    x = ctx.tensor(inputs[0])
+    dims = ctx.shape(x)
+    pads = [int(p) for p in ctx.constant(inputs[1], "Pad's pads").reshape(-1)]
+    value = optional_const(ctx, inputs[2] if len(inputs) > 2 else None,
+                           "Pad's constant_value", np.array(0))
+    axes = optional_const(ctx, inputs[3] if len(inputs) > 3 else None, "Pad's axes")
+    axes = list(range(len(dims))) if axes is None else \
+        [normalize_axis(a, len(dims)) for a in axes.reshape(-1)]
+    mode = attrs.get("mode", "constant")
+    if mode not in ("constant", "reflect", "edge", "wrap"):
+        raise ValueError(f"Pad mode {mode!r}; expected constant, reflect, edge or wrap")
+    count = len(axes)
+    for k, axis in enumerate(axes):
+        x = pad_axis(ctx, x, axis, pads[k], pads[k + count], mode,
+                     np.asarray(value).reshape(()).item() if np.size(value) else 0)
+    return x
+
+
+def pad_axis(ctx, x, axis, before, after, mode, value=0):
+    """``x`` padded along ``axis`` by ``before``/``after`` elements (negative: cropped)."""
+    if before == 0 and after == 0:
+        return x
+    dims = ctx.shape(x)
+    length = dims[axis]
+    if not isinstance(length, int):
+        raise ValueError("padding a symbolic axis is not supported")
+    if mode != "constant":
+        positions = np.arange(-before, length + after)
+        if mode == "edge":
+            positions = np.clip(positions, 0, length - 1)
+        elif mode == "wrap":
+            positions = positions % length
+        else:  # reflect: mirror around the first and last elements
+            period = 2 * (length - 1) if length > 1 else 1
+            positions = np.abs(positions) % period
+            positions = np.where(positions >= length, period - positions, positions)
+        return ctx.emit(index.take(x, ctx.tensor(positions.astype("int64")), axis=axis))
+    if before < 0 or after < 0:
+        x = ctx.emit(index.strided_slice(x, [axis], [max(-before, 0)],
+                                         [length - max(-after, 0)], [1]))
+        before, after = max(before, 0), max(after, 0)
+    parts = []
+    dtype = ctx.dtype(x)
+    for size in (before, None, after):
+        if size is None:
+            parts.append(x)
+        elif size > 0:
+            shape = list(ctx.shape(x))
+            shape[axis] = size
+            parts.append(ctx.emit(create.full(shape, ctx.tensor(np.array(value, dtype)),
+                                              dtype)))
+    return ctx.emit(join.concat(parts, axis=axis)) if len(parts) > 1 else x
+
+
+@converter("DepthToSpace", "SpaceToDepth")
+def _depth_space(ctx, inputs, attrs):
+    x = ctx.tensor(inputs[0])
+    n, c, h, w = ctx.shape(x)
+    b = attrs["blocksize"]
+    if ctx.node.op_type == "SpaceToDepth":
+        x = ctx.emit(manipulate.reshape(x, [n, c, h // b, b, w // b, b]))
+        order = [0, 3, 5, 1, 2, 4] if attrs.get("mode", "DCR") == "DCR" else [0, 1, 3, 5, 2, 4]
+        x = ctx.emit(manipulate.permute_dims(x, order))
+        return ctx.emit(manipulate.reshape(x, [n, c * b * b, h // b, w // b]))
+    if attrs.get("mode", "DCR") == "DCR":
+        x = ctx.emit(manipulate.reshape(x, [n, b, b, c // (b * b), h, w]))
+        x = ctx.emit(manipulate.permute_dims(x, [0, 3, 4, 1, 5, 2]))
+    else:  # CRD
+        x = ctx.emit(manipulate.reshape(x, [n, c // (b * b), b, b, h, w]))
+        x = ctx.emit(manipulate.permute_dims(x, [0, 1, 4, 2, 5, 3]))
+    return ctx.emit(manipulate.reshape(x, [n, c // (b * b), h * b, w * b]))
+
+
+@converter("EyeLike")
+def _eye_like(ctx, inputs, attrs):
+    rows, cols = ctx.shape(inputs[0])
+    if not isinstance(rows, int) or not isinstance(cols, int):
+        raise ValueError("EyeLike needs a static shape")
+    dtype = cast_dtype(attrs["dtype"]) if "dtype" in attrs else ctx.dtype(inputs[0])
+    eye = np.eye(rows, cols, attrs.get("k", 0), dtype=np.bool_ if dtype == "bool" else dtype)
+    return ctx.emit(create.full([rows, cols], ctx.tensor(np.array(0, eye.dtype)), dtype)) \
+        if not eye.any() else ctx.tensor(eye)
+
+
+@converter("OneHot")
+def _one_hot(ctx, inputs, attrs):
+    indices = ctx.tensor(inputs[0])
+    depth = int(ctx.constant(inputs[1], "OneHot's depth").reshape(-1)[0])
+    values = ctx.tensor(inputs[2])
+    rank = len(ctx.shape(indices)) + 1
+    axis = normalize_axis(attrs.get("axis", -1), rank)
+    dtype = ctx.dtype(indices)
+    # negative indices count from the end of the depth
+    negative = ctx.emit(binary.less(indices, ctx.tensor(np.array(0, dtype))))
+    indices = ctx.emit(search.where(negative, ctx.emit(binary.add(
+        indices, ctx.tensor(np.array(depth, dtype)))), indices))
+    shape = [1] * rank
+    shape[axis] = depth
+    iota = ctx.tensor(np.arange(depth, dtype=dtype).reshape(shape))
+    hot = ctx.emit(binary.equal(ctx.emit(manipulate.expand_dims(indices, [axis])), iota))
+    off = ctx.emit(index.take(values, ctx.tensor(np.array(0, "int64")), axis=0))
+    on = ctx.emit(index.take(values, ctx.tensor(np.array(1, "int64")), axis=0))
+    return ctx.emit(search.where(hot, on, off))

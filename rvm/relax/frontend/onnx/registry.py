@@ -1,0 +1,95 @@
+"""The converter and fold tables of the ONNX importer, and the translation of one node.
+
+A converter is ``fn(ctx, inputs, attrs) -> value or list of values``: ``ctx`` is
+the import's ``context.Context``, ``inputs`` the values of the node's inputs (None for
+an omitted optional input) and ``attrs`` its attributes by name. A fold is the
+same signature over numpy arrays only; it runs instead of the converter when
+every input is known at import (shape computations, constants).
+"""
+import numpy as np
+
+from rvm.ir.expr import PrimExpr, RelaxExpr
+
+from rvm.relax.frontend.onnx.common import ConstantRequired, OnnxImportError
+
+CONVERTERS = {}
+FOLDS = {}
+
+
+def converter(*op_types):
+    """Decorator: registers a converter under each ONNX op type of ``op_types``."""
+
+    def register(fn):
+        for op_type in op_types:
+            CONVERTERS[op_type] = fn
+        return fn
+
+    return register
+
+
+def fold(*op_types):
+    """Decorator: registers a fold (numpy evaluation at import) for ``op_types``."""
+
+    def register(fn):
+        for op_type in op_types:
+            FOLDS[op_type] = fn
+        return fn
+
+    return register
+
+
+def node_text(ctx, node):
+    """How error messages name a node: its name (or first output), op type and opset."""
+    name = node.name or (node.output[0] if node.output else "?")
+    return f"node '{name}' ({node.op_type}, opset {ctx.opset})"
+
+
+def convert_node(ctx, node, attrs, converters):
+    """The values of ``node``'s outputs (a list)."""
+    if node.domain not in ("", "ai.onnx"):
+        raise OnnxImportError(f"{node_text(ctx, node)}: operators of domain '{node.domain}' "
+                              "are not supported; expected the default ONNX domain")
+    fn = converters.get(node.op_type)
+    if fn is None:
+        raise OnnxImportError(f"{node_text(ctx, node)} is not supported; supported op types: "
+                              f"{', '.join(sorted(converters))}")
+    inputs = []
+    for name in node.input:
+        if name not in ctx.env:
+            raise OnnxImportError(f"{node_text(ctx, node)}: input '{name}' is used before it "
+                                  "is defined")
+        inputs.append(ctx.env[name])
+    folding = node.op_type in FOLDS and all(v is None or isinstance(v, np.ndarray)
+                                            for v in inputs)
+    try:
+        out = (FOLDS[node.op_type] if folding else fn)(ctx, inputs, attrs)
+    except OnnxImportError as err:
+        if str(err).startswith("node '"):
+            raise
+        if isinstance(err, ConstantRequired):
+            raise ConstantRequired(f"{node_text(ctx, node)}: {err}", err.input_name) from err
+        raise OnnxImportError(f"{node_text(ctx, node)}: {err}") from err
+    except (TypeError, ValueError, IndexError, KeyError, NotImplementedError) as err:
+        raise OnnxImportError(f"{node_text(ctx, node)}: {err}") from err
+    outputs = list(out) if isinstance(out, (list, tuple)) else [out]
+    if folding:  # numpy gives scalars (np.float32, int) for 0-d results
+        outputs = [v if v is None or isinstance(v, (np.ndarray, RelaxExpr)) else
+                   np.asarray(v, dtype=object if isinstance(v, PrimExpr) else None)
+                   for v in outputs]
+    if len(outputs) < len([o for o in node.output if o]):
+        raise OnnxImportError(f"{node_text(ctx, node)}: {len(node.output)} outputs requested, "
+                              f"the converter gives {len(outputs)}")
+    return outputs
+
+
+def attr_ints(attrs, name, default=None):
+    """An attribute that is a list of ints, as a list (``default`` when absent)."""
+    value = attrs.get(name, default)
+    return None if value is None else [int(v) for v in value]
+
+
+def optional_const(ctx, value, what, default=None):
+    """A constant optional input as a numpy array (``default`` when omitted)."""
+    if value is None:
+        return default
+    return ctx.constant(value, what)

@@ -1,0 +1,120 @@
+"""from_exported_program: a ``torch.export.ExportedProgram`` to an IRModule with ``main``.
+
+>>> import torch                                                     # doctest: +SKIP
+>>> from rvm.relax.frontend.torch import from_exported_program       # doctest: +SKIP
+>>> model = torch.nn.Linear(784, 10)                                  # doctest: +SKIP
+>>> batch = torch.export.Dim("batch")                                 # doctest: +SKIP
+>>> ep = torch.export.export(model, (torch.randn(2, 784),),           # doctest: +SKIP
+...                          dynamic_shapes={"input": {0: batch}})
+>>> mod = from_exported_program(ep)                                   # doctest: +SKIP
+
+The program's user inputs become the parameters of ``main``, with the
+shapes and dtypes torch.export recorded (a dynamic dimension is a symbolic
+one, named after torch's symbol, ``s0``...); parameters, buffers and
+constant tensors become constants, or (``keep_params_as_input``) trailing
+parameters of ``main`` in the program's order. ATen operators are translated
+by the converters of ``converters.CONVERTERS``, looked up by the operator's
+name (``aten.linear.default`` -> ``linear``); symbolic sizes
+(``aten.sym_size.int`` and the arithmetic on them) become ``tir``
+expressions. As the program returns a tuple, so does ``main``, unless
+``unwrap_unit_return_tuple`` unwraps a single result.
+"""
+from rvm.relax.expr import Var
+from rvm.relax.struct_info import TensorStructInfo
+from rvm.relax.frontend.torch import converters_nn, converters_shape  # noqa: F401  (register)
+from rvm.relax.frontend.torch.converters import CONVERTERS
+from rvm.relax.frontend.torch.importer import GraphImporter, GraphImportError, torch_dtype
+
+
+def _torch():
+    try:
+        import torch
+        import torch.export  # noqa: F401
+    except ImportError as err:
+        raise ImportError("from_exported_program needs PyTorch; install it with "
+                          "pip install 'rvm[torch]'") from err
+    return torch
+
+
+def operator_name(target):
+    """The converter name of a node target: an ATen operator's name without its namespace
+    and overload (``aten.add.Tensor`` -> ``add``), else the function's name."""
+    name = getattr(target, "_opname", None)
+    if name is not None:
+        return name
+    return getattr(target, "__name__", str(target))
+
+
+def _dim(imp, d, node_name):
+    if isinstance(d, int):
+        return d
+    expr = getattr(getattr(d, "node", None), "expr", None)
+    if expr is not None and getattr(expr, "is_Symbol", False):
+        return imp.symbolic_dim(str(expr))
+    if expr is not None and getattr(expr, "is_Integer", False):
+        return int(expr)
+    raise GraphImportError(f"from_exported_program: input '{node_name}' has the dimension "
+                           f"{d}; expected an int or a plain symbolic size")
+
+
+def _input_var(imp, node):
+    val = node.meta.get("val")
+    if val is None or not hasattr(val, "shape"):
+        raise GraphImportError(f"from_exported_program: input '{node.name}' is not a tensor "
+                               f"(its example value is {type(val).__name__})")
+    shape = [_dim(imp, d, node.name) for d in val.shape]
+    return Var(node.name, TensorStructInfo(shape, torch_dtype(val.dtype)))
+
+
+def _lifted_tensor(program, spec):
+    target = spec.target
+    if target in program.state_dict:
+        return program.state_dict[target]
+    if target in program.constants:
+        return program.constants[target]
+    raise GraphImportError(f"from_exported_program: the program has no tensor named "
+                           f"'{target}' for input '{spec.arg.name}'")
+
+
+def from_exported_program(exported_program, *, keep_params_as_input=False,
+                          unwrap_unit_return_tuple=False, no_bind_return_tuple=False,
+                          custom_convert_map=None):
+    """The Relax module of ``exported_program`` (from ``torch.export.export``).
+
+    The keyword arguments are those of ``from_fx``; see the module docstring.
+    """
+    torch = _torch()
+    if not isinstance(exported_program, torch.export.ExportedProgram):
+        raise TypeError(f"from_exported_program expects a torch.export.ExportedProgram "
+                        f"(torch.export.export(model, args)), got "
+                        f"{type(exported_program).__name__}")
+    imp = GraphImporter("from_exported_program", torch.fx.Node, keep_params_as_input,
+                        CONVERTERS, custom_convert_map)
+    specs = {s.arg.name: s for s in exported_program.graph_signature.input_specs
+             if hasattr(s.arg, "name")}
+    user_input = torch.export.graph_signature.InputKind.USER_INPUT
+    inputs = []
+    graph = exported_program.graph_module.graph
+    with imp.bb.function("main"):
+        with imp.bb.dataflow():
+            output = None
+            for node in graph.nodes:
+                if node.op == "placeholder":
+                    spec = specs.get(node.name)
+                    if spec is None or spec.kind == user_input:
+                        imp.env[node] = _input_var(imp, node)
+                        inputs.append(imp.env[node])
+                    else:
+                        imp.env[node] = imp.tensor(_lifted_tensor(exported_program, spec),
+                                                   node.name)
+                elif node.op == "call_function":
+                    imp.env[node] = imp.convert(node, operator_name(node.target), CONVERTERS)
+                elif node.op == "output":
+                    output = imp.output(imp.value(node.args[0]), unwrap_unit_return_tuple,
+                                        no_bind_return_tuple)
+                else:
+                    raise GraphImportError(f"from_exported_program: node '{node.name}' has "
+                                           f"the kind '{node.op}'; expected placeholder, "
+                                           "call_function or output")
+        imp.finish(inputs, output)
+    return imp.module(inputs)

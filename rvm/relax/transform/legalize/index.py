@@ -1,0 +1,19 @@
+"""Legalization of the indexing operators: take and strided_slice."""
+from rvm.topi import index
+from rvm.relax.transform.legalize.registry import attr, register_legalize
+
+
+@register_legalize("relax.take")
+def _take(bb, call):
+    return bb.call_te(index.take, call.args[0], call.args[1], axis=attr(call, "axis"),
+                      mode=attr(call, "mode", "fast"), primfunc_name_hint="take")
+
+
+@register_legalize("relax.strided_slice")
+def _strided_slice(bb, call):
+    strides = attr(call, "strides")
+    return bb.call_te(index.strided_slice, call.args[0], list(attr(call, "begin")),
+                      list(attr(call, "end")), None if strides is None else list(strides),
+                      axes=list(attr(call, "axes")),
+                      assume_inbound=attr(call, "assume_inbound", False),
+                      primfunc_name_hint="strided_slice")

@@ -1,0 +1,80 @@
+"""Shape, joining and linear algebra operators: legalization, script round trips, and numbers
+from the c and python targets."""
+import numpy as np
+
+from rvm.relax import op as O
+from tests.relax.transform.legalize.harness import Case, check_legalized, check_numeric, numbered
+
+F = "float32"
+
+
+def _linear_ref(x, w, b=None):
+    out = x @ w.T
+    return out if b is None else out + b
+
+
+CASES = numbered([
+    Case("matmul", O.matmul, [((2, 3), F), ((3, 4), F)], np.matmul),
+    Case("matmul_batched", O.matmul, [((2, 1, 2, 3), F), ((5, 3, 4), F)], np.matmul),
+    Case("matmul_vector_lhs", O.matmul, [((3,), F), ((2, 3, 4), F)], np.matmul),
+    Case("matmul_vector_rhs", O.matmul, [((2, 3), F), ((3,), F)], np.matmul),
+    Case("matmul_dot", O.matmul, [((3,), F), ((3,), F)], np.matmul),
+    Case("matmul_symbolic", O.matmul, [(("n", 4), F), ((4, 5), F)], np.matmul, sizes={"n": 6}),
+    Case("matmul_out_dtype", lambda a, b: O.matmul(a, b, out_dtype="int64"),
+         [((2, 3), "int32"), ((3, 2), "int32")], lambda a, b: (a @ b).astype("int64")),
+    Case("linear", O.linear, [((2, 3), F), ((4, 3), F), ((4,), F)], _linear_ref),
+    Case("linear_no_bias", O.linear, [(("n", 3), F), ((4, 3), F)], _linear_ref,
+         sizes={"n": 2}),
+    Case("reshape", lambda x: O.reshape(x, (3, -1)), [((2, 6), F)], lambda a: a.reshape(3, -1)),
+    Case("reshape_symbolic", lambda x: O.reshape(x, (-1,)), [(("n", 4), F)],
+         lambda a: a.reshape(-1), sizes={"n": 5}),
+    Case("reshape_symbolic_split", lambda x: O.reshape(x, (x.struct_info.shape[0], 2, 2)),
+         [(("n", 4), F)], lambda a: a.reshape(-1, 2, 2), sizes={"n": 3}),
+    Case("flatten", O.flatten, [((2, 3, 4), F)], lambda a: a.reshape(-1)),
+    Case("permute_dims", lambda x: O.permute_dims(x, [1, 2, 0]), [((2, 3, 4), F)],
+         lambda a: a.transpose(1, 2, 0)),
+    Case("permute_dims_reverse", O.permute_dims, [(("n", 3), F)], lambda a: a.T,
+         sizes={"n": 4}),
+    Case("expand_dims", lambda x: O.expand_dims(x, [0, -1]), [((2, 3), F)],
+         lambda a: a[None, :, :, None]),
+    Case("expand_dims_int", lambda x: O.expand_dims(x, 1), [((2, 3), F)],
+         lambda a: a[:, None, :]),
+    Case("squeeze", lambda x: O.squeeze(x, [0, 2]), [((1, 3, 1, 2), F)],
+         lambda a: a.reshape(3, 2)),
+    Case("squeeze_all", O.squeeze, [((1, 3, 1), F)], lambda a: a.reshape(3)),
+    Case("squeeze_symbolic", lambda x: O.squeeze(x, 1), [(("n", 1), F)],
+         lambda a: a.reshape(-1), sizes={"n": 4}),
+    Case("broadcast_to", lambda x: O.broadcast_to(x, (2, 3, 4)), [((3, 1), F)],
+         lambda a: np.broadcast_to(a, (2, 3, 4))),
+    Case("broadcast_to_symbolic",
+         lambda x: O.broadcast_to(x, (x.struct_info.shape[0], 3)), [(("n", 1), F)],
+         lambda a: np.broadcast_to(a, (a.shape[0], 3)), sizes={"n": 2}),
+    Case("concat", lambda x, y: O.concat([x, y], axis=1), [((2, 3), F), ((2, 1), F)],
+         lambda a, b: np.concatenate([a, b], axis=1)),
+    Case("concat_symbolic", lambda x, y: O.concat([x, y, x]), [(("n", 2), F), (("m", 2), F)],
+         lambda a, b: np.concatenate([a, b, a]), sizes={"n": 2, "m": 3}),
+    Case("split_sections", lambda x: O.split(x, 3, axis=1), [((2, 7), F)],
+         lambda a: tuple(np.array_split(a, [3, 6], axis=1))),
+    Case("split_indices", lambda x: O.split(x, [1, 4]), [((5, 2), F)],
+         lambda a: tuple(np.split(a, [1, 4]))),
+    Case("split_symbolic", lambda x: O.split(x, 2), [(("n", 2), F)],
+         lambda a: tuple(np.split(a, 2)), sizes={"n": 6}),
+    Case("split_beyond_end", lambda x: O.split(x, [2, 9]), [((4,), F)],
+         lambda a: tuple(np.split(a, [2, 9]))),
+    Case("tile", lambda x: O.tile(x, [2, 1, 3]), [((2, 3), F)],
+         lambda a: np.tile(a, [2, 1, 3])),
+    Case("tile_symbolic", lambda x: O.tile(x, 2), [(("n", 3), F)], lambda a: np.tile(a, 2),
+         sizes={"n": 2}),
+    Case("repeat", lambda x: O.repeat(x, 2, axis=0), [((2, 3), F)],
+         lambda a: np.repeat(a, 2, axis=0)),
+    Case("repeat_flat", lambda x: O.repeat(x, 3), [((2, 2), "int32")],
+         lambda a: np.repeat(a, 3)),
+])
+
+
+def test_legalized_and_round_trips(case):
+    check_legalized(case)
+
+
+def test_built_kernels_match_numpy(vm, case):
+    check_numeric(vm, case)
