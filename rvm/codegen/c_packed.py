@@ -13,8 +13,8 @@ class PackedCallMixin:
 
     def _call_packed(self, call):
         if self.in_parallel:
-            raise CodegenError(f"kernel '{self.name}': call_packed inside a parallel loop is not "
-                               "supported; expected it in serial code")
+            self.error("call_packed inside a parallel loop is not supported; expected it in "
+                       "serial code")
         if not call.args or not isinstance(call.args[0], E.StringImm):
             self.error("call_packed needs the function name as its first argument")
         fname = call.args[0].value

@@ -95,3 +95,17 @@ def test_clashing_symbols_are_reported():
     assert "float* _ = " in render_c_source([("f", func)], use_openmp=False)
     with pytest.raises(CodegenError, match="'a-b' and 'a_b' would both be exported"):
         render_c_source([("a-b", func), ("a_b", func)], use_openmp=False)
+
+
+def test_call_packed_inside_a_parallel_loop_is_reported():
+    # Found by the TIR fuzzer: the refusal itself raised NameError (CodegenError unimported).
+    from rvm.script import tir as T
+
+    @T.prim_func
+    def kernel(x: T.handle):
+        X = T.match_buffer(x, (8,), "float32")
+        for i in T.parallel(8):
+            T.evaluate(T.call_packed("env.peek", X))
+
+    with pytest.raises(CodegenError, match="kernel 'kernel': call_packed inside a parallel loop"):
+        render_c_source([("kernel", kernel)], use_openmp=True)
