@@ -153,6 +153,15 @@ static inline int rvm_oob_hit(int* flag, int code) {
   __atomic_store_n(flag, code, __ATOMIC_RELAXED);
   return 0;
 }
+#ifdef _OPENMP
+extern int omp_get_num_threads(void);
+extern int omp_get_thread_num(void);
+#define rvm_omp_threads() omp_get_num_threads()
+#define rvm_omp_thread() omp_get_thread_num()
+#else
+#define rvm_omp_threads() 1
+#define rvm_omp_thread() 0
+#endif
 /* A kernel loop's poll: one more against the run's step budget, and the cancel flag. */
 #define RVM_POLL() RVM_UNLIKELY(++rvm_polls > rvm_poll_cap || \
                                 __atomic_load_n(&rvm_ctx->cancel, __ATOMIC_RELAXED) != 0)

@@ -15,7 +15,8 @@ from rvm.codegen.c_expr import CExprPrinter, CodegenError
 from rvm.codegen.c_narrow import cast, is_narrow
 from rvm.codegen.c_memory import STACK_TOTAL_BYTES, MemoryMixin
 from rvm.codegen.c_packed import PackedCallMixin
-from rvm.codegen.c_polls import STRIP, PollMixin, contains_loop, needs_strips
+from rvm.codegen import c_polls as POLLS
+from rvm.codegen.c_polls import PollMixin, contains_loop, needs_strips
 from rvm.codegen.c_preamble import render_preamble
 from rvm.codegen.c_prologue import c_string, render_prologue
 from rvm.codegen.kernel_signature import KernelSignature
@@ -181,22 +182,21 @@ class CEmitter(MemoryMixin, PackedCallMixin, PollMixin, CExprPrinter):
         start = self.expr(s.min)
         end = self.expr(s.extent) if _is_zero(s.min) else f"{start} + {self.expr(s.extent)}"
         var = self.define(s.loop_var)
+        parallel = s.kind == ForKind.PARALLEL
+        region = parallel and not self.in_parallel and POLLS.ENABLED
         outer = contains_loop(s)
         strips = not outer and needs_strips(s)
-        if strips:  # an innermost loop of unknown or large extent: polls between strips
-            end = self._open_strips(ctype, start, end, var)
-            start = f"rvm_s_{var}"
-        pragma = self._loop_pragma(s)
-        pragma_at = len(self.lines)
+        if region:  # a parallel region whose threads can stop early (see c_polls)
+            start, end = self.open_parallel_region(ctype, start, end, var)
+        elif strips:  # an innermost loop of unknown or large extent: polls between strips
+            start, end = self.open_strips(ctype, start, end, var)
+        pragma = None if region else self._loop_pragma(s)
         if pragma:
             self.lines.append(pragma)
         self.emit(f"for ({ctype} {var} = {start}; {var} < {end}; ++{var}) {{")
-        parallel = s.kind == ForKind.PARALLEL
-        top_parallel = parallel and not self.in_parallel
-        polls_before = self.polls
         if outer or parallel:
             self.indent += 1
-            self.emit_poll(parallel_loop=top_parallel)
+            self.emit_poll(in_region=region)
             self.indent -= 1
         self.in_parallel += parallel
         self.prover.push_loop(s.loop_var, s.min, s.extent)
@@ -204,25 +204,11 @@ class CEmitter(MemoryMixin, PackedCallMixin, PollMixin, CExprPrinter):
         self.prover.pop()
         self.in_parallel -= parallel
         self.emit("}")
-        if top_parallel and self.polls > polls_before:
-            if pragma:  # each thread counts its polls; the sum is the kernel's
-                self.lines[pragma_at] = pragma + " reduction(+:rvm_polls)"
-            self.emit(f"if (RVM_STOPPED()) {self.stopped()}")
-        if strips:
+        if region or strips:
             self.indent -= 1
             self.emit("}")
-
-    def _open_strips(self, ctype, start, end, var):
-        """Opens the strip loop of an innermost loop over [start, end); its strip end."""
-        first, last, stop = f"rvm_s_{var}", f"rvm_e_{var}", f"rvm_end_{var}"
-        self.emit(f"const {ctype} {stop} = {end};")
-        self.emit(f"for ({ctype} {first} = {start}, {last}; {first} < {stop}; "
-                  f"{first} = {last}) {{")
-        self.indent += 1
-        self.emit_poll()
-        self.emit(f"{last} = (uint64_t)(int64_t){stop} - (uint64_t)(int64_t){first} > "
-                  f"{STRIP}u ? ({ctype})((int64_t){first} + {STRIP}) : {stop};")
-        return last
+        if region:
+            self.emit(f"if (RVM_STOPPED()) {self.stopped()}")
 
     def _loop_pragma(self, s):
         if s.kind == ForKind.PARALLEL:
