@@ -295,6 +295,33 @@ static PyObject* kernel_context_check(PyObject* module, PyObject* obj) {
   return NULL;
 }
 
+/* Python-target kernels' allocations: kernel_workspace_claim(nbytes, kernel) charges the
+ * running VM's memory_limit (the memory_limit error past it) and returns the token that
+ * kernel_workspace_release(token, nbytes) gives back when the buffer dies. */
+static PyObject* kernel_workspace_claim(PyObject* module, PyObject* args) {
+  long long nbytes;
+  const char* kernel;
+  if (!PyArg_ParseTuple(args, "Ls:kernel_workspace_claim", &nbytes, &kernel)) return NULL;
+  RVMVMState* budget = (RVMVMState*)RVMBackendGetContext()->budget;
+  if (budget == NULL || budget->memory_limit == 0) return PyLong_FromLong(0);
+  if (rvm_vm_claim(budget, (int64_t)nbytes, kernel) != 0) return rvm_raise_last_error();
+  RVMObjectRetain(&budget->header);
+  return PyLong_FromVoidPtr(budget);
+}
+
+static PyObject* kernel_workspace_release(PyObject* module, PyObject* args) {
+  PyObject* token;
+  long long nbytes;
+  if (!PyArg_ParseTuple(args, "OL:kernel_workspace_release", &token, &nbytes)) return NULL;
+  RVMVMState* budget = (RVMVMState*)PyLong_AsVoidPtr(token);
+  if (PyErr_Occurred()) return NULL;
+  if (budget != NULL) {
+    __atomic_sub_fetch(&budget->in_use, (int64_t)nbytes, __ATOMIC_RELAXED);
+    RVMObjectFree(&budget->header);
+  }
+  Py_RETURN_NONE;
+}
+
 static PyObject* vm_state_stats(PyObject* module, PyObject* obj) {
   RVMVMState* state = state_arg(obj, "vm_state_stats");
   if (state == NULL) return NULL;
@@ -322,6 +349,10 @@ static PyMethodDef vm_functions[] = {
      "kernel_context_exit(state, token): ends the run entered with kernel_context_enter."},
     {"kernel_context_check", kernel_context_check, METH_O,
      "Raises the error of a cancelled run (time_limit, Ctrl-C); None otherwise."},
+    {"kernel_workspace_claim", kernel_workspace_claim, METH_VARARGS,
+     "kernel_workspace_claim(nbytes, kernel): charges the running VM's memory_limit; a token."},
+    {"kernel_workspace_release", kernel_workspace_release, METH_VARARGS,
+     "kernel_workspace_release(token, nbytes): gives back what kernel_workspace_claim took."},
     {"vm_state_stats", vm_state_stats, METH_O,
      "[(requests, allocations, bytes allocated, naive, bytes the VM's pools hold)] of each "
      "device's pool."},
