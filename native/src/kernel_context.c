@@ -265,7 +265,16 @@ void rvm_kernel_context_exit(RVMVMState* state, RVMKernelContext* previous) {
   current = previous;
 }
 
+/* A forked child has no watchdog thread (fork copies only the calling thread): its first
+ * run with a time_limit starts one, with no deadline inherited. */
+static void forget_watchdog(void) {
+  pthread_mutex_init(&watch_lock, NULL);
+  watch_started = 0;
+  num_deadlines = 0;
+}
+
 int rvm_kernel_context_install(void) {
+  pthread_atfork(NULL, NULL, forget_watchdog);
   main_thread = PyThread_get_thread_ident();
   PyObject* threading = PyImport_ImportModule("threading");
   PyObject* main = threading != NULL ? PyObject_CallMethod(threading, "main_thread", NULL) : NULL;

@@ -134,3 +134,23 @@ def test_the_time_limit_stops_an_endless_loop_and_each_run_has_its_own():
 def test_a_bad_time_limit_is_refused(value):
     with pytest.raises(ValueError, match="time_limit must be a positive number of seconds"):
         VirtualMachine(_program(), cpu(), time_limit=value)
+
+
+def test_the_time_limit_works_in_a_forked_child():
+    import os
+    import signal
+    vm = VirtualMachine(_program(), cpu(), time_limit=0.1)
+    with pytest.raises(TimeoutError):
+        vm["spin"](True)  # the parent's watchdog thread runs now
+    pid = os.fork()
+    if pid == 0:  # the child has no watchdog thread: its first timed run starts one
+        code = 1
+        signal.alarm(10)  # a child that hangs dies of SIGALRM, failing the test
+        try:
+            vm["spin"](True)
+        except TimeoutError:
+            code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
