@@ -5,8 +5,9 @@ native/include/rvm/c_runtime_api.h). A poll (``RVM_POLL()``) counts one against
 the run's step budget, kept in a register, and loads the context's cancel flag,
 which the runtime sets when the VM's time_limit passes or on Ctrl-C. Polls sit
 at the back-edges of outer loops only: the first statement of the body of a
-loop that encloses another loop, of a parallel loop, and of a while loop. An
-innermost loop stays free of them (it vectorizes) unless its extent is unknown
+loop that encloses another loop, of a parallel loop, and of a while loop,
+except ``#pragma omp simd`` loops, which may not be left (loops inside one
+poll, and leave by ``break``). An innermost loop stays free of them (it vectorizes) unless its extent is unknown
 or larger than ``STRIP``: it is then strip-mined into strips of ``STRIP``
 iterations, with the poll on the strip loop.
 
@@ -57,6 +58,7 @@ class PollMixin:
 
     def init_polls(self):
         self.polls = 0
+        self.in_simd = 0  # inside a ``#pragma omp simd`` loop, which may not be left
 
     def emit_poll(self, in_region=False):
         """Emits the poll at the top of a loop body (``in_region``: the body of the loop
@@ -65,7 +67,7 @@ class PollMixin:
             return
         self.polls += 1
         self.uses_context = True
-        if in_region or self.in_parallel:
+        if in_region or self.in_parallel or self.in_simd:
             self.emit("if (RVM_POLL()) break;")
         else:
             self.emit(f"if (RVM_POLL()) {self.stopped()}")

@@ -191,23 +191,28 @@ class CEmitter(MemoryMixin, PackedCallMixin, PollMixin, CExprPrinter):
         elif strips:  # an innermost loop of unknown or large extent: polls between strips
             start, end = self.open_strips(ctype, start, end, var)
         pragma = None if region else self._loop_pragma(s)
+        simd = bool(pragma) and pragma.startswith("#pragma omp simd")
         if pragma:
             self.lines.append(pragma)
         self.emit(f"for ({ctype} {var} = {start}; {var} < {end}; ++{var}) {{")
-        if outer or parallel:
+        if (outer or parallel) and not simd:  # a simd loop allows no exit: no poll
             self.indent += 1
             self.emit_poll(in_region=region)
             self.indent -= 1
+        polls_before = self.polls
         self.in_parallel += parallel
+        self.in_simd += simd
         self.prover.push_loop(s.loop_var, s.min, s.extent)
         self._block(s.body)
         self.prover.pop()
+        self.in_simd -= simd
         self.in_parallel -= parallel
         self.emit("}")
         if region or strips:
             self.indent -= 1
             self.emit("}")
-        if region:
+        left_early = simd and self.polls > polls_before and not (self.in_parallel or self.in_simd)
+        if region or left_early:
             self.emit(f"if (RVM_STOPPED()) {self.stopped()}")
 
     def _loop_pragma(self, s):

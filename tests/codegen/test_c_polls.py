@@ -119,3 +119,16 @@ def test_endless_parallel_and_flat_loops_stop_at_the_limits(endless, engine, fun
     with pytest.raises(TimeoutError, match=r"time_limit of 0.2 s \(in kernel '"):
         vm[func](x)
     assert time.perf_counter() - start < 1.2
+
+
+def test_a_simd_loop_enclosing_loops_is_left_only_by_its_inner_loops():
+    func = set_loop_kind(_elementwise((4, 6, 5)), "i0", ForKind.VECTORIZED)
+    body = _kernel_body(func)
+    simd = body.index("#pragma omp simd")
+    assert body.index("if (RVM_POLL()) break;") > simd  # the nested loop's poll breaks
+    assert "return RVMBackendKernelStopped" in body[body.index("RVM_STOPPED()"):]
+    f = rvm.build(func, target="c")["main"]
+    a = np.arange(120, dtype="float32").reshape(4, 6, 5)
+    b = rvm.nd.array(np.zeros((4, 6, 5), "float32"))
+    f(rvm.nd.array(a), b)
+    np.testing.assert_array_equal(b.numpy(), a * 2)
