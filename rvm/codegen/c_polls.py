@@ -7,9 +7,10 @@ which the runtime sets when the VM's time_limit passes or on Ctrl-C. Polls sit
 at the back-edges of outer loops only: the first statement of the body of a
 loop that encloses another loop, of a parallel loop, and of a while loop,
 except ``#pragma omp simd`` loops, which may not be left (loops inside one
-poll, and leave by ``break``). An innermost loop stays free of them (it vectorizes) unless its extent is unknown
-or larger than ``STRIP``: it is then strip-mined into strips of ``STRIP``
-iterations, with the poll on the strip loop.
+poll, and leave by ``break``). An innermost loop stays free of them (it
+vectorizes) unless its extent is unknown or larger than ``STRIP``: it is then
+strip-mined into strips of ``STRIP`` iterations, with the poll on the strip
+loop.
 
 When a poll fires, serial code returns the error at once (freeing live
 workspaces). A parallel loop becomes an OpenMP region that shares the

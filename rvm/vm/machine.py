@@ -154,8 +154,9 @@ class VirtualMachine:
     or of a while loop; past it the kernel stops with a RuntimeError naming the limit.
     ``time_limit``, the seconds one call from Python may take: past it the run stops (at its
     next step, or inside a kernel at its next poll) with a TimeoutError naming the limit.
-    Ctrl-C (SIGINT) stops a kernel the same way, raising KeyboardInterrupt in the caller. A
-    run stopped by a limit leaves the VM usable. Kernel heap allocations count against
+    Ctrl-C (SIGINT) stops a kernel of a run on the main thread the same way, raising what
+    Python's SIGINT handler raises (KeyboardInterrupt) in the caller. A run stopped by a
+    limit leaves the VM usable. Kernel heap allocations count against
     ``memory_limit`` while they live.
 
     ``own_constants`` (default False) gives this VM its own copy of the executable's
