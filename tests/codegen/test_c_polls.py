@@ -132,3 +132,35 @@ def test_a_simd_loop_enclosing_loops_is_left_only_by_its_inner_loops():
     b = rvm.nd.array(np.zeros((4, 6, 5), "float32"))
     f(rvm.nd.array(a), b)
     np.testing.assert_array_equal(b.numpy(), a * 2)
+
+
+@I.ir_module
+class Counted:
+    @T.prim_func
+    def rows(x: T.handle, y: T.handle):  # 2048 polls: one per row
+        X = T.match_buffer(x, (2048, 2), "float32")
+        Y = T.match_buffer(y, (2048, 2), "float32")
+        for i, j in T.grid(2048, 2):
+            with T.block("Y"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                Y[vi, vj] = X[vi, vj] + T.float32(1)
+
+    @R.function
+    def main(x: R.Tensor((2048, 2), "float32")):
+        cls = Counted
+        with R.dataflow():
+            y = R.call_tir(cls.rows, (x,), out_sinfo=R.Tensor((2048, 2), "float32"))
+            R.output(y)
+        return y
+
+
+@pytest.mark.parametrize("engine", ["native", "python"])
+def test_1024_polls_make_a_step_and_each_run_has_its_own_budget(engine):
+    ex = relax.build(Counted, target="c")
+    x = np.zeros((2048, 2), "float32")
+    exact = relax.VirtualMachine(ex, rvm.cpu(), engine=engine, step_limit=2)
+    for _ in range(3):  # 2048 polls = 2 steps, in every run
+        np.testing.assert_array_equal(exact["main"](x).numpy(), x + 1)
+    short = relax.VirtualMachine(ex, rvm.cpu(), engine=engine, step_limit=1)
+    with pytest.raises(RuntimeError, match="step_limit of 1 steps in kernel 'rows'"):
+        short["main"](x)
