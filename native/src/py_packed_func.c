@@ -75,6 +75,13 @@ PyObject* rvm_raise_last_error(void) {
   }
   clear_stash();
   const char* rest;
+  const char* interrupt = "KeyboardInterrupt: ";
+  if (strncmp(RVMGetLastError(), interrupt, strlen(interrupt)) == 0) {
+    /* a kernel stopped by SIGINT: Python's handler of it decides what is raised */
+    if (PyErr_CheckSignals() == 0)
+      PyErr_SetString(PyExc_KeyboardInterrupt, RVMGetLastError() + strlen(interrupt));
+    return NULL;
+  }
   PyObject* type = exception_type_for(RVMGetLastError(), &rest);
   if (type == NULL) type = PyExc_RuntimeError;
   PyErr_SetString(type, rest);

@@ -245,20 +245,86 @@ static PyTypeObject RVMNativeEntryType = {
 
 static PyObject* vm_state(PyObject* module, PyObject* args) {
   int num_devices, naive;
-  long long memory_limit = 0;
-  if (!PyArg_ParseTuple(args, "ip|L:vm_state", &num_devices, &naive, &memory_limit)) return NULL;
+  long long memory_limit = 0, step_limit = 0;
+  double time_limit = 0;
+  if (!PyArg_ParseTuple(args, "ip|LLd:vm_state", &num_devices, &naive, &memory_limit,
+                        &step_limit, &time_limit))
+    return NULL;
+  if (step_limit < 0 || !(time_limit >= 0))
+    return PyErr_Format(PyExc_ValueError, "vm_state: step_limit and time_limit must not be "
+                        "negative, got %lld and %g", step_limit, time_limit);
   RVMVMState* state = rvm_vm_state_new(num_devices, naive, (int64_t)memory_limit);
   if (state == NULL) return rvm_raise_last_error();
+  state->kernels.step_limit = (int64_t)step_limit;
+  state->kernels.time_limit = time_limit;
   RVMValue v = {.v_handle = state};
   return rvm_value_to_py(v, kRVMObjectHandle, 1);
 }
 
-static PyObject* vm_state_stats(PyObject* module, PyObject* obj) {
+static RVMVMState* state_arg(PyObject* obj, const char* what) {
   RVMVMState* state = PyObject_TypeCheck(obj, &ObjectBaseType)
                           ? rvm_vm_state_of((RVMValue){.v_handle = ((ObjectObject*)obj)->obj},
                                             kRVMObjectHandle)
                           : NULL;
-  if (state == NULL) return PyErr_Format(PyExc_TypeError, "vm_state_stats: expected a VM state");
+  if (state == NULL) PyErr_Format(PyExc_TypeError, "%s: expected a VM state", what);
+  return state;
+}
+
+/* The python engine's runs: kernel_context_enter(state) -> token, kernel_context_exit(state,
+ * token), and kernel_context_check(state) at its steps. */
+static PyObject* kernel_context_enter(PyObject* module, PyObject* obj) {
+  RVMVMState* state = state_arg(obj, "kernel_context_enter");
+  return state == NULL ? NULL : PyLong_FromVoidPtr(rvm_kernel_context_enter(state));
+}
+
+static PyObject* kernel_context_exit(PyObject* module, PyObject* args) {
+  PyObject *obj, *token;
+  if (!PyArg_ParseTuple(args, "OO:kernel_context_exit", &obj, &token)) return NULL;
+  RVMVMState* state = state_arg(obj, "kernel_context_exit");
+  void* previous = token == Py_None ? NULL : PyLong_AsVoidPtr(token);
+  if (state == NULL || PyErr_Occurred()) return NULL;
+  rvm_kernel_context_exit(state, (RVMKernelContext*)previous);
+  Py_RETURN_NONE;
+}
+
+static PyObject* kernel_context_check(PyObject* module, PyObject* obj) {
+  RVMVMState* state = state_arg(obj, "kernel_context_check");
+  if (state == NULL) return NULL;
+  if (__atomic_load_n(&state->kernels.cancel, __ATOMIC_RELAXED) == 0) Py_RETURN_NONE;
+  rvm_kernel_context_raise(&state->kernels);
+  return NULL;
+}
+
+/* Python-target kernels' allocations: kernel_workspace_claim(nbytes, kernel) charges the
+ * running VM's memory_limit (the memory_limit error past it) and returns the token that
+ * kernel_workspace_release(token, nbytes) gives back when the buffer dies. */
+static PyObject* kernel_workspace_claim(PyObject* module, PyObject* args) {
+  long long nbytes;
+  const char* kernel;
+  if (!PyArg_ParseTuple(args, "Ls:kernel_workspace_claim", &nbytes, &kernel)) return NULL;
+  RVMVMState* budget = (RVMVMState*)RVMBackendGetContext()->budget;
+  if (budget == NULL || budget->memory_limit == 0) return PyLong_FromLong(0);
+  if (rvm_vm_claim(budget, (int64_t)nbytes, kernel) != 0) return rvm_raise_last_error();
+  RVMObjectRetain(&budget->header);
+  return PyLong_FromVoidPtr(budget);
+}
+
+static PyObject* kernel_workspace_release(PyObject* module, PyObject* args) {
+  PyObject* token;
+  long long nbytes;
+  if (!PyArg_ParseTuple(args, "OL:kernel_workspace_release", &token, &nbytes)) return NULL;
+  RVMVMState* budget = (RVMVMState*)PyLong_AsVoidPtr(token);
+  if (PyErr_Occurred()) return NULL;
+  if (budget != NULL) {
+    __atomic_sub_fetch(&budget->in_use, (int64_t)nbytes, __ATOMIC_RELAXED);
+    RVMObjectFree(&budget->header);
+  }
+  Py_RETURN_NONE;
+}
+
+static PyObject* vm_state_stats(PyObject* module, PyObject* obj) {
+  RVMVMState* state = state_arg(obj, "vm_state_stats");
+  if (state == NULL) return NULL;
   PyObject* out = PyList_New(state->num_devices);
   for (int32_t d = 0; out != NULL && d < state->num_devices; ++d) {
     RVMVMStoragePool* p = &state->pools[d];
@@ -274,8 +340,19 @@ static PyObject* vm_state_stats(PyObject* module, PyObject* obj) {
 
 static PyMethodDef vm_functions[] = {
     {"vm_state", vm_state, METH_VARARGS,
-     "vm_state(num_devices, naive, memory_limit=0): a VM state with a storage pool per "
-     "device; its pools hold at most memory_limit bytes at once (0: no limit)."},
+     "vm_state(num_devices, naive, memory_limit=0, step_limit=0, time_limit=0.0): a VM state "
+     "with a storage pool per device; its pools hold at most memory_limit bytes at once, and "
+     "its kernels' context carries the step and time limits (0: no limit)."},
+    {"kernel_context_enter", kernel_context_enter, METH_O,
+     "Makes the VM state's kernel context this thread's for a run; the token to restore."},
+    {"kernel_context_exit", kernel_context_exit, METH_VARARGS,
+     "kernel_context_exit(state, token): ends the run entered with kernel_context_enter."},
+    {"kernel_context_check", kernel_context_check, METH_O,
+     "Raises the error of a cancelled run (time_limit, Ctrl-C); None otherwise."},
+    {"kernel_workspace_claim", kernel_workspace_claim, METH_VARARGS,
+     "kernel_workspace_claim(nbytes, kernel): charges the running VM's memory_limit; a token."},
+    {"kernel_workspace_release", kernel_workspace_release, METH_VARARGS,
+     "kernel_workspace_release(token, nbytes): gives back what kernel_workspace_claim took."},
     {"vm_state_stats", vm_state_stats, METH_O,
      "[(requests, allocations, bytes allocated, naive, bytes the VM's pools hold)] of each "
      "device's pool."},
@@ -287,6 +364,7 @@ int rvm_vm_install(PyObject* module) {
     rvm_raise_last_error();
     return -1;
   }
+  if (rvm_kernel_context_install() != 0) return -1;
   if (PyType_Ready(&RVMNativeVMType) < 0 || PyType_Ready(&RVMNativeEntryType) < 0 ||
       PyModule_AddFunctions(module, vm_functions) < 0)
     return -1;

@@ -79,6 +79,7 @@ typedef struct RVMVMState {
   RVMObject header;
   int64_t memory_limit;     /* bytes the pools may hold at once; 0: no limit */
   int64_t in_use;           /* bytes they hold (atomic: naive storages die on any thread) */
+  RVMKernelContext kernels; /* what kernels of this VM's runs read (kernel_context.c) */
   int32_t num_devices;
   RVMVMStoragePool pools[];
 } RVMVMState;
@@ -178,12 +179,24 @@ int rvm_vm_from_py(PyObject* obj, RVMValue* v, int* code);
 int rvm_vm_own_result(RVMValue* v, int* code);
 
 /* ---- vm_storage.c ---- */
+/* Counts nbytes more in use by state; 0, or -1 with the memory_limit error naming what. */
+int rvm_vm_claim(RVMVMState* state, int64_t nbytes, const char* what);
 /* memory_limit: bytes the state's pools may hold at once (0: no limit). */
 RVMVMState* rvm_vm_state_new(int32_t num_devices, int naive, int64_t memory_limit);
 RVMVMState* rvm_vm_state_of(RVMValue v, int code);    /* NULL: not a VM state */
 RVMVMStorage* rvm_vm_storage_of(RVMValue v, int code); /* NULL: not a storage */
 /* A storage of at least nbytes (new reference), or NULL with the last error set. */
 RVMVMStorage* rvm_vm_pool_alloc(RVMVMStoragePool* pool, int64_t nbytes);
+
+/* ---- kernel_context.c ---- */
+/* Makes state's kernel context this thread's for a run (limits reset unless the run is
+ * nested in one of the same VM); returns the context to restore. */
+RVMKernelContext* rvm_kernel_context_enter(RVMVMState* state);
+void rvm_kernel_context_exit(RVMVMState* state, RVMKernelContext* previous);
+/* Raises (GIL held) the error of a cancelled run (ctx->cancel nonzero); returns -1. */
+int rvm_kernel_context_raise(RVMKernelContext* ctx);
+/* Notes the main thread (whose runs Ctrl-C cancels); -1 with a Python error. */
+int rvm_kernel_context_install(void);
 
 /* ---- vm_builtins.c ---- */
 int rvm_vm_register_builtins(void);

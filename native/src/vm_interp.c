@@ -5,6 +5,8 @@
 
 #include "vm_engine.h"
 
+#define RVM_VM_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
 void rvm_vm_set_reg(RVMVirtualMachine* vm, size_t base, int32_t dst, RVMValue v, int code) {
   if (dst < 0) {
     RVMValueRelease(v, code);
@@ -49,8 +51,13 @@ void rvm_vm_push_frame(RVMVirtualMachine* vm, int32_t fidx, int32_t ret_dst, siz
 }
 
 /* One more step of a run (a VM call or a backward jump); -1 with the error past the
- * VM's step_limit. */
+ * VM's step_limit, or when the run was cancelled (time_limit, Ctrl-C). */
 static inline int count_step(RVMVirtualMachine* vm, int64_t* steps) {
+  RVMKernelContext* ctx = &((RVMVMState*)vm->state)->kernels;
+  if (RVM_VM_UNLIKELY(__atomic_load_n(&ctx->cancel, __ATOMIC_RELAXED) != 0)) {
+    rvm_vm_hold_gil(vm);
+    return rvm_kernel_context_raise(ctx);
+  }
   if (vm->step_limit == 0 || ++*steps <= vm->step_limit) return 0;
   rvm_vm_hold_gil(vm);
   PyErr_Format(PyExc_RuntimeError, RVM_VM_STEP_LIMIT_MESSAGE, (long long)vm->step_limit);
@@ -279,7 +286,10 @@ PyObject* rvm_vm_run(RVMVirtualMachine* vm, int32_t fidx, PyObject* const* args,
   vm->thread = me;
   vm->active_runs++;
   PyObject* res = NULL;
+  RVMVMState* state = (RVMVMState*)vm->state;
+  RVMKernelContext* previous = rvm_kernel_context_enter(state);
   if (enter(vm, fidx, args, n) == 0) res = run_loop(vm, vm->frame_top - 1);
+  rvm_kernel_context_exit(state, previous);
   vm->active_runs--;
   return res;
 }

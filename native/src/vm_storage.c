@@ -65,6 +65,8 @@ RVMVMState* rvm_vm_state_new(int32_t num_devices, int naive, int64_t memory_limi
   rvm_object_init(&state->header, kRVMObjectVMState, delete_state);
   state->num_devices = num_devices;
   state->memory_limit = memory_limit;
+  state->kernels.budget = state;
+  state->kernels.polls_left = INT64_MAX;
   for (int32_t d = 0; d < num_devices; ++d) {
     state->pools[d].naive = naive;
     state->pools[d].state = state;
@@ -81,19 +83,18 @@ RVMVMState* rvm_vm_state_of(RVMValue v, int code) {
                                                                               : NULL;
 }
 
-/* Counts nbytes more in use by state; 0, or -1 with the error when over its limit. */
-static int claim(RVMVMState* state, int64_t nbytes) {
+int rvm_vm_claim(RVMVMState* state, int64_t nbytes, const char* what) {
   int64_t in_use = __atomic_add_fetch(&state->in_use, nbytes, __ATOMIC_RELAXED);
   if (state->memory_limit == 0 || in_use <= state->memory_limit) return 0;
   __atomic_sub_fetch(&state->in_use, nbytes, __ATOMIC_RELAXED);
-  rvm_set_error("MemoryError: alloc_storage: %lld more bytes would exceed the VM's "
-                "memory_limit of %lld bytes (%lld in use)", (long long)nbytes,
+  rvm_set_error("MemoryError: %s: %lld more bytes would exceed the VM's "
+                "memory_limit of %lld bytes (%lld in use)", what, (long long)nbytes,
                 (long long)state->memory_limit, (long long)(in_use - nbytes));
   return -1;
 }
 
 static RVMVMStorage* new_storage(RVMVMStoragePool* pool, int64_t nbytes) {
-  if (claim(pool->state, nbytes) != 0) return NULL;
+  if (rvm_vm_claim(pool->state, nbytes, "alloc_storage") != 0) return NULL;
   RVMVMStorage* s = (RVMVMStorage*)malloc(sizeof(RVMVMStorage));
   void* data = s != NULL ? rvm_aligned_alloc((size_t)nbytes) : NULL;
   if (data == NULL) {

@@ -4,8 +4,10 @@ Every buffer a kernel reads or writes must lie over a tensor parameter or an
 allocation of the kernel (never over another pointer); each access is proven
 in bounds by ``BoundsProver`` or guarded: the guard skips the access and sets
 the kernel's out-of-bounds flag, and the kernel then fails with an
-``IndexError`` naming the buffer. Heap allocations check their size and
-result (inside a parallel loop a failure sets the flag instead of returning).
+``IndexError`` naming the buffer. Heap allocations go through the runtime's
+``RVMBackendAllocWorkspace`` (charged to the running VM's memory_limit) and
+check their size and result (inside a parallel loop a failure sets the flag
+instead of returning).
 Polynomial requirements the proofs relied on are checked on entry.
 
 With ``safe=True`` (TIR from an untrusted file) the emitter also refuses what
@@ -42,6 +44,7 @@ class MemoryMixin:
         self.size_lines = []
         self.guard_messages = []
         self.alloc_count = 0
+        self.uses_context = False  # rvm_ctx (RVMBackendGetContext) is declared on entry
         self.stack_bytes = 0
         self.prover = None
 
@@ -112,14 +115,20 @@ class MemoryMixin:
         self.memory[id(var)] = _Memory(var.name_hint, factors, c_size)
 
     def heap_allocation(self, name, ctype, extent, qualifier):
-        """Emits the checked malloc of ``extent`` elements; returns the C size name."""
+        """Emits the checked workspace allocation of ``extent`` elements (a size out of range
+        is refused as -1 bytes); returns the C size name."""
         size = f"rvm_n_{self.alloc_count}"
         self.alloc_count += 1
+        self.uses_context = True
         self.emit(f"const int64_t {size} = (int64_t)({self.expr(extent)});")
-        self.emit(f"{ctype}*{qualifier} {name} = ({size} >= 0 && {size} < (int64_t)(PTRDIFF_MAX "
-                  f"/ sizeof({ctype}))) ? ({ctype}*)malloc((size_t){size} * sizeof({ctype}) + 1)"
-                  " : NULL;")
+        self.emit(f"{ctype}*{qualifier} {name} = ({ctype}*)RVMBackendAllocWorkspace(rvm_ctx, "
+                  f"({size} >= 0 && {size} < (int64_t)(PTRDIFF_MAX / sizeof({ctype}))) ? "
+                  f"{size} * (int64_t)sizeof({ctype}) : -1);")
         return size
+
+    def workspace_error(self):
+        """The C expression setting the error of a failed workspace allocation (-1)."""
+        return f"RVMBackendWorkspaceError(rvm_ctx, {c_string(self.name)})"
 
     def render_requirements(self):
         """Lines checking, on entry, the polynomial ranges the bounds proofs relied on."""
@@ -156,8 +165,10 @@ class MemoryMixin:
         table = ", ".join(c_string(m) for m in messages)
         head = ["int rvm_oob = 0;"]
         tail = [f"if (RVM_UNLIKELY(rvm_oob != 0)) {{",
+                f"  if (rvm_oob == {_OOM}) return {self.workspace_error()};"
+                if self.alloc_count else None,
                 f"  static const char* const rvm_messages[] = {{{table}}};",
                 "  RVMAPISetLastError(rvm_messages[rvm_oob - 1]);",
                 "  return -1;",
                 "}"]
-        return head, tail
+        return head, [line for line in tail if line is not None]

@@ -46,6 +46,22 @@ extern int RVMFuncGetGlobal(const char* name, RVMObject** out);
 extern int RVMFuncCall(RVMObject* func, RVMValue* args, int* type_codes, int num_args,
                        RVMValue* ret, int* ret_code);
 extern void RVMValueRelease(RVMValue value, int type_code);
+enum { kRVMCancelNone = 0, kRVMCancelInterrupt = 1, kRVMCancelTimeout = 2 };
+typedef struct RVMKernelContext {
+  int32_t cancel;
+  int32_t reserved;
+  int64_t polls_left;
+  int64_t refused;
+  void* budget;
+  int64_t step_limit;
+  double time_limit;
+} RVMKernelContext;
+extern RVMKernelContext* RVMBackendGetContext(void);
+extern void* RVMBackendAllocWorkspace(RVMKernelContext* ctx, int64_t nbytes);
+extern void RVMBackendFreeWorkspace(RVMKernelContext* ctx, void* ptr);
+extern int RVMBackendWorkspaceError(RVMKernelContext* ctx, const char* kernel);
+extern int RVMBackendKernelStopped(RVMKernelContext* ctx, const char* kernel, int64_t polls,
+                                   int64_t cap);
 """
 
 HELPERS_TEMPLATE = r"""
@@ -137,6 +153,20 @@ static inline int rvm_oob_hit(int* flag, int code) {
   __atomic_store_n(flag, code, __ATOMIC_RELAXED);
   return 0;
 }
+#ifdef _OPENMP
+extern int omp_get_num_threads(void);
+extern int omp_get_thread_num(void);
+#define rvm_omp_threads() omp_get_num_threads()
+#define rvm_omp_thread() omp_get_thread_num()
+#else
+#define rvm_omp_threads() 1
+#define rvm_omp_thread() 0
+#endif
+/* A kernel loop's poll: one more against the run's step budget, and the cancel flag. */
+#define RVM_POLL() RVM_UNLIKELY(++rvm_polls > rvm_poll_cap || \
+                                __atomic_load_n(&rvm_ctx->cancel, __ATOMIC_RELAXED) != 0)
+#define RVM_STOPPED() RVM_UNLIKELY(rvm_polls > rvm_poll_cap || \
+                                   __atomic_load_n(&rvm_ctx->cancel, __ATOMIC_RELAXED) != 0)
 static inline int64_t rvm_cmul(int64_t a, int64_t b, int* overflow) {
   int64_t r;
   if (__builtin_mul_overflow(a, b, &r)) *overflow = 1;

@@ -4,7 +4,8 @@ One translation unit holds every kernel of a build; each PrimFunc becomes the
 exported packed-ABI function ``rvm_kernel_<name>`` (see c_prologue for its
 argument checks). Loops keep their order; ``parallel`` loops become OpenMP
 worksharing loops, ``vectorized`` loops and local-accumulator reductions
-carry ``#pragma omp simd`` (with a reduction clause), parameters are
+carry ``#pragma omp simd`` (with a reduction clause), outer loops poll the
+VM's limits (see c_polls), parameters are
 ``restrict`` when the function has ``tir.noalias``, and single-element local
 buffers become scalars the compiler keeps in registers.
 
@@ -14,6 +15,8 @@ from rvm.codegen.c_expr import CExprPrinter, CodegenError
 from rvm.codegen.c_narrow import cast, is_narrow
 from rvm.codegen.c_memory import STACK_TOTAL_BYTES, MemoryMixin
 from rvm.codegen.c_packed import PackedCallMixin
+from rvm.codegen import c_polls as POLLS
+from rvm.codegen.c_polls import PollMixin, contains_loop, needs_strips
 from rvm.codegen.c_preamble import render_preamble
 from rvm.codegen.c_prologue import c_string, render_prologue
 from rvm.codegen.kernel_signature import KernelSignature
@@ -26,7 +29,7 @@ STACK_LIMIT_BYTES = 32 * 1024
 SIMD_REDUCTION = "rvm.simd_reduction"
 
 
-class CEmitter(MemoryMixin, PackedCallMixin, CExprPrinter):
+class CEmitter(MemoryMixin, PackedCallMixin, PollMixin, CExprPrinter):
     """Renders one lowered PrimFunc as a packed C function.
 
     ``helpers`` (shared by the translation unit) collects the typed min/max
@@ -38,6 +41,7 @@ class CEmitter(MemoryMixin, PackedCallMixin, CExprPrinter):
     def __init__(self, name, func, helpers, safe=False):
         CExprPrinter.__init__(self, name, helpers)
         self.init_memory(safe)
+        self.init_polls()
         self.func = func
         self.noalias = bool(func.get_attr("tir.noalias", False))
         self.heap = []
@@ -52,7 +56,8 @@ class CEmitter(MemoryMixin, PackedCallMixin, CExprPrinter):
 
     def fail(self):
         """The statement returning an error, freeing live heap buffers first."""
-        frees = "".join(f"free({name}); " for name in reversed(self.heap))
+        frees = "".join(f"RVMBackendFreeWorkspace(rvm_ctx, {name}); "
+                        for name in reversed(self.heap))
         return f"{{ {frees}return -1; }}"
 
     def stmt(self, s):
@@ -99,6 +104,9 @@ class CEmitter(MemoryMixin, PackedCallMixin, CExprPrinter):
 
     def _stmt_While(self, s):
         self.emit(f"while ({self.expr(s.condition)}) {{")
+        self.indent += 1
+        self.emit_poll()
+        self.indent -= 1
         self._block(s.body)
         self.emit("}")
 
@@ -157,15 +165,13 @@ class CEmitter(MemoryMixin, PackedCallMixin, CExprPrinter):
             c_size = self.heap_allocation(name, ctype, extent, qualifier)
             self.declare_allocation(s.buffer_var, [extent], c_size)
             if not self.in_parallel:
-                self.emit(f"if ({name} == NULL) {{ RVMAPISetLastError("
-                          f"{c_string('MemoryError: ' + self.name + ': out of memory')}); "
-                          f"{self.fail()} }}")
+                self.emit(f"if ({name} == NULL) {{ {self.workspace_error()}; {self.fail()} }}")
             else:
                 self.emit(f"if ({name} == NULL) rvm_oob_hit(&rvm_oob, 1); else {{")
             self.heap.append(name)
             self.stmt(s.body)
             self.heap.pop()
-            self.emit(f"free({name});")
+            self.emit(f"RVMBackendFreeWorkspace(rvm_ctx, {name});")
             if self.in_parallel:
                 self.emit("}")
         self.indent -= 1
@@ -176,17 +182,38 @@ class CEmitter(MemoryMixin, PackedCallMixin, CExprPrinter):
         start = self.expr(s.min)
         end = self.expr(s.extent) if _is_zero(s.min) else f"{start} + {self.expr(s.extent)}"
         var = self.define(s.loop_var)
-        pragma = self._loop_pragma(s)
+        parallel = s.kind == ForKind.PARALLEL
+        region = parallel and not self.in_parallel and POLLS.ENABLED
+        outer = contains_loop(s)
+        strips = not outer and needs_strips(s)
+        if region:  # a parallel region whose threads can stop early (see c_polls)
+            start, end = self.open_parallel_region(ctype, start, end, var)
+        elif strips:  # an innermost loop of unknown or large extent: polls between strips
+            start, end = self.open_strips(ctype, start, end, var)
+        pragma = None if region else self._loop_pragma(s)
+        simd = bool(pragma) and pragma.startswith("#pragma omp simd")
         if pragma:
             self.lines.append(pragma)
         self.emit(f"for ({ctype} {var} = {start}; {var} < {end}; ++{var}) {{")
-        parallel = s.kind == ForKind.PARALLEL
+        if (outer or parallel) and not simd:  # a simd loop allows no exit: no poll
+            self.indent += 1
+            self.emit_poll(in_region=region)
+            self.indent -= 1
+        polls_before = self.polls
         self.in_parallel += parallel
+        self.in_simd += simd
         self.prover.push_loop(s.loop_var, s.min, s.extent)
         self._block(s.body)
         self.prover.pop()
+        self.in_simd -= simd
         self.in_parallel -= parallel
         self.emit("}")
+        if region or strips:
+            self.indent -= 1
+            self.emit("}")
+        left_early = simd and self.polls > polls_before and not (self.in_parallel or self.in_simd)
+        if region or left_early:
+            self.emit(f"if (RVM_STOPPED()) {self.stopped()}")
 
     def _loop_pragma(self, s):
         if s.kind == ForKind.PARALLEL:
@@ -222,9 +249,11 @@ class CEmitter(MemoryMixin, PackedCallMixin, CExprPrinter):
         head = (f"RVM_EXPORT int {kernel_symbol(self.name)}(RVMValue* args, int* type_codes, "
                 f"int num_args, RVMValue* ret, int* ret_code, void* resource) {{")
         flag_head, flag_tail = self.render_flag_check()
-        entry = prologue + self.size_lines + self.render_requirements() + flag_head
+        entry = (prologue + self.size_lines + self.render_requirements() + flag_head
+                 + self.context_lines())
         return "\n".join([head] + ["  " + line for line in entry] + self.lines
-                         + ["  " + line for line in flag_tail] + ["  return 0;", "}"])
+                         + ["  " + line for line in flag_tail + self.context_exit_lines()]
+                         + ["  return 0;", "}"])
 
 
 def _is_zero(e):

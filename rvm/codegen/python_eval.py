@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 
+from rvm.runtime._ffi import _bridge
 from rvm.runtime.ndarray import from_dlpack
 from rvm.runtime.packed_func import get_global_func
 from rvm.support.errors import RVMError
@@ -348,11 +349,18 @@ class Evaluator:
 
     def _stmt_Allocate(self, s):
         key, extent, body = id(s.buffer_var), self.expr(s.extents[0]), self.stmt(s.body)
-        npdtype = s.dtype.numpy_dtype
+        npdtype, name = s.dtype.numpy_dtype, self.name
 
-        def allocate(env):
-            env[key] = np.zeros(max(extent(env), 1), npdtype)
-            body(env)
+        def allocate(env):  # charged to the running VM's memory_limit while it lives
+            count = max(extent(env), 1)
+            nbytes = count * npdtype.itemsize
+            token = _bridge.kernel_workspace_claim(nbytes, name)
+            try:
+                env[key] = np.zeros(count, npdtype)
+                body(env)
+            finally:
+                env.pop(key, None)
+                _bridge.kernel_workspace_release(token, nbytes)
 
         return allocate
 

@@ -66,7 +66,8 @@ def _vm(ex, engine, env_files=(), limits=None):
 
 
 def _limits(args):
-    return {"memory_limit": args.memory_limit, "step_limit": args.step_limit}
+    return {"memory_limit": args.memory_limit, "step_limit": args.step_limit,
+            "time_limit": args.time_limit}
 
 
 def _signature(ex, name):
@@ -315,6 +316,8 @@ def _parser():
         p.add_argument("--step-limit", type=int, metavar="N",
                        help="the most steps (VM calls, backward jumps) of one run: stops an "
                             "endless loop")
+        p.add_argument("--time-limit", type=float, metavar="SECONDS",
+                       help="the most seconds one run may take, kernels included")
         if name == "run":
             p.add_argument("--output", "-o", help="save the result to this .npy file")
             p.add_argument("--repeat", type=int, default=1, help="run N times, report time")

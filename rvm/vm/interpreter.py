@@ -16,6 +16,7 @@ from rvm.bytecode.contract import (
     CALL, GOTO, MAX_CALL_DEPTH, RET, STEP_LIMIT_MESSAGE, CalleeKind, LinkedArg,
 )
 from rvm.bytecode.disasm import describe_position
+from rvm.runtime._ffi import _bridge
 from rvm.vm.closure import VMClosure
 from rvm.vm.profiler import SKIP_RUN
 
@@ -59,9 +60,11 @@ def run(vm, fidx, args):
                            "is used by one thread at a time (make one per thread)")
     vm.running_thread = thread
     vm.active_runs += 1
+    token = _bridge.kernel_context_enter(vm.state)  # the budget and limits of its kernels
     try:
         return _run(vm, fidx, args)
     finally:
+        _bridge.kernel_context_exit(vm.state, token)
         vm.active_runs -= 1
 
 
@@ -75,6 +78,9 @@ def _run(vm, fidx, args):
     stack, pc = [], info.start
     # steps left before the step limit (VM calls and backward jumps); -1: no limit
     steps = vm.step_limit or -1
+    # at each step: the error of a run cancelled by its time_limit (as the native engine)
+    check = _bridge.kernel_context_check if vm.time_limit else None
+    state = vm.state
     try:
         while True:
             op, dst, reg, callee, target, nargs, first = code[pc]
@@ -92,6 +98,8 @@ def _run(vm, fidx, args):
                     if steps == 0:
                         raise _over_step_limit(vm.step_limit)
                     steps -= 1
+                    if check is not None:
+                        check(state)
                     if len(stack) >= MAX_CALL_DEPTH:
                         raise RecursionError(f"VM call depth exceeded {MAX_CALL_DEPTH}")
                     stack.append((pc, regs, fidx, dst))
@@ -119,6 +127,8 @@ def _run(vm, fidx, args):
                     if steps == 0:
                         raise _over_step_limit(vm.step_limit)
                     steps -= 1
+                    if check is not None:
+                        check(state)
                 pc = target
             elif branch_taken(regs[reg]):
                 pc += 1
@@ -127,6 +137,8 @@ def _run(vm, fidx, args):
                     if steps == 0:
                         raise _over_step_limit(vm.step_limit)
                     steps -= 1
+                    if check is not None:
+                        check(state)
                 pc = target
     except Exception as err:
         if hasattr(err, "add_note"):

@@ -113,6 +113,17 @@ def _by_name(info, args, kwargs):
 _MISSING = object()
 
 
+def _time_limit(value):
+    """The time_limit option: positive seconds, or None (0.0 in the engines: no limit)."""
+    if value is None:
+        return 0.0
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+            or not 0 < value < 1e9:
+        raise ValueError(f"VirtualMachine: time_limit must be a positive number of seconds "
+                         f"(or None for no limit), got {value!r}")
+    return float(value)
+
+
 def _limit(name, value, unit):
     """A limit option: a positive int, or None (0 in the engines: no limit)."""
     if value is None:
@@ -136,7 +147,17 @@ class VirtualMachine:
     VM dies, naive ones count while alive); an allocation past it is a MemoryError naming
     the limit. ``step_limit``, the steps one call from Python may take (a step is a
     VM-to-VM call, closures included, or a backward jump); past it the run stops with a
-    RuntimeError naming the limit, so an endless loop or runaway recursion ends.
+    RuntimeError naming the limit, so an endless loop or runaway recursion ends. Kernels
+    count too, separately: the kernels of a run may take ``step_limit`` x 1024 polls in
+    all, a poll being an iteration of a kernel loop that encloses other loops (strips of
+    65,536 iterations for an innermost loop of unknown or larger extent), of a parallel loop
+    or of a while loop; past it the kernel stops with a RuntimeError naming the limit.
+    ``time_limit``, the seconds one call from Python may take: past it the run stops (at its
+    next step, or inside a kernel at its next poll) with a TimeoutError naming the limit.
+    Ctrl-C (SIGINT) stops a kernel of a run on the main thread the same way, raising what
+    Python's SIGINT handler raises (KeyboardInterrupt) in the caller. A run stopped by a
+    limit leaves the VM usable. Kernel heap allocations count against
+    ``memory_limit`` while they live.
 
     ``own_constants`` (default False) gives this VM its own copy of the executable's
     constant tensors (the weights a build binds), made here, instead of reading the
@@ -154,7 +175,8 @@ class VirtualMachine:
     """
 
     def __init__(self, rt_mod, device=None, memory_cfg="pooled", engine=None,
-                 release_gil=True, memory_limit=None, step_limit=None, own_constants=False):
+                 release_gil=True, memory_limit=None, step_limit=None, own_constants=False,
+                 time_limit=None):
         if not isinstance(rt_mod, Executable):
             raise TypeError(f"VirtualMachine expects an Executable, got {type(rt_mod).__name__}")
         devices = [cpu(0)] if device is None else (
@@ -179,7 +201,9 @@ class VirtualMachine:
         self.step_limit = _limit("step_limit", step_limit, "steps")
         self.executable = rt_mod
         self.devices = devices
-        self.state = _bridge.vm_state(len(devices), memory_cfg == "naive", memory_limit)
+        self.time_limit = _time_limit(time_limit)
+        self.state = _bridge.vm_state(len(devices), memory_cfg == "naive", memory_limit,
+                                      self.step_limit, self.time_limit)
         if not isinstance(own_constants, bool):
             raise TypeError(f"VirtualMachine: own_constants must be True or False, got "
                             f"{own_constants!r}")

@@ -18,7 +18,10 @@ int64_t rvm_layout(int i) {
     offsetof(DLTensor, strides), offsetof(DLTensor, byte_offset), sizeof(DLDataType),
     sizeof(DLDevice), sizeof(RVMValue), sizeof(RVMObject), offsetof(RVMNDArray, dl),
     kRVMInt, kRVMFloat, kRVMBool, kRVMStr, kRVMDLTensorHandle, kRVMNDArrayHandle, kRVMNull,
-    kRVMOpaqueHandle,
+    kRVMOpaqueHandle, sizeof(RVMKernelContext), offsetof(RVMKernelContext, cancel),
+    offsetof(RVMKernelContext, polls_left), offsetof(RVMKernelContext, refused),
+    offsetof(RVMKernelContext, budget), offsetof(RVMKernelContext, step_limit),
+    offsetof(RVMKernelContext, time_limit), kRVMCancelInterrupt, kRVMCancelTimeout,
   };
   return i < (int)(sizeof(v) / sizeof(v[0])) ? v[i] : -1;
 }
@@ -37,4 +40,4 @@ def _layout(source, tmp_path):
 def test_preamble_layout_matches_runtime_headers(tmp_path):
     ours = _layout(render_preamble(use_openmp=False) + LAYOUT, tmp_path)
     real = _layout(f'#include "{HEADER}"\n' + LAYOUT, tmp_path)
-    assert ours == real and len(ours) == 21
+    assert ours == real and len(ours) == 30

@@ -166,8 +166,10 @@ def test_run_limits(work):
     assert out.returncode == 1 and "exceed the VM's memory_limit of 8 bytes" in out.stderr
     bad = rvm("run", "model.rvm", "-i", "x.npy", "--step-limit", "0", cwd=work)
     assert bad.returncode == 1 and "step_limit must be a positive number" in bad.stderr
+    bad = rvm("run", "model.rvm", "-i", "x.npy", "--time-limit", "0", cwd=work)
+    assert bad.returncode == 1 and "time_limit must be a positive number" in bad.stderr
     ok = rvm("run", "model.rvm", "-i", "x.npy", "--memory-limit", "4096", "--step-limit", "10",
-             cwd=work)
+             "--time-limit", "5", cwd=work)
     assert ok.returncode == 0 and "[1. 2. 3. 4. 5.]" in ok.stdout, ok.stderr
 
 

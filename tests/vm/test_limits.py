@@ -116,3 +116,41 @@ def test_the_step_limit_stops_a_recursive_relax_function_that_never_ends():
     assert vm["twice"](np.array(8, "int64")).numpy() == 256
     with pytest.raises(RuntimeError, match="step_limit of 5000"):
         vm["twice"](np.array(60, "int64"))  # 2^60 calls: would run for centuries
+
+
+def test_the_time_limit_stops_an_endless_loop_and_each_run_has_its_own():
+    import time
+    vm = VirtualMachine(_program(), cpu(), time_limit=0.2)
+    start = time.perf_counter()
+    with pytest.raises(TimeoutError, match=r"^VM run exceeded its time_limit of 0.2 s\n"):
+        vm["spin"](True)
+    assert 0.2 <= time.perf_counter() - start < 1.0
+    assert vm["spin"](False) is False  # the next run starts a new clock
+    with pytest.raises(TimeoutError, match="time_limit of 0.2 s"):
+        vm["spin"](True)
+
+
+@pytest.mark.parametrize("value", [0, -1.0, "1s", True, float("nan"), float("inf")])
+def test_a_bad_time_limit_is_refused(value):
+    with pytest.raises(ValueError, match="time_limit must be a positive number of seconds"):
+        VirtualMachine(_program(), cpu(), time_limit=value)
+
+
+def test_the_time_limit_works_in_a_forked_child():
+    import os
+    import signal
+    vm = VirtualMachine(_program(), cpu(), time_limit=0.1)
+    with pytest.raises(TimeoutError):
+        vm["spin"](True)  # the parent's watchdog thread runs now
+    pid = os.fork()
+    if pid == 0:  # the child has no watchdog thread: its first timed run starts one
+        code = 1
+        signal.alarm(10)  # a child that hangs dies of SIGALRM, failing the test
+        try:
+            vm["spin"](True)
+        except TimeoutError:
+            code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0

@@ -176,6 +176,47 @@ RVM_DLL int RVMArrayCreate(const RVMValue* values, const int* type_codes, int64_
  * negative or the size overflows int64. */
 RVM_DLL int64_t RVMDataSize(const int64_t* shape, int ndim, DLDataType dtype);
 
+/* ---- the backend API of generated kernels: workspace and cancellation ----
+ *
+ * A kernel reads the context of the run it belongs to once on entry
+ * (RVMBackendGetContext: the running VM's when a VM runs on this thread, else
+ * this thread's own, with no budget). Its heap allocations go through
+ * RVMBackendAllocWorkspace, charged to that VM's memory_limit while they live.
+ * Its loops poll at outer back-edges: a poll counts one against polls_left and
+ * reads cancel, which the runtime sets from another thread or a signal handler
+ * (the VM's time_limit, Ctrl-C); a kernel that stops reports why through
+ * RVMBackendKernelStopped. */
+typedef enum {
+  kRVMCancelNone = 0,
+  kRVMCancelInterrupt = 1, /* SIGINT while the run was in progress */
+  kRVMCancelTimeout = 2,   /* the VM's time_limit passed */
+} RVMCancelReason;
+
+/* Kernel polls per step of a VM's step_limit. */
+#define RVM_KERNEL_POLLS_PER_STEP 1024
+
+typedef struct RVMKernelContext {
+  int32_t cancel;       /* an RVMCancelReason; nonzero: kernels stop at their next poll */
+  int32_t reserved;
+  int64_t polls_left;   /* polls the kernels of the current run may still take */
+  int64_t refused;      /* the last workspace request refused (bytes; -1: malloc failed) */
+  void* budget;         /* the VM state whose memory_limit workspaces count against, or NULL */
+  int64_t step_limit;   /* the limits of that VM (0: none), for the messages */
+  double time_limit;
+} RVMKernelContext;
+
+RVM_DLL RVMKernelContext* RVMBackendGetContext(void);
+/* nbytes of 64-byte aligned memory charged to ctx's budget; NULL when refused or out of
+ * memory (RVMBackendWorkspaceError then says which). */
+RVM_DLL void* RVMBackendAllocWorkspace(RVMKernelContext* ctx, int64_t nbytes);
+RVM_DLL void RVMBackendFreeWorkspace(RVMKernelContext* ctx, void* ptr);
+/* Sets the error of a failed workspace allocation of kernel; returns -1. */
+RVM_DLL int RVMBackendWorkspaceError(RVMKernelContext* ctx, const char* kernel);
+/* Sets the error of a kernel that stopped at a poll (polls taken, cap the polls it was
+ * allowed): past the step limit, the time limit, or interrupted; returns -1. */
+RVM_DLL int RVMBackendKernelStopped(RVMKernelContext* ctx, const char* kernel, int64_t polls,
+                                    int64_t cap);
+
 #define RVM_STR_CONCAT_(a, b) a##b
 #define RVM_STR_CONCAT(a, b) RVM_STR_CONCAT_(a, b)
 
