@@ -143,6 +143,11 @@ def decode_constant(entry, index=0):
     _expect(tag in checks, index, f"unknown tag {tag!r}; expected one of "
             f"{', '.join(['ndarray', 'shape', 'dtype', 'device'] + list(checks))}")
     _expect(checks[tag](payload), index, f"{tag} constant has a {type(payload).__name__} value")
+    # The engines pass strings to C as NUL-terminated text: one with a NUL would mean one
+    # thing to the python engine and another (or a link error) to the native one.
+    if tag == "str":
+        _expect("\x00" not in payload, index,
+                f"str constant holds a NUL character at {payload.find(chr(0))}")
     return payload
 
 

@@ -116,6 +116,9 @@ def _expect(cond, section, message):
         raise ExecutableFormatError(f"corrupted section '{section}': {message}")
 
 
+INT32_MAX = (1 << 31) - 1
+
+
 def _is_int(x, lo=0, hi=(1 << 63) - 1):
     return type(x) is int and lo <= x <= hi
 
@@ -141,8 +144,10 @@ def _decode_functions(raw):
                 f"entry {i}: unknown kind {kind!r}")
         _expect(isinstance(name, str) and name, "functions", f"entry {i}: bad name")
         _expect_printable(name, "functions", f"entry {i}: name")
-        _expect(all(_is_int(x) for x in (start, end, num_args, num_regs)), "functions",
-                f"function '{name}': start, end, num_args, num_regs must be ints >= 0")
+        # int32: the engines hold them in C ints (the verifier bounds them further).
+        _expect(all(_is_int(x, 0, INT32_MAX) for x in (start, end, num_args, num_regs)),
+                "functions", f"function '{name}': start, end, num_args, num_regs must be "
+                f"ints in [0, {INT32_MAX}], got {[start, end, num_args, num_regs]}")
         _expect(isinstance(params, list) and all(isinstance(p, str) for p in params),
                 "functions", f"function '{name}': param_names must be strings")
         out.append(FuncInfo(FuncKind(kind), name, start, end, num_args, num_regs,

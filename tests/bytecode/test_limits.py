@@ -72,3 +72,12 @@ def test_sections_over_their_entry_limit_are_refused(monkeypatch):
     with pytest.raises(ExecutableFormatError, match="section 'constants' has 3 entries, over "
                                                     "the limit of 2"):
         undump_executable(data)
+
+
+def test_str_constants_with_a_nul_are_refused():
+    # Found by the loader fuzz: the native engine refused such a file at link ("embedded
+    # null character") while the python engine ran it.
+    with pytest.raises(ExecutableFormatError, match="constant 3: str constant holds a NUL "
+                                                    "character at 2"):
+        decode_constant(["str", "ab\x00c"], 3)
+    assert decode_constant(["str", "abc"], 3) == "abc"

@@ -120,7 +120,8 @@ def test_hostile_bytecode_is_rejected_at_load(code, reason):
 @pytest.mark.parametrize("section, value, reason", [
     ("functions", {"a": 1}, "expected a list"),
     ("functions", [[9, "f", 0, 0, 0, 0, []]], "unknown kind 9"),
-    ("functions", [[1, "f", -1, 0, 0, 0, []]], "ints >= 0"),
+    ("functions", [[1, "f", -1, 0, 0, 0, []]],
+     r"ints in \[0, 2147483647\], got \[-1, 0, 0, 0\]"),
     ("constants", [["ndarray", ["float32", [1 << 40, 1 << 40], b""]]], "needs"),
     ("constants", [["ndarray", ["float99", [1], b"1234"]]], "unknown dtype"),
     ("constants", [["pickle", b"cos\nsystem"]], "unknown tag 'pickle'"),

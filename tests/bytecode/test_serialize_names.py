@@ -36,3 +36,15 @@ def test_non_printable_module_type_keys_are_refused():
 def test_printable_names_load():
     ex = Executable.from_bytes(_calling("vm.builtin.copy").save_to_bytes())
     assert [f.name for f in ex.func_table] == ["main", "vm.builtin.copy"]
+
+
+@pytest.mark.parametrize("field", ["start", "end", "num_args", "num_regs"])
+def test_function_fields_beyond_int32_are_refused(field):
+    # Found by the loader fuzz: a packed entry with start = 2^40 loaded, and the native
+    # engine's link then raised OverflowError (its function table holds C ints).
+    parts = undump_executable(_calling("vm.builtin.copy").save_to_bytes())
+    parts["functions"][1] = parts["functions"][1]._replace(**{field: 1 << 40})
+    with pytest.raises(ExecutableFormatError, match=r"corrupted section 'functions': function "
+                       r"'vm.builtin.copy': start, end, num_args, num_regs must be ints in "
+                       r"\[0, 2147483647\]"):
+        undump_executable(dump_executable(parts))
