@@ -14,7 +14,7 @@ from rvm.ir.module import IRModule
 from rvm.tir import Var
 from rvm.tir.schedule import Schedule
 from rvm.tir.stmt import BufferStore, For, ForKind, LetStmt
-from rvm.transform.tir.pipeline import lower_module
+from rvm.tir.transform.pipeline import lower_module
 from tests.codegen.test_c_bounds import _guards
 
 

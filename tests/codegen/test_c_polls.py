@@ -11,7 +11,7 @@ from rvm.codegen.c_polls import STRIP
 from rvm.codegen.c_target import render_c
 from rvm.script import ir as I, relax as R, tir as T
 from rvm.tir.stmt import ForKind
-from rvm.transform.tir.pipeline import lower_module
+from rvm.tir.transform.pipeline import lower_module
 from tests.codegen.kernel_cases import set_loop_kind
 
 

@@ -349,7 +349,7 @@ def test_sampled_candidates_of_the_default_tuning_space_pass():
     from rvm.codegen.kernel_signature import kernel_functions
     from rvm.meta_schedule.search_strategy.search_strategy import replay, without_decisions
     from rvm.support.recursion import deep_recursion
-    from rvm.transform.tir.pipeline import lower_module
+    from rvm.tir.transform.pipeline import lower_module
     from tests.meta_schedule.workloads import MyModule, with_packed_spaces
     target = "llvm --num-cores=2"
     ctx = ms.TuneContext(MyModule, target=target, rand_state=3,
