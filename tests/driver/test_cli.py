@@ -1,4 +1,5 @@
 """The ``rvm`` command line end to end, in subprocesses: each command, bad files, bad inputs."""
+import os
 import pathlib
 import subprocess
 import sys
@@ -35,8 +36,11 @@ class Module:
 
 
 def rvm(*args, cwd):
+    """Runs the command line of the rvm under test (this checkout's, whatever is installed)."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(ROOT)] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
     return subprocess.run([sys.executable, "-m", "rvm.driver.cli", *map(str, args)], cwd=cwd,
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=300, env=env)
 
 
 @pytest.fixture(scope="module")
