@@ -161,7 +161,9 @@ def dag_sharing(rng, g):
     if not exprs:
         return False
     e = rng.choice(exprs)
-    depth = rng.randint(4, 64)
+    # Mostly within the decoder's expanded-size cap (2^16 nodes per node), so the sharing
+    # reaches the verifier and codegen; sometimes far past it, to attack the cap itself.
+    depth = rng.randint(4, 14) if rng.random() < 0.75 else rng.randint(15, 64)
     entries = [["Add", [e, e]]] + [["Add", [e + k, e + k]] for k in range(1, depth)]
     g.redirect(e, g.insert(e + 1, entries), keep=lambda: rng.random() < 0.5)
     return True
