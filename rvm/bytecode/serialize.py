@@ -31,6 +31,7 @@ SECTIONS = ("functions", "constants", "code", "modules", "source_map")
 _HEADER = struct.Struct("<8sI")
 _SECTION = struct.Struct("<IQI")
 MODULE_ROLES = ("kernel", "import")
+_KINDS = frozenset(int(k) for k in FuncKind)
 # The most a loaded file may hold: bytes per section, and entries per section.
 MAX_SECTION_BYTES = 1 << 34
 LIMITS = {"functions": 1 << 20, "constants": 1 << 22, "code": 1 << 26, "modules": 1 << 12,
@@ -127,7 +128,7 @@ def _decode_functions(raw):
         _expect(isinstance(entry, list) and len(entry) == 7, "functions",
                 f"entry {i}: expected 7 fields")
         kind, name, start, end, num_args, num_regs, params = entry
-        _expect(_is_int(kind) and kind in set(FuncKind), "functions",
+        _expect(_is_int(kind) and kind in _KINDS, "functions",
                 f"entry {i}: unknown kind {kind!r}")
         _expect(isinstance(name, str) and name, "functions", f"entry {i}: bad name")
         _expect(all(_is_int(x) for x in (start, end, num_args, num_regs)), "functions",
