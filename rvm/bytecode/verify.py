@@ -8,8 +8,11 @@ written before it is read on every path; calls to VM functions pass as many
 arguments as the callee takes, and calls to the C builtins of the contract as
 many as they accept. Resources are bounded: registers per function, and for
 functions that may recurse (those on a cycle of calls or closures) the frame
-memory the deepest allowed recursion would take. Errors name the function and
-the instruction.
+memory the deepest allowed recursion would take; and the instructions checked,
+summed over functions (``MAX_CHECKED_INSTRUCTIONS``), so overlapping ranges
+cannot make the work quadratic. Time and memory are linear in the
+executable's size (rvm.bytecode.callgraph, rvm.bytecode.defuse). Errors name
+the function and the instruction.
 """
 from rvm.bytecode.callgraph import recursive_functions
 from rvm.bytecode.defuse import DataflowTooLarge, first_undefined_read
@@ -19,6 +22,10 @@ from rvm.bytecode.function import FuncKind
 from rvm.bytecode.contract import MAX_CALL_DEPTH, C_BUILTINS, VOID_REG, ArgKind, Operand
 
 MAX_REGS = 1 << 20
+# Instructions checked per executable, counted once for each VM function whose range covers
+# them: ranges may overlap, and without this bound a table of many functions each covering
+# the whole code would make verifying quadratic in the file's size.
+MAX_CHECKED_INSTRUCTIONS = 1 << 16
 # Register frames of recursive functions at MAX_CALL_DEPTH may take at most this many bytes
 # (a register is a 16-byte value in either engine's frame stack).
 FRAME_MEMORY_BUDGET = 1 << 30
@@ -154,8 +161,15 @@ def check_frame_budget(ex):
 
 
 def verify_executable(ex):
-    """Checks every function of ``ex``, the uniqueness of function names and the frame
-    memory of recursive functions."""
+    """Checks every function of ``ex``, the uniqueness of function names, the frame
+    memory of recursive functions, and bounds the work: at most MAX_CHECKED_INSTRUCTIONS
+    instructions summed over the functions' ranges."""
+    covered = sum(max(0, f.end - f.start) for f in ex.func_table if f.kind == FuncKind.VM)
+    if covered > MAX_CHECKED_INSTRUCTIONS:
+        raise BytecodeVerificationError(
+            f"the VM functions' code ranges cover {covered} instructions in all, over the "
+            f"limit of {MAX_CHECKED_INSTRUCTIONS} (an instruction counts once per function "
+            f"whose range holds it)")
     seen = set()
     for index, info in enumerate(ex.func_table):
         if info.name in seen:
