@@ -4,9 +4,10 @@ the basic blocks of one VM function.
 Memory and time stay linear in the function's size for the code compilers produce:
 
 - one state per basic block, not per instruction, held as a Python int bitset;
-- the bitsets have one bit per *tracked* register only: a register read before
-  any write inside some block. Every other read follows a write in its own block
-  and is defined whatever the path;
+- the bitsets have one bit per *tracked* register only: a register, other than
+  the arguments (written on entry), read before any write inside some block.
+  Every other read follows a write in its own block and is defined whatever the
+  path;
 - blocks are visited from a worklist in reverse postorder, so code without back
   jumps settles in one visit per block.
 
@@ -126,7 +127,7 @@ def first_undefined_read(instrs, start, end, num_args):
         here, seen = set(), []
         for pc in range(start + s, start + e):
             instr = instrs[pc]
-            seen.extend(r for r in reads(instr) if r not in here)
+            seen.extend(r for r in reads(instr) if r >= num_args and r not in here)
             here.update(writes(instr))
         exposed.append(seen)
         written.append(here)
@@ -145,7 +146,7 @@ def first_undefined_read(instrs, start, end, num_args):
     gen = [_bitset([tracked[r] for r in regs if r in tracked], width) for regs in written]
     del written
     state = [None] * len(starts)
-    state[0] = _bitset([bit for reg, bit in tracked.items() if reg < num_args], width)
+    state[0] = 0
     order = _reverse_postorder(succs)
     rank = {b: k for k, b in enumerate(order)}
     work, queued, visits = [0], {0}, 0
