@@ -221,9 +221,12 @@ def undump_executable(data, where="executable"):
     _expect(isinstance(constants, list), "constants", "expected a list")
     code = sections["code"]
     _expect(isinstance(code, list), "code", "expected a list of words")
+    # Decoded in place, so each tensor's msgpack bytes are freed once its NDArray exists.
+    for i, entry in enumerate(constants):
+        constants[i] = decode_constant(entry, i)
     return {
         "functions": _decode_functions(sections["functions"]),
-        "constants": [decode_constant(c, i) for i, c in enumerate(constants)],
+        "constants": constants,
         "code": decode_instructions(code),
         "modules": _decode_modules(sections["modules"]),
         "source_map": _decode_source_map(sections["source_map"]),
