@@ -22,7 +22,7 @@ than ``MAX_PASSES`` visits per block on average (back jumps nested that deep).
 """
 import heapq
 
-from rvm.bytecode.contract import VOID_REG, ArgKind, Operand
+from rvm.bytecode.contract import CALL, VOID_REG, ArgKind, Operand
 
 MAX_FLOW_BITS = 1 << 27
 MAX_PASSES = 8
@@ -118,9 +118,9 @@ def first_undefined_read(instrs, start, end, num_args):
     path from the entry reaches unwritten; None if there is none. Only instructions
     reachable from the entry are considered. Registers below ``num_args`` are written on
     entry. DataflowTooLarge if the analysis would exceed its bounds."""
+    if all(instrs[pc].op is CALL for pc in range(start, end - 1)):
+        return _straight_line(instrs, start, end, num_args)  # one block: no jump, no early RET
     starts, succs = _blocks(instrs, start, end)
-    if len(starts) == 1:
-        return _straight_line(instrs, start, end, num_args)
     bounds = starts[1:] + [end - start]
     exposed, written = [], []
     for s, e in zip(starts, bounds):

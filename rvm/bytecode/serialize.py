@@ -45,7 +45,7 @@ _KINDS = frozenset(int(k) for k in FuncKind)
 MAX_FILE_BYTES = 1 << 25
 SECTION_BYTES = {"functions": 1 << 20, "constants": MAX_FILE_BYTES, "code": 1 << 20,
                  "modules": MAX_FILE_BYTES, "source_map": 1 << 20}
-LIMITS = {"functions": 1 << 13, "constants": 1 << 14, "code": 1 << 16, "modules": 1 << 8,
+LIMITS = {"functions": 1 << 12, "constants": 1 << 14, "code": 1 << 16, "modules": 1 << 8,
           "source_map": 1 << 15}
 MAX_ELEMENTS = 1 << 19
 
