@@ -91,6 +91,11 @@ def _is_int(x):
     return type(x) is int and -(1 << 63) <= x < (1 << 63)
 
 
+_SCALAR_CHECKS = {"int": _is_int, "float": lambda x: type(x) is float,
+                  "str": lambda x: type(x) is str, "bytes": lambda x: type(x) is bytes,
+                  "bool": lambda x: type(x) is bool, "none": lambda x: x is None}
+
+
 def decode_constant(entry, index=0):
     """The pool value of a ``[tag, payload]`` entry; ExecutableFormatError if malformed."""
     _expect(isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str), index,
@@ -135,9 +140,7 @@ def decode_constant(entry, index=0):
                 and all(_is_int(x) and 0 <= x < (1 << 31) for x in payload), index,
                 "device must be [device_type, device_id]")
         return Device(*payload)
-    checks = {"int": _is_int, "float": lambda x: type(x) is float,
-              "str": lambda x: type(x) is str, "bytes": lambda x: type(x) is bytes,
-              "bool": lambda x: type(x) is bool, "none": lambda x: x is None}
+    checks = _SCALAR_CHECKS
     _expect(tag != "int" or type(payload) is not int or _is_int(payload), index,
             f"int constant {payload} is outside int64")
     _expect(tag in checks, index, f"unknown tag {tag!r}; expected one of "

@@ -14,7 +14,7 @@ from rvm.bytecode.disasm import describe_module, disassemble
 from rvm.bytecode.errors import ExecutableFormatError
 from rvm.bytecode.function import FuncKind
 from rvm.bytecode.instruction import encode_instruction
-from rvm.bytecode.serialize import MAGIC, dump_executable, undump_executable
+from rvm.bytecode.serialize import MAGIC, MAX_FILE_BYTES, dump_executable, undump_executable
 from rvm.bytecode.verify import verify_executable
 from rvm.runtime.loader import register_file_loader
 from rvm.runtime.module import Module, load_module_from_bytes
@@ -180,7 +180,7 @@ class Executable(Module):
         """Reads a file written by ``export_library`` (``trust_native``, ``allow``: see
         from_bytes)."""
         with open(path, "rb") as f:
-            data = f.read()
+            data = f.read(MAX_FILE_BYTES + 1)  # a longer file is refused by its size alone
         return cls.from_bytes(data, where=str(path), trust_native=trust_native, allow=allow)
 
 

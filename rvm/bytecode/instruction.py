@@ -13,6 +13,8 @@ from rvm.bytecode.contract import (
 )
 from rvm.bytecode.errors import ExecutableFormatError
 
+_NUM_KINDS = len(ArgKind)
+
 
 class Arg(NamedTuple):
     """One argument of a CALL: a kind and a value."""
@@ -65,7 +67,7 @@ def decode_arg(word):
     if not 0 <= word < (1 << 64):
         raise ExecutableFormatError(f"argument word {word} is not a 64-bit unsigned value")
     kind, value = word >> VALUE_BITS, word & VALUE_MASK
-    if kind >= len(ArgKind):
+    if kind >= _NUM_KINDS:
         raise ExecutableFormatError(f"argument word {word:#x} has unknown kind {kind}; "
                                     f"expected 0..{len(ArgKind) - 1}")
     kind = ArgKind(kind)

@@ -12,8 +12,16 @@ Layout (little-endian)::
 
 Nothing is pickled; every value read is checked for its type and range before
 use, and every failure is an ExecutableFormatError saying which check failed.
-Sizes are bounded (``LIMITS``): a file over a limit is refused before its
-contents are used.
+
+Sizes are bounded so that the largest file the limits allow loads, verifier and
+VirtualMachine construction included, in under 2 s and 256 MB on either engine
+(benchmarks/bench_load.py): ``MAX_FILE_BYTES`` for the whole file (tensor
+constants and kernel libraries included), ``SECTION_BYTES`` per section,
+``LIMITS`` entries per section, and ``MAX_ELEMENTS`` array elements in the
+whole file (a msgpack array element is one byte on disk but up to ~100 bytes
+as a Python object, so bytes alone would not bound memory; map entries count
+too). A file over a limit is refused before its contents are
+used, with the limit's name and value.
 """
 import struct
 import zlib
@@ -31,10 +39,15 @@ SECTIONS = ("functions", "constants", "code", "modules", "source_map")
 _HEADER = struct.Struct("<8sI")
 _SECTION = struct.Struct("<IQI")
 MODULE_ROLES = ("kernel", "import")
-# The most a loaded file may hold: bytes per section, and entries per section.
-MAX_SECTION_BYTES = 1 << 34
-LIMITS = {"functions": 1 << 20, "constants": 1 << 22, "code": 1 << 26, "modules": 1 << 12,
-          "source_map": 1 << 26}
+_KINDS = frozenset(int(k) for k in FuncKind)
+# The most a loaded file may hold: bytes in all, bytes per section, entries per section
+# (code: instruction words), array elements in all.
+MAX_FILE_BYTES = 1 << 25
+SECTION_BYTES = {"functions": 1 << 20, "constants": MAX_FILE_BYTES, "code": 1 << 20,
+                 "modules": MAX_FILE_BYTES, "source_map": 1 << 20}
+LIMITS = {"functions": 1 << 12, "constants": 1 << 14, "code": 1 << 16, "modules": 1 << 8,
+          "source_map": 1 << 15}
+MAX_ELEMENTS = 1 << 19
 
 
 def dump_executable(parts):
@@ -61,7 +74,36 @@ def dump_executable(parts):
     return b"".join(out)
 
 
+class _OverLimit(Exception):
+    pass
+
+
+class _ElementBudget:
+    """msgpack hooks that count the elements of arrays (and of maps, which the format
+    does not use but a file may hold) against ``MAX_ELEMENTS``."""
+
+    def __init__(self):
+        self.left = MAX_ELEMENTS
+
+    def spend(self, count):
+        self.left -= count + 1
+        if self.left < 0:
+            raise _OverLimit(f"more than {MAX_ELEMENTS} array elements in the file, over "
+                             f"the limit (MAX_ELEMENTS)")
+
+    def list_hook(self, items):
+        self.spend(len(items))
+        return items
+
+    def map_hook(self, pairs):
+        self.spend(2 * len(pairs))
+        return dict(pairs)
+
+
 def _read_sections(data, where):
+    if len(data) > MAX_FILE_BYTES:
+        raise ExecutableFormatError(f"{where}: the file has more than {MAX_FILE_BYTES} bytes, "
+                                    f"over the limit (MAX_FILE_BYTES)")
     if len(data) < _HEADER.size:
         if not MAGIC.startswith(bytes(data[:len(MAGIC)])):
             raise ExecutableFormatError(f"{where}: bad magic: not an rvm executable")
@@ -74,7 +116,7 @@ def _read_sections(data, where):
         raise ExecutableFormatError(
             f"{where}: version mismatch: file {version}, runtime {FORMAT_VERSION}")
     pos = _HEADER.size
-    sections = {}
+    sections, budget = {}, _ElementBudget()
     for index, name in enumerate(SECTIONS):
         if pos + _SECTION.size > len(data):
             raise ExecutableFormatError(f"{where}: truncated: section '{name}' header is "
@@ -84,19 +126,23 @@ def _read_sections(data, where):
             raise ExecutableFormatError(f"{where}: corrupted section '{name}': expected "
                                         f"section index {index}, found {found}")
         pos += _SECTION.size
-        if length > MAX_SECTION_BYTES:
+        if length > SECTION_BYTES[name]:
             raise ExecutableFormatError(f"{where}: section '{name}' has {length} bytes, over "
-                                        f"the limit of {MAX_SECTION_BYTES}")
+                                        f"the limit of {SECTION_BYTES[name]}")
         if pos + length > len(data):
             raise ExecutableFormatError(
                 f"{where}: truncated: section '{name}' needs {length} bytes, "
                 f"{len(data) - pos} remain")
-        payload = bytes(data[pos:pos + length])
+        payload = data[pos:pos + length]
         if zlib.crc32(payload) != crc:
             raise ExecutableFormatError(f"{where}: corrupted section '{name}': checksum "
                                         f"mismatch")
         try:
-            sections[name] = msgpack.unpackb(payload, raw=False, strict_map_key=True)
+            sections[name] = msgpack.unpackb(payload, raw=False, strict_map_key=True,
+                                             list_hook=budget.list_hook,
+                                             object_pairs_hook=budget.map_hook)
+        except _OverLimit as err:
+            raise ExecutableFormatError(f"{where}: section '{name}': {err}") from None
         except Exception as err:  # msgpack raises several types for malformed input
             raise ExecutableFormatError(
                 f"{where}: corrupted section '{name}': {type(err).__name__}: {err}") from None
@@ -140,7 +186,7 @@ def _decode_functions(raw):
         _expect(isinstance(entry, list) and len(entry) == 7, "functions",
                 f"entry {i}: expected 7 fields")
         kind, name, start, end, num_args, num_regs, params = entry
-        _expect(_is_int(kind) and kind in set(FuncKind), "functions",
+        _expect(_is_int(kind) and kind in _KINDS, "functions",
                 f"entry {i}: unknown kind {kind!r}")
         _expect(isinstance(name, str) and name, "functions", f"entry {i}: bad name")
         _expect_printable(name, "functions", f"entry {i}: name")
@@ -192,9 +238,12 @@ def undump_executable(data, where="executable"):
     _expect(isinstance(constants, list), "constants", "expected a list")
     code = sections["code"]
     _expect(isinstance(code, list), "code", "expected a list of words")
+    # Decoded in place, so each tensor's msgpack bytes are freed once its NDArray exists.
+    for i, entry in enumerate(constants):
+        constants[i] = decode_constant(entry, i)
     return {
         "functions": _decode_functions(sections["functions"]),
-        "constants": [decode_constant(c, i) for i, c in enumerate(constants)],
+        "constants": constants,
         "code": decode_instructions(code),
         "modules": _decode_modules(sections["modules"]),
         "source_map": _decode_source_map(sections["source_map"]),

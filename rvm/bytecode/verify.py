@@ -8,59 +8,43 @@ written before it is read on every path; calls to VM functions pass as many
 arguments as the callee takes, and calls to the C builtins of the contract as
 many as they accept. Resources are bounded: registers per function, and for
 functions that may recurse (those on a cycle of calls or closures) the frame
-memory the deepest allowed recursion would take. Errors name the function and
-the instruction.
+memory the deepest allowed recursion would take; and the instructions checked,
+summed over functions (``MAX_CHECKED_INSTRUCTIONS``, or the code's length if
+more), so overlapping ranges cannot make the work quadratic. Time and memory are linear in the
+executable's size (rvm.bytecode.callgraph, rvm.bytecode.defuse). Errors name
+the function and the instruction.
 """
+from rvm.bytecode.callgraph import recursive_functions
+from rvm.bytecode.defuse import DataflowTooLarge, first_undefined_read
 from rvm.bytecode.disasm import format_instruction
 from rvm.bytecode.errors import BytecodeVerificationError
 from rvm.bytecode.function import FuncKind
 from rvm.bytecode.contract import MAX_CALL_DEPTH, C_BUILTINS, VOID_REG, ArgKind, Operand
 
 MAX_REGS = 1 << 20
+# Instructions checked per executable, counted once for each VM function whose range covers
+# them, at most this or the number of instructions, whichever is more: ranges may overlap,
+# and without this bound a table of many functions each covering the whole code would make
+# verifying quadratic in the file's size. Disjoint ranges always pass.
+MAX_CHECKED_INSTRUCTIONS = 1 << 16
 # Register frames of recursive functions at MAX_CALL_DEPTH may take at most this many bytes
 # (a register is a 16-byte value in either engine's frame stack).
 FRAME_MEMORY_BUDGET = 1 << 30
 REGISTER_BYTES = 16
 
 
-def _reads(instr):
-    """Registers an instruction reads."""
-    out = []
-    for (_, kind), value in zip(instr.op.operands, instr.fields):
-        if kind is Operand.REG:
-            out.append(value)
-        elif kind is Operand.ARGS:
-            out.extend(a.value for a in value if a.kind == ArgKind.REG)
-    return out
-
-
-def _writes(instr):
-    """Registers an instruction writes."""
-    return [v for (_, kind), v in zip(instr.op.operands, instr.fields)
-            if kind is Operand.DST and v != VOID_REG]
-
-
-def _successors(instr, i):
-    """Function-relative indices control may reach after instruction ``i``."""
-    offset = instr.jump_offset
-    out = [] if instr.op.ends_block else [i + 1]
-    if offset is not None:
-        out.append(i + offset)
-    return out
-
-
 class _Checker:
     def __init__(self, ex, func_index):
         self.ex = ex
         self.info = ex.func_table[func_index]
-        self.names = [f.name for f in ex.func_table]
 
     def fail(self, pc, problem):
         info = self.info
         if pc is None:
             err = BytecodeVerificationError(f"function '{info.name}': {problem}")
         else:
-            text = format_instruction(self.ex.instructions[pc], pc, info.start, self.names)
+            names = [f.name for f in self.ex.func_table]
+            text = format_instruction(self.ex.instructions[pc], pc, info.start, names)
             err = BytecodeVerificationError(
                 f"function '{info.name}', instruction {pc - info.start} ({text}): {problem}")
         err.pc = pc
@@ -138,31 +122,16 @@ class _Checker:
             self.fail(None, "has no RET instruction")
 
     def check_defined_before_use(self):
-        """Forward must-be-written analysis over the control-flow graph (bitsets)."""
-        info, instrs = self.info, self.ex.instructions
-        size = info.end - info.start
-        state = [None] * size
-        state[0] = (1 << info.num_args) - 1
-        work = [0]
-        while work:
-            i = work.pop()
-            instr = instrs[info.start + i]
-            out = state[i]
-            for reg in _writes(instr):
-                out |= 1 << reg
-            for succ in _successors(instr, i):
-                old = state[succ]
-                new = out if old is None else old & out
-                if new != old:
-                    state[succ] = new
-                    work.append(succ)
-        for i, defined in enumerate(state):
-            if defined is None:
-                continue  # unreachable
-            for reg in _reads(instrs[info.start + i]):
-                if not defined >> reg & 1:
-                    self.fail(info.start + i, f"register %{reg} is read before it is "
-                                              f"written on some path")
+        """Every register is written before it is read on every path (rvm.bytecode.defuse)."""
+        info = self.info
+        try:
+            found = first_undefined_read(self.ex.instructions, info.start, info.end,
+                                         info.num_args)
+        except DataflowTooLarge as err:
+            self.fail(None, str(err))
+        if found is not None:
+            pc, reg = found
+            self.fail(pc, f"register %{reg} is read before it is written on some path")
 
 
 def verify_function(ex, func_index):
@@ -180,39 +149,10 @@ def verify_function(ex, func_index):
     checker.check_defined_before_use()
 
 
-def _calls(ex, info):
-    """Indices of the VM functions ``info`` calls or makes closures of."""
-    out = set()
-    for instr in ex.instructions[info.start:info.end]:
-        if instr.op.name != "call":
-            continue
-        targets = [instr.field("func")] + [a.value for a in instr.field("args")
-                                           if a.kind == ArgKind.FUNC]
-        out.update(t for t in targets if ex.func_table[t].kind == FuncKind.VM)
-    return out
-
-
-def _recursive_functions(ex):
-    """Indices of VM functions on a cycle of the call graph (closures count as calls)."""
-    graph = {i: _calls(ex, f) for i, f in enumerate(ex.func_table) if f.kind == FuncKind.VM}
-    out = set()
-    for start in graph:
-        seen, stack = set(), list(graph[start])
-        while stack:
-            node = stack.pop()
-            if node == start:
-                out.add(start)
-                break
-            if node not in seen:
-                seen.add(node)
-                stack.extend(graph.get(node, ()))
-    return out
-
-
 def check_frame_budget(ex):
     """Refuses recursive functions whose frames at the call-depth limit exceed the budget."""
     most = FRAME_MEMORY_BUDGET // (MAX_CALL_DEPTH * REGISTER_BYTES)
-    for index in sorted(_recursive_functions(ex)):
+    for index in sorted(recursive_functions(ex)):
         info = ex.func_table[index]
         if info.num_regs > most:
             raise BytecodeVerificationError(
@@ -222,8 +162,16 @@ def check_frame_budget(ex):
 
 
 def verify_executable(ex):
-    """Checks every function of ``ex``, the uniqueness of function names and the frame
-    memory of recursive functions."""
+    """Checks every function of ``ex``, the uniqueness of function names, the frame
+    memory of recursive functions, and bounds the work: the functions' ranges may cover
+    at most MAX_CHECKED_INSTRUCTIONS instructions in all, or the number of instructions if
+    that is more."""
+    covered = sum(max(0, f.end - f.start) for f in ex.func_table if f.kind == FuncKind.VM)
+    most = max(MAX_CHECKED_INSTRUCTIONS, len(ex.instructions))
+    if covered > most:
+        raise BytecodeVerificationError(
+            f"the VM functions' code ranges cover {covered} instructions in all, over the "
+            f"limit of {most} (an instruction counts once per function whose range holds it)")
     seen = set()
     for index, info in enumerate(ex.func_table):
         if info.name in seen:

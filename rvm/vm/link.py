@@ -30,7 +30,7 @@ from typing import NamedTuple
 
 from rvm.bytecode.callees import check_global_callees, lookup_callee
 from rvm.bytecode.contract import (
-    CALL, LINKED_FIELDS, VOID_REG, ArgKind, CalleeKind, LinkedArg, Operand,
+    CALL, LINKED_FIELDS, OPCODES, VOID_REG, ArgKind, CalleeKind, LinkedArg, Operand,
 )
 from rvm.bytecode.function import FuncKind
 from rvm.runtime.packed_func import PackedFunc
@@ -151,19 +151,30 @@ def _link_args(args, callee_kind, constants, callees, vm, state, values):
     return out
 
 
+# Per opcode code: where each operand kind sits among an instruction's fields (None: absent).
+_OPERAND_KINDS = (Operand.DST, Operand.REG, Operand.FUNC, Operand.OFFSET, Operand.ARGS)
+_POSITIONS = {op.code: tuple(next((i for i, (_, k) in enumerate(op.operands) if k is kind), None)
+                             for kind in _OPERAND_KINDS) for op in OPCODES.values()}
+_OP, _DST, _RD, _CALLEE, _TARGET, _NARGS, _FIRST = (
+    _FIELD[n] for n in ("op", "dst", "reg", "callee", "target", "nargs", "first_arg"))
+
+
 def _row(pc, instr, kinds, link_args):
     """The LINKED_FIELDS row of instruction ``pc``; its CALL arguments go to ``link_args``."""
-    fields = {operand: value for (_, operand), value in zip(instr.op.operands, instr.fields)}
+    code, fields = instr.op.code, instr.fields
+    dst, reg, func, offset, args = _POSITIONS[code]
     row = [0] * len(LINKED_FIELDS)
-    row[_FIELD["op"]] = instr.op.code
-    row[_FIELD["dst"]] = fields.get(Operand.DST, VOID_REG)
-    row[_FIELD["reg"]] = fields.get(Operand.REG, 0)
-    row[_FIELD["callee"]] = fields.get(Operand.FUNC, 0)
-    if Operand.OFFSET in fields:
-        row[_FIELD["target"]] = pc + fields[Operand.OFFSET]
-    if Operand.ARGS in fields:
-        row[_FIELD["nargs"]] = len(fields[Operand.ARGS])
-        row[_FIELD["first_arg"]] = link_args(fields[Operand.ARGS], kinds[row[_FIELD["callee"]]])
+    row[_OP] = code
+    row[_DST] = VOID_REG if dst is None else fields[dst]
+    if reg is not None:
+        row[_RD] = fields[reg]
+    if func is not None:
+        row[_CALLEE] = fields[func]
+    if offset is not None:
+        row[_TARGET] = pc + fields[offset]
+    if args is not None:
+        row[_NARGS] = len(fields[args])
+        row[_FIRST] = link_args(fields[args], kinds[row[_CALLEE]])
     return tuple(row)
 
 
