@@ -143,7 +143,8 @@ class Executable(Module):
             f.write(data)
 
     @classmethod
-    def from_bytes(cls, data, where="executable", trust_native=False, allow=None):
+    def from_bytes(cls, data, where="executable", trust_native=False, allow=None,
+                   max_file_bytes=None):
         """Loads and verifies an executable; ExecutableFormatError naming what is wrong.
 
         Kernels are regenerated from their stored TensorIR; ``trust_native=True``
@@ -151,9 +152,11 @@ class Executable(Module):
         The executable may call the VM builtins and the globals the user's code registered,
         or with ``allow`` (a list of names) the VM builtins and exactly those names
         (rvm.bytecode.callees); a call of any other registered global is refused here.
+        ``max_file_bytes`` raises the file-size limit (rvm.bytecode.serialize.MAX_FILE_BYTES,
+        chosen so the largest file loads in bounded time and memory) for a trusted large model.
         """
         policy = GlobalPolicy(allow)
-        parts = undump_executable(data, where)
+        parts = undump_executable(data, where, max_file_bytes)
         try:
             ex = cls(parts["functions"], parts["constants"], parts["code"],
                      parts["source_map"])
@@ -176,17 +179,20 @@ class Executable(Module):
         return ex
 
     @classmethod
-    def load(cls, path, trust_native=False, allow=None):
-        """Reads a file written by ``export_library`` (``trust_native``, ``allow``: see
-        from_bytes)."""
+    def load(cls, path, trust_native=False, allow=None, max_file_bytes=None):
+        """Reads a file written by ``export_library`` (``trust_native``, ``allow``,
+        ``max_file_bytes``: see from_bytes)."""
+        limit = MAX_FILE_BYTES if max_file_bytes is None else max_file_bytes
         with open(path, "rb") as f:
-            data = f.read(MAX_FILE_BYTES + 1)  # a longer file is refused by its size alone
-        return cls.from_bytes(data, where=str(path), trust_native=trust_native, allow=allow)
+            data = f.read(limit + 1)  # a longer file is refused by its size alone
+        return cls.from_bytes(data, where=str(path), trust_native=trust_native, allow=allow,
+                              max_file_bytes=limit)
 
 
-def load_module(path, trust_native=False, allow=None):
+def load_module(path, trust_native=False, allow=None, max_file_bytes=None):
     """Loads an executable file (the loader rvm.runtime.loader dispatches to)."""
-    return Executable.load(path, trust_native=trust_native, allow=allow)
+    return Executable.load(path, trust_native=trust_native, allow=allow,
+                           max_file_bytes=max_file_bytes)
 
 
 register_file_loader(MAGIC, load_module, "rvm bytecode executable")

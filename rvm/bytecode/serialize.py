@@ -21,7 +21,8 @@ constants and kernel libraries included), ``SECTION_BYTES`` per section,
 whole file (a msgpack array element is one byte on disk but up to ~100 bytes
 as a Python object, so bytes alone would not bound memory; map entries count
 too). A file over a limit is refused before its contents are
-used, with the limit's name and value.
+used, with the limit's name and value. A user who trusts a larger model's file that far
+raises the file-size limit when loading it (``max_file_bytes``).
 """
 import struct
 import zlib
@@ -43,8 +44,9 @@ _KINDS = frozenset(int(k) for k in FuncKind)
 # The most a loaded file may hold: bytes in all, bytes per section, entries per section
 # (code: instruction words), array elements in all.
 MAX_FILE_BYTES = 1 << 25
-SECTION_BYTES = {"functions": 1 << 20, "constants": MAX_FILE_BYTES, "code": 1 << 20,
-                 "modules": MAX_FILE_BYTES, "source_map": 1 << 20}
+# None: bounded by the file's size alone (tensor data and kernel libraries).
+SECTION_BYTES = {"functions": 1 << 20, "constants": None, "code": 1 << 20, "modules": None,
+                 "source_map": 1 << 20}
 LIMITS = {"functions": 1 << 12, "constants": 1 << 14, "code": 1 << 16, "modules": 1 << 8,
           "source_map": 1 << 15}
 MAX_ELEMENTS = 1 << 19
@@ -100,10 +102,13 @@ class _ElementBudget:
         return dict(pairs)
 
 
-def _read_sections(data, where):
-    if len(data) > MAX_FILE_BYTES:
-        raise ExecutableFormatError(f"{where}: the file has more than {MAX_FILE_BYTES} bytes, "
-                                    f"over the limit (MAX_FILE_BYTES)")
+def _read_sections(data, where, max_file_bytes=None):
+    max_file_bytes = MAX_FILE_BYTES if max_file_bytes is None else max_file_bytes
+    if len(data) > max_file_bytes:
+        raise ExecutableFormatError(
+            f"{where}: the file has more than {max_file_bytes} bytes, over the limit "
+            f"(MAX_FILE_BYTES); a larger model can be loaded with a higher limit "
+            f"(load_module(path, max_file_bytes=N)) or take its weights at run time")
     if len(data) < _HEADER.size:
         if not MAGIC.startswith(bytes(data[:len(MAGIC)])):
             raise ExecutableFormatError(f"{where}: bad magic: not an rvm executable")
@@ -126,9 +131,10 @@ def _read_sections(data, where):
             raise ExecutableFormatError(f"{where}: corrupted section '{name}': expected "
                                         f"section index {index}, found {found}")
         pos += _SECTION.size
-        if length > SECTION_BYTES[name]:
+        limit = SECTION_BYTES[name] or max_file_bytes
+        if length > limit:
             raise ExecutableFormatError(f"{where}: section '{name}' has {length} bytes, over "
-                                        f"the limit of {SECTION_BYTES[name]}")
+                                        f"the limit of {limit}")
         if pos + length > len(data):
             raise ExecutableFormatError(
                 f"{where}: truncated: section '{name}' needs {length} bytes, "
@@ -227,13 +233,14 @@ def _decode_source_map(raw):
     return out
 
 
-def undump_executable(data, where="executable"):
+def undump_executable(data, where="executable", max_file_bytes=None):
     """The parts dict of ``dump_executable`` from bytes; ExecutableFormatError if bad.
+    ``max_file_bytes`` raises the file-size limit (default ``MAX_FILE_BYTES``).
 
     Embedded modules are returned as (role, type_key, bytes): loading them is
     the caller's decision.
     """
-    sections = _read_sections(memoryview(data), where)
+    sections = _read_sections(memoryview(data), where, max_file_bytes)
     constants = sections["constants"]
     _expect(isinstance(constants, list), "constants", "expected a list")
     code = sections["code"]

@@ -19,7 +19,7 @@ def register_file_loader(magic, loader, description):
     _FILE_LOADERS.append((magic, loader, description))
 
 
-def load_module(path, trust_native=False, allow=None):
+def load_module(path, trust_native=False, allow=None, max_file_bytes=None):
     """Loads the module saved at ``path`` (e.g. an executable from ``export_library``).
 
     The file is untrusted: its kernels are regenerated from their TensorIR
@@ -28,16 +28,18 @@ def load_module(path, trust_native=False, allow=None):
     the VM builtins and the global functions your code registered; ``allow``
     (a list of names) instead permits the VM builtins and exactly those names.
     Other registered globals (rvm's internal ones) are refused at load.
-    ValueError if the file's format has no registered loader.
+    ``max_file_bytes`` raises an executable's file-size limit (32 MiB by default, so
+    that the largest file loads in bounded time and memory) for a larger model you
+    trust to that extent. ValueError if the file's format has no registered loader.
     """
     longest = max((len(m) for m, _, _ in _FILE_LOADERS), default=0)
     with open(path, "rb") as f:
         head = f.read(longest)
     for magic, loader, _ in _FILE_LOADERS:
         if head.startswith(magic):
-            if allow is None:
-                return loader(path, trust_native=trust_native)
-            return loader(path, trust_native=trust_native, allow=allow)
+            options = {k: v for k, v in (("allow", allow), ("max_file_bytes", max_file_bytes))
+                       if v is not None}
+            return loader(path, trust_native=trust_native, **options)
     known = ", ".join(d for _, _, d in _FILE_LOADERS) or "none registered"
     raise ValueError(f"load_module: '{path}' is not a known module file (leading bytes "
                      f"{head[:8]!r}); known formats: {known}")

@@ -5,7 +5,11 @@ import tracemalloc
 import zlib
 
 import msgpack
+import numpy as np
 import pytest
+
+import rvm
+from rvm.bytecode.builder import ExecBuilder
 
 from rvm.bytecode import serialize
 from rvm.bytecode.errors import ExecutableFormatError
@@ -47,6 +51,24 @@ def test_a_file_over_the_byte_limit_is_refused_unread(tmp_path):
     assert peak < 2 * MAX_FILE_BYTES, peak
 
 
+def test_a_larger_file_loads_with_a_raised_limit(tmp_path):
+    # A trusted model over the default limit (its weights in the file): the user raises it.
+    ib = ExecBuilder()
+    with ib.function("main", num_inputs=0):
+        weights = ib.c(ib.convert_constant(rvm.nd.array(np.ones(1 << 23, "float32"))))
+        ib.emit_call("vm.builtin.copy", args=[weights], dst=ib.r(0))
+        ib.emit_ret(ib.r(0))
+    path = tmp_path / "big.rvm"
+    ib.get().export_library(str(path))
+    small = path.stat().st_size - 1
+    with pytest.raises(ExecutableFormatError, match="over the limit \\(MAX_FILE_BYTES\\); a "
+                       "larger model can be loaded with a higher limit"):
+        rvm.runtime.load_module(str(path), max_file_bytes=small)
+    ex = rvm.runtime.load_module(str(path), max_file_bytes=small + 1)
+    out = rvm.relax.VirtualMachine(ex, rvm.cpu())["main"]()
+    assert out.numpy().sum() == 1 << 23
+
+
 def test_a_section_over_its_byte_limit_is_refused(monkeypatch):
     data = raw_file(code=msgpack.packb(list(range(100))))
     monkeypatch.setitem(serialize.SECTION_BYTES, "code", 50)
@@ -64,7 +86,7 @@ def test_a_section_over_its_byte_limit_is_refused(monkeypatch):
     ("constants", msgpack.packb({str(i): 0 for i in range(300_000)})),
 ])
 def test_more_array_elements_than_the_limit_are_refused(name, payload):
-    assert len(payload) <= serialize.SECTION_BYTES[name]
+    assert len(payload) <= (serialize.SECTION_BYTES[name] or MAX_FILE_BYTES)
     with pytest.raises(ExecutableFormatError,
                        match=f"section '{name}': more than {MAX_ELEMENTS} array elements in "
                              f"the file, over the limit \\(MAX_ELEMENTS\\)"):
