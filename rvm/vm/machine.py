@@ -34,6 +34,7 @@ from rvm.runtime.profiling import time_evaluator as _time_evaluator
 from rvm.vm import interpreter
 from rvm.vm.builtins_string import string_tensor_arg
 from rvm.vm.closure import VMClosure
+from rvm.vm.debugger import Debugger
 from rvm.vm.link import link
 from rvm.vm.native import build_native_engine, native_available
 from rvm.vm.profiler import ProfileReport
@@ -358,6 +359,10 @@ class VirtualMachine:
             else:
                 samples, self.profile_samples = self.profile_samples, None
         return ProfileReport(func_name, self.executable, samples, total, result)
+
+    def debug(self):
+        """A Debugger of this VM (rvm.vm.debugger: what runs where)."""
+        return Debugger(self)
 
     def memory_stats(self):
         """Allocation counters of each device's storage pool; ``vm_bytes_in_use`` is what all

@@ -1,0 +1,179 @@
+"""The stepping loop: one call of a VM function run one instruction at a time.
+
+It executes the linked form (rvm.vm.link) exactly as the python engine's
+interpreter does (rvm.vm.interpreter: same callees, same VM state, same
+closure frames, step limit, time limit and call depth, same error notes), but
+keeps its frames as objects the debugger can read and can stop between any
+two instructions. It is what ``Debugger`` and a traced profile run on **both**
+engines: the native engine's C loop is not involved in a stepped call (its
+callees, C kernels and builtins, are the same function pointers either way),
+so it pays nothing when no debugger is attached.
+
+A stepped call holds no run state of the VM between two ``advance`` calls:
+``running`` enters the VM's run bookkeeping (one thread, kernel context) only
+while instructions execute, so a stopped call is abandoned by dropping it.
+"""
+import threading
+import time
+from contextlib import contextmanager
+
+from rvm.bytecode.contract import (
+    CALL, GOTO, MAX_CALL_DEPTH, RET, STEP_LIMIT_MESSAGE, CalleeKind, LinkedArg,
+)
+from rvm.bytecode.disasm import describe_position
+from rvm.bytecode.function import FuncKind
+from rvm.runtime._ffi import _bridge
+from rvm.vm.closure import VMClosure
+from rvm.vm.interpreter import branch_taken
+
+_CALL, _RET, _GOTO = CALL.code, RET.code, GOTO.code
+_REG, _VM, _CLOSURE = LinkedArg.REG, CalleeKind.VM, CalleeKind.CLOSURE
+
+
+class Frame:
+    """One VM function's activation: its registers, the Relax variable each holds, the
+    next instruction (absolute ``pc``), and the caller's destination register."""
+
+    __slots__ = ("fidx", "pc", "regs", "names", "dst", "started")
+
+    def __init__(self, fidx, info, args, dst):
+        self.fidx = fidx
+        self.pc = info.start
+        self.regs = list(args) + [None] * (info.num_regs - info.num_args)
+        names = list(info.param_names or ())[:info.num_args]
+        self.names = names + [None] * (info.num_regs - len(names))
+        self.dst = dst
+        self.started = time.perf_counter()
+
+
+class Executed:
+    """What one executed instruction did: ``pc`` and ``frame`` it ran in, the callee's
+    ``argv`` and ``result`` for a call that is not a VM call (else None), and whether it
+    entered (``entered``) or returned from (``returned``) a VM frame."""
+
+    __slots__ = ("pc", "frame", "callee", "argv", "result", "entered", "returned", "seconds")
+
+    def __init__(self, pc, frame):
+        self.pc, self.frame = pc, frame
+        self.callee = self.argv = self.result = None
+        self.entered = self.returned = False
+        self.seconds = 0.0
+
+
+class SteppedCall:
+    """A call of VM function ``fidx`` of ``vm`` on checked ``args``, advanced by ``advance``.
+
+    ``frames`` is the VM stack (the entry frame first); ``done`` and ``result`` tell
+    whether and with what the entry function returned.
+    """
+
+    def __init__(self, vm, fidx, args):
+        self.vm = vm
+        info = vm.executable.func_table[fidx]
+        self.frames = [Frame(fidx, info, args, -1)]
+        self.done = False
+        self.result = None
+        self._steps = vm.step_limit or -1
+
+    @contextmanager
+    def running(self):
+        """The VM's run bookkeeping around executing instructions (as interpreter.run)."""
+        vm = self.vm
+        thread = threading.get_ident()
+        if vm.active_runs and vm.running_thread != thread:
+            raise RuntimeError("VirtualMachine: called from two threads at once; a "
+                               "VirtualMachine is used by one thread at a time (make one "
+                               "per thread)")
+        vm.running_thread = thread
+        vm.active_runs += 1
+        token = _bridge.kernel_context_enter(vm.state)
+        try:
+            yield
+        finally:
+            _bridge.kernel_context_exit(vm.state, token)
+            vm.active_runs -= 1
+
+    def _count_step(self):
+        vm = self.vm
+        if self._steps == 0:
+            raise RuntimeError(STEP_LIMIT_MESSAGE.replace("%lld", str(vm.step_limit)))
+        self._steps -= 1
+        if vm.time_limit:
+            _bridge.kernel_context_check(vm.state)
+
+    def advance(self):
+        """Executes the next instruction (inside ``running``); returns its ``Executed``.
+        An error gets the python engine's position note and ends the call."""
+        frame = self.frames[-1]
+        try:
+            return self._execute(frame)
+        except Exception as err:
+            if hasattr(err, "add_note"):
+                err.add_note(describe_position(self.vm.executable, frame.fidx, frame.pc,
+                                               len(self.frames) - 1))
+            self.frames.clear()
+            self.done = True
+            raise
+
+    def _execute(self, frame):
+        vm, linked = self.vm, self.vm.linked
+        table = vm.executable.func_table
+        pc = frame.pc
+        op, dst, reg, callee, target, nargs, first = linked.code[pc]
+        regs = frame.regs
+        done = Executed(pc, frame)
+        if op == _CALL:
+            argv = [regs[i] if k == _REG else linked.values[i]
+                    for k, i in linked.args[first:first + nargs]]
+            kind, func = linked.kinds[callee], linked.callees[callee]
+            if kind == _CLOSURE and type(argv[1]) is VMClosure and argv[1].vm is vm:
+                callee = argv[1].func_index
+                argv = list(vm.check_args(callee, [*argv[1].saved_args, *argv[2:]]))
+                kind = _VM
+            if kind == _VM:
+                self._count_step()
+                if len(self.frames) > MAX_CALL_DEPTH:
+                    raise RecursionError(f"VM call depth exceeded {MAX_CALL_DEPTH}")
+                self.frames.append(Frame(callee, table[callee], argv, dst))
+                done.entered = True
+                return done
+            start = time.perf_counter()
+            result = func(*argv)
+            done.seconds = time.perf_counter() - start
+            done.callee, done.argv, done.result = callee, argv, result
+            if dst >= 0:
+                regs[dst] = result
+                frame.names[dst] = _binding(vm.executable, pc)
+            elif table[callee].kind == FuncKind.KERNEL and nargs:
+                kind, out = linked.args[first + nargs - 1]
+                if kind == _REG:  # destination-passing: the output names the binding
+                    frame.names[out] = _binding(vm.executable, pc)
+            frame.pc = pc + 1
+        elif op == _RET:
+            result = regs[reg]
+            self.frames.pop()
+            done.returned, done.result = True, result
+            if not self.frames:
+                self.done, self.result = True, result
+                return done
+            caller = self.frames[-1]
+            if frame.dst >= 0:
+                caller.regs[frame.dst] = result
+                caller.names[frame.dst] = _binding(vm.executable, caller.pc)
+            caller.pc += 1
+        elif op == _GOTO:
+            if target <= pc:
+                self._count_step()
+            frame.pc = target
+        elif branch_taken(regs[reg]):
+            frame.pc = pc + 1
+        else:
+            if target <= pc:
+                self._count_step()
+            frame.pc = target
+        return done
+
+
+def _binding(ex, pc):
+    source = ex.source_map.get(pc)
+    return source[1] if source else None

@@ -1,0 +1,268 @@
+"""Debugger: breakpoints, stepping, registers, the non-finite watch, abandoned calls."""
+import gc
+
+import numpy as np
+import pytest
+
+import rvm
+from rvm import relax
+from rvm.script import ir as I, relax as R
+from rvm.vm.machine import VirtualMachine
+
+
+@I.ir_module
+class Model:
+    @R.function
+    def helper(a: R.Tensor((3,), "float32"), w: R.Tensor((3,), "float32")):
+        with R.dataflow():
+            h = R.multiply(a, w)
+            h2 = R.add(h, a)
+            R.output(h2)
+        return h2
+
+    @R.function
+    def main(cond: R.Tensor((), "bool"), x: R.Tensor((3,), "float32"),
+             w: R.Tensor((3,), "float32")):
+        cls = Model
+        if cond:
+            lv0 = R.add(x, x)
+            y = cls.helper(lv0, w)
+        else:
+            lv1 = R.multiply(x, x)
+            y = R.add(lv1, x)
+        out = R.subtract(y, x)
+        return out
+
+
+_EX = []
+X = np.array([0.5, -1.0, 2.0], "float32")
+W = np.array([1.0, 3.0, -2.0], "float32")
+
+
+def _ex():
+    if not _EX:
+        _EX.append(relax.build(Model))
+    return _EX[0]
+
+
+def _expected(cond, x=X, w=W):
+    if cond:
+        return (2 * x) * w + 2 * x - x
+    return x * x + x - x
+
+
+def _args(cond, w=W):
+    return np.array(cond), X.copy(), w.copy()
+
+
+def _vm(engine=None):
+    return VirtualMachine(_ex(), rvm.cpu(), engine=engine)
+
+
+def _instr(stop):
+    ex = _ex()
+    return ex.instructions[ex.function_info(stop.function).start + stop.position]
+
+
+def _trail(dbg, move, limit=200):
+    """(function, binding) at each stop of repeated ``move`` until the call returns, with
+    consecutive repeats and unnamed bindings ('_') left out."""
+    out = []
+    for _ in range(limit):
+        stop = move()
+        if stop.reason == "done":
+            return out
+        here = (stop.function, stop.binding)
+        if stop.binding != "_" and (not out or out[-1] != here):
+            out.append(here)
+    raise AssertionError("the call did not return")
+
+
+def test_breakpoint_by_position_stops_before_that_instruction():
+    dbg = _vm().debug()
+    dbg.break_at(pc=5)
+    assert dbg.start("main", *_args(True)).reason == "start"
+    stop = dbg.continue_()
+    assert (stop.reason, stop.function, stop.position) == ("breakpoint", "main", 5)
+    assert dbg.where() == [("main", 5, stop.binding)]
+    assert dbg.continue_().reason == "done"
+    np.testing.assert_allclose(dbg.result.numpy(), _expected(True), rtol=1e-6)
+
+
+def test_breakpoint_by_binding_stops_at_its_first_instruction_in_the_callee():
+    dbg = _vm().debug()
+    dbg.break_at(binding="h2")
+    stop = dbg.run("main", *_args(True))
+    assert (stop.reason, stop.function, stop.binding) == ("breakpoint", "helper", "h2")
+    ex = _ex()
+    start = ex.function_info("helper").start
+    assert ex.source_of(start + stop.position - 1)[1] != "h2"   # its first instruction
+    assert [f for f, _, _ in dbg.where()] == ["main", "helper"]
+    assert dbg.continue_().reason == "done"
+
+
+def test_breakpoint_by_kernel_and_conditional_breakpoints():
+    dbg = _vm().debug()
+    number = dbg.break_at(kernel="subtract")
+    stop = dbg.run("main", *_args(False))
+    assert (stop.reason, stop.kernel, stop.binding) == ("breakpoint", "subtract", "out")
+    assert _ex().func_table[_instr(stop).field("func")].name == "subtract"
+    dbg.delete(number)
+    dbg.break_at(kernel="subtract", when=lambda regs: regs["x"][0] > 100)
+    assert dbg.run("main", *_args(False)).reason == "done"           # condition false
+    dbg.break_at(kernel="subtract", when=lambda regs: regs["x"][0] == X[0])
+    assert dbg.run("main", *_args(False)).reason == "breakpoint"
+
+
+def test_breakpoint_errors_name_what_was_expected():
+    dbg = _vm().debug()
+    with pytest.raises(ValueError, match="exactly one of pc, binding, kernel; got none"):
+        dbg.break_at()
+    with pytest.raises(ValueError, match="no instruction for binding nope"):
+        dbg.break_at(binding="nope")
+    with pytest.raises(ValueError, match="main has instructions 0"):
+        dbg.break_at(pc=10_000)
+    with pytest.raises(ValueError, match="no VM function 'nope'"):
+        dbg.break_at(pc=0, function="nope")
+    with pytest.raises(TypeError, match="when must be callable"):
+        dbg.break_at(kernel="subtract", when=3)
+    with pytest.raises(RuntimeError, match="call start"):
+        dbg.step()
+    with pytest.raises(ValueError, match="no breakpoint 7"):
+        dbg.delete(7)
+
+
+STEP_TRAIL = [("main", "y"), ("main", "alloc_storage"), ("main", "alloc"), ("main", "lv0"),
+              ("main", "ret"), ("helper", "alloc_storage"), ("helper", "alloc"),
+              ("helper", "h2"), ("helper", "return"), ("main", "y"),
+              ("main", "alloc3_storage"), ("main", "alloc3"), ("main", "out"),
+              ("main", "return")]
+
+
+def test_step_enters_the_nested_call_and_step_over_does_not():
+    dbg = _vm().debug()
+    dbg.start("main", *_args(True))
+    assert _trail(dbg, dbg.step) == STEP_TRAIL
+    np.testing.assert_allclose(dbg.result.numpy(), _expected(True), rtol=1e-6)
+    dbg.start("main", *_args(True))
+    assert _trail(dbg, dbg.step_over) == [s for s in STEP_TRAIL if s[0] == "main"]
+    np.testing.assert_allclose(dbg.result.numpy(), _expected(True), rtol=1e-6)
+
+
+def test_the_else_branch_steps_through_its_own_bindings():
+    dbg = _vm().debug()
+    dbg.start("main", *_args(False))
+    trail = _trail(dbg, dbg.step)
+    assert ("main", "lv1") in trail and all(f == "main" for f, _ in trail)
+    assert ("main", "lv0") not in trail
+    np.testing.assert_allclose(dbg.result.numpy(), _expected(False), rtol=1e-6)
+
+
+def test_finish_returns_to_the_caller_after_the_call():
+    dbg = _vm().debug()
+    dbg.break_at(pc=2, function="helper")
+    stop = dbg.run("main", *_args(True))
+    assert (stop.function, stop.position) == ("helper", 2)
+    stop = dbg.finish()
+    assert stop.reason == "finish" and stop.function == "main"
+    assert _instr(stop).op.name == "call" and stop.position > 0
+    before = _ex().instructions[_ex().function_info("main").start + stop.position - 1]
+    assert _ex().func_table[before.field("func")].name == "helper"
+    assert dbg.finish().reason == "done"
+    with pytest.raises(RuntimeError, match="has returned"):
+        dbg.step()
+
+
+def test_registers_hold_relax_variables_and_agree_between_engines():
+    seen = []
+    for engine in ("python", "native"):
+        dbg = _vm(engine).debug()
+        dbg.break_at(binding="h2")
+        dbg.run("main", *_args(True))
+        dbg.step()
+        seen.append(dbg.registers())
+        assert dbg.continue_().reason == "done"
+    assert seen[0] == seen[1]
+    by_var = {r["var"]: r["value"] for r in seen[0]}
+    a = 2 * X
+    assert by_var["a"] == {"kind": "tensor", "shape": (3,), "dtype": "float32",
+                           "min": float(a.min()), "max": float(a.max()),
+                           "mean": pytest.approx(float(a.mean())), "nan": 0, "inf": 0}
+    h2 = a * W + a
+    assert by_var["h2"]["max"] == pytest.approx(float(h2.max()))
+
+
+def test_register_lookup_and_listing():
+    dbg = _vm().debug()
+    dbg.break_at(kernel="subtract")
+    dbg.run("main", *_args(True))
+    np.testing.assert_array_equal(dbg.register("x").numpy(), X)
+    np.testing.assert_array_equal(dbg.register(1).numpy(), X)
+    with pytest.raises(KeyError, match="no live register 'zz'"):
+        dbg.register("zz")
+    text = dbg.listing(context=1)
+    assert text.splitlines()[0] == "@main"
+    marked = [line for line in text.splitlines() if line.startswith("=>")]
+    assert len(marked) == 1 and "subtract" in marked[0] and marked[0].endswith("; out")
+    assert "x" in dbg.format_registers()
+
+
+def test_nonfinite_watch_names_the_binding_the_kernel_and_its_inputs():
+    w = W.copy()
+    w[1] = np.nan
+    for engine in ("python", "native"):
+        dbg = _vm(engine).debug()
+        dbg.watch_nonfinite()
+        stop = dbg.run("main", *_args(True, w=w))
+        assert (stop.reason, stop.function, stop.binding, stop.kernel) == \
+            ("nonfinite", "helper", "h2", "fused_multiply_add")
+        assert [i["nan"] for i in stop.detail["inputs"]] == [0, 1]
+        assert stop.detail["outputs"][0]["nan"] == 1
+        assert dbg.continue_().binding == "y"    # the next call that outputs the NaN
+        dbg.watch_nonfinite(False)
+        assert dbg.continue_().reason == "done"
+        assert np.isnan(dbg.result.numpy()[1])
+        dbg.watch_nonfinite()
+        # a finite run is not stopped, even with pooled storage that held the NaN
+        assert dbg.run("main", *_args(True)).reason == "done"
+
+
+def test_errors_in_a_stepped_call_match_a_plain_call_and_end_it():
+    vm = _vm()
+    bad = (np.array(True), np.zeros(4, "float32"), W.copy())
+    with pytest.raises(Exception) as plain:
+        vm["main"](*bad)
+    dbg = vm.debug()
+    with pytest.raises(type(plain.value)) as stepped:
+        dbg.run("main", *bad)
+    assert str(stepped.value) == str(plain.value)
+    with pytest.raises(RuntimeError, match="has returned"):
+        dbg.step()
+
+
+def _rss():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096
+
+
+def test_abandoned_calls_free_their_storage_and_leave_the_vm_usable():
+    vm = _vm()
+    dbg = vm.debug()
+    dbg.break_at(binding="h2")
+
+    def abandon_one():
+        assert dbg.run("main", *_args(True)).function == "helper"
+        dbg.abandon()
+
+    for _ in range(100):
+        abandon_one()
+    gc.collect()
+    in_use, rss = vm.memory_stats()[0]["vm_bytes_in_use"], _rss()
+    for _ in range(1000):
+        abandon_one()
+    gc.collect()
+    assert vm.memory_stats()[0]["vm_bytes_in_use"] == in_use
+    assert _rss() - rss < 4 << 20
+    np.testing.assert_allclose(vm["main"](*_args(True)).numpy(), _expected(True), rtol=1e-6)
+    with pytest.raises(RuntimeError, match="call start"):
+        dbg.step()
