@@ -4,7 +4,7 @@
     rvm run model.rvm --input x.npy [--output y.npy] [--repeat N]
     rvm inspect model.rvm [--disasm]
     rvm verify model.rvm
-    rvm profile model.rvm --input x.npy
+    rvm profile model.rvm --input x.npy [--trace out.json]
     rvm debug model.rvm --input x.npy [--break BINDING]   # commands on stdin: h for help
     rvm bench model.rvm --input x.npy [--repeat N] [--reference ref.py]
     rvm tune model.py --work-dir tune_tmp --trials 64 [-o model.rvm]
@@ -242,7 +242,10 @@ def cmd_profile(args):
     _check_arity(ex, args.function, inputs)
     vm = _vm(ex, args.engine, args.env, _limits(args))
     _call(vm, args.function, inputs)  # warm up (and report bad inputs cleanly)
-    print(vm.profile(args.function, *inputs))
+    print(vm.profile(args.function, *inputs, trace=args.trace))
+    if args.trace:
+        print(f"wrote {args.trace} (Chrome trace-event JSON: open it in ui.perfetto.dev or "
+              f"chrome://tracing)")
 
 
 def cmd_debug(args):
@@ -336,6 +339,9 @@ def _parser():
         if name == "run":
             p.add_argument("--output", "-o", help="save the result to this .npy file")
             p.add_argument("--repeat", type=int, default=1, help="run N times, report time")
+        if name == "profile":
+            p.add_argument("--trace", metavar="OUT.json",
+                           help="also write the run's timeline (Chrome trace-event JSON)")
         if name == "debug":
             p.add_argument("--break", "-b", dest="breaks", action="append", default=[],
                            metavar="BINDING", help="stop at this Relax binding (or kernel, "

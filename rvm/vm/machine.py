@@ -38,6 +38,7 @@ from rvm.vm.debugger import Debugger
 from rvm.vm.link import link
 from rvm.vm.native import build_native_engine, native_available
 from rvm.vm.profiler import ProfileReport
+from rvm.vm.trace import traced_call, write_trace
 
 ENGINES = ("native", "python")
 DEFAULT_ENGINE = "native"  # engine=None: this one when the runtime has it
@@ -339,11 +340,21 @@ class VirtualMachine:
         if self._native is not None:
             self._native.instrument = instrument
 
-    def profile(self, func_name, *args):
+    def profile(self, func_name, *args, trace=None):
         """Runs ``func_name`` once on the engine in use, timing every call site whose callee
-        is not a VM function; returns a ProfileReport."""
+        is not a VM function; returns a ProfileReport.
+
+        With ``trace`` (a path), the call runs in the stepping loop instead (rvm.vm.trace,
+        either engine, the same callees) and its timeline is written there as Chrome
+        trace-event JSON: one slice per call, nested in one per VM function activation."""
         index = self._func_index(func_name)
         checked = self.check_args(index, args)
+        if trace is not None:
+            start = time.perf_counter()
+            result, events, samples = traced_call(self, index, checked)
+            total = time.perf_counter() - start
+            write_trace(trace, events)
+            return ProfileReport(func_name, self.executable, samples, total, result)
         native = self._native
         if native is not None:
             native.start_profile()

@@ -48,16 +48,18 @@ class Frame:
 
 class Executed:
     """What one executed instruction did: ``pc`` and ``frame`` it ran in, the callee's
-    ``argv`` and ``result`` for a call that is not a VM call (else None), and whether it
-    entered (``entered``) or returned from (``returned``) a VM frame."""
+    ``argv`` and ``result`` for a call that is not a VM call (else None) with when it
+    ``started`` and how many ``seconds`` it took, and whether it entered (``entered``) or
+    returned from (``returned``) a VM frame."""
 
-    __slots__ = ("pc", "frame", "callee", "argv", "result", "entered", "returned", "seconds")
+    __slots__ = ("pc", "frame", "callee", "argv", "result", "entered", "returned", "started",
+                 "seconds")
 
     def __init__(self, pc, frame):
         self.pc, self.frame = pc, frame
         self.callee = self.argv = self.result = None
         self.entered = self.returned = False
-        self.seconds = 0.0
+        self.started = self.seconds = 0.0
 
 
 class SteppedCall:
@@ -139,7 +141,7 @@ class SteppedCall:
                 return done
             start = time.perf_counter()
             result = func(*argv)
-            done.seconds = time.perf_counter() - start
+            done.started, done.seconds = start, time.perf_counter() - start
             done.callee, done.argv, done.result = callee, argv, result
             if dst >= 0:
                 regs[dst] = result

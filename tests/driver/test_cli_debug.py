@@ -1,4 +1,6 @@
 """``rvm debug``: a scripted session through stdin, and its errors."""
+import json
+
 import numpy as np
 import pytest
 
@@ -100,3 +102,16 @@ def test_bad_inputs_and_breakpoints_are_one_line_errors(work):
     out = debug(work, "", "--break", "nope")
     assert out.returncode == 1
     assert out.stderr.strip() == "rvm: error: no binding or kernel named 'nope'"
+
+
+def test_profile_writes_a_trace(work):
+    from tests.vm.test_trace import check_trace_events
+    out = rvm("profile", "model.rvm", "-i", "cond.npy", "-i", "x.npy", "-i", "w.npy",
+              "--trace", "out.json", cwd=work)
+    assert out.returncode == 0, out.stderr
+    assert "wrote out.json (Chrome trace-event JSON" in out.stdout
+    assert "fused_multiply_add" in out.stdout     # the table is still printed
+    doc = json.loads((work / "out.json").read_text())
+    (events,) = check_trace_events(doc).values()
+    assert {"add1", "fused_multiply_add", "subtract", "main", "helper"} <= \
+        {e["name"] for e in events}
