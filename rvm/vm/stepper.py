@@ -146,7 +146,7 @@ class SteppedCall:
             if dst >= 0:
                 regs[dst] = result
                 frame.names[dst] = _binding(vm.executable, pc)
-            elif table[callee].kind == FuncKind.KERNEL and nargs:
+            elif nargs and _names_output(vm.executable, table[callee], pc):
                 kind, out = linked.args[first + nargs - 1]
                 if kind == _REG:  # destination-passing: the output names the binding
                     frame.names[out] = _binding(vm.executable, pc)
@@ -174,6 +174,15 @@ class SteppedCall:
                 self._count_step()
             frame.pc = target
         return done
+
+
+def _names_output(ex, info, pc):
+    """Whether a call with no destination register writes its last argument as the value
+    of its binding: a kernel, or a destination-passing call of a named binding."""
+    if info.kind == FuncKind.KERNEL:
+        return True
+    return _binding(ex, pc) not in (None, "_", "return") and not info.name.startswith(
+        "vm.builtin.")
 
 
 def _binding(ex, pc):

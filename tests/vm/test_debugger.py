@@ -266,3 +266,29 @@ def test_abandoned_calls_free_their_storage_and_leave_the_vm_usable():
     np.testing.assert_allclose(vm["main"](*_args(True)).numpy(), _expected(True), rtol=1e-6)
     with pytest.raises(RuntimeError, match="call start"):
         dbg.step()
+
+
+@rvm.register_func("test.debugger.double", override=True)
+def _double(x, out):
+    np.multiply(np.from_dlpack(x), 2, out=np.from_dlpack(out))
+
+
+@I.ir_module
+class Packed:
+    @R.function
+    def main(x: R.Tensor((3,), "float32")):
+        with R.dataflow():
+            lv = R.call_dps_packed("test.debugger.double", (x,), R.Tensor((3,), "float32"))
+            out = R.add(lv, x)
+            R.output(out)
+        return out
+
+
+def test_a_destination_passing_packed_call_names_its_output():
+    dbg = VirtualMachine(relax.build(Packed), rvm.cpu()).debug()
+    dbg.break_at(kernel="add")
+    assert dbg.run("main", X.copy()).reason == "breakpoint"
+    names = {r["var"]: r["value"] for r in dbg.registers()}
+    assert names["lv"]["max"] == pytest.approx(2 * float(X.max()))
+    assert dbg.continue_().reason == "done"
+    np.testing.assert_allclose(dbg.result.numpy(), 3 * X, rtol=1e-6)
