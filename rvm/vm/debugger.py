@@ -65,6 +65,8 @@ class Debugger:
     """Stops, steps and inspects calls of ``vm`` (a VirtualMachine, either engine)."""
 
     def __init__(self, vm):
+        if getattr(vm, "linked", None) is None or getattr(vm, "executable", None) is None:
+            raise TypeError(f"Debugger expects a VirtualMachine, got {type(vm).__name__}")
         self.vm = vm
         self.ex = vm.executable
         self.call = None

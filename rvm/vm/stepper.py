@@ -2,7 +2,8 @@
 
 It executes the linked form (rvm.vm.link) exactly as the python engine's
 interpreter does (rvm.vm.interpreter: same callees, same VM state, same
-closure frames, step limit, time limit and call depth, same error notes), but
+closure frames, step limit, time limit and call depth, same error notes, an
+instrument set on the VM sees its calls), but
 keeps its frames as objects the debugger can read and can stop between any
 two instructions. It is what ``Debugger`` and a traced profile run on **both**
 engines: the native engine's C loop is not involved in a stepped call (its
@@ -24,7 +25,7 @@ from rvm.bytecode.disasm import describe_position
 from rvm.bytecode.function import FuncKind
 from rvm.runtime._ffi import _bridge
 from rvm.vm.closure import VMClosure
-from rvm.vm.interpreter import branch_taken
+from rvm.vm.interpreter import branch_taken, observed_call
 
 _CALL, _RET, _GOTO = CALL.code, RET.code, GOTO.code
 _REG, _VM, _CLOSURE = LinkedArg.REG, CalleeKind.VM, CalleeKind.CLOSURE
@@ -140,7 +141,10 @@ class SteppedCall:
                 done.entered = True
                 return done
             start = time.perf_counter()
-            result = func(*argv)
+            if vm.instrument is not None or vm.profile_samples is not None:
+                result = observed_call(vm, pc, func, table[callee].name, argv)
+            else:
+                result = func(*argv)
             done.started, done.seconds = start, time.perf_counter() - start
             done.callee, done.argv, done.result = callee, argv, result
             if dst >= 0:

@@ -292,3 +292,59 @@ def test_a_destination_passing_packed_call_names_its_output():
     assert names["lv"]["max"] == pytest.approx(2 * float(X.max()))
     assert dbg.continue_().reason == "done"
     np.testing.assert_allclose(dbg.result.numpy(), 3 * X, rtol=1e-6)
+
+
+def test_a_debugger_needs_a_virtual_machine():
+    from rvm.vm.debugger import Debugger
+    with pytest.raises(TypeError, match="Debugger expects a VirtualMachine, got Executable"):
+        Debugger(_ex())
+
+
+def test_bad_arguments_are_refused_as_by_a_plain_call():
+    vm = _vm()
+    with pytest.raises(TypeError) as plain:
+        vm["main"](X)
+    with pytest.raises(TypeError) as stepped:
+        vm.debug().start("main", X)
+    assert str(stepped.value) == str(plain.value)
+    with pytest.raises(ValueError, match="no VM function 'nope'"):
+        vm.debug().start("nope")
+
+
+def test_a_failing_condition_leaves_the_call_stopped_where_it_was():
+    dbg = _vm().debug()
+    number = dbg.break_at(kernel="subtract", when=lambda regs: regs["nope"])
+    with pytest.raises(KeyError, match="nope"):
+        dbg.run("main", *_args(True))
+    stack = dbg.where()
+    dbg.delete(number)
+    assert dbg.where() == stack and dbg.continue_().reason == "done"
+    np.testing.assert_allclose(dbg.result.numpy(), _expected(True), rtol=1e-6)
+
+
+def test_the_step_limit_and_instrument_apply_to_a_stepped_call():
+    from rvm.bytecode.builder import ExecBuilder
+    from rvm.vm.profiler import SKIP_RUN
+    ib = ExecBuilder()
+    with ib.function("spin", num_inputs=1):
+        ib.emit_call("vm.builtin.copy", args=[ib.r(0)], dst=ib.r(1))
+        ib.emit_goto(-1)
+        ib.emit_ret(ib.r(1))
+    vm = VirtualMachine(ib.get(), rvm.cpu(), step_limit=50)
+    with pytest.raises(RuntimeError) as plain:
+        vm["spin"](1)
+    dbg = vm.debug()
+    with pytest.raises(RuntimeError) as stepped:
+        dbg.run("spin", 1)
+    assert str(stepped.value) == str(plain.value) and "step_limit of 50" in str(plain.value)
+    seen = []
+
+    def instrument(func, name, before, ret, *args):
+        seen.append((name, before))
+        return SKIP_RUN if before else None
+
+    vm.set_instrument(instrument)
+    dbg.start("spin", 1)
+    dbg.step()
+    assert seen == [("vm.builtin.copy", True)]
+    assert [r["reg"] for r in dbg.registers()] == [0]       # the copy was skipped
