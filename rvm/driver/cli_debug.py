@@ -22,6 +22,10 @@ from rvm.vm.debug_values import describe, format_value
 HELP = __doc__.split("Commands (one a line, from stdin):", 1)[1].rstrip()
 
 
+class CallFailed(Exception):
+    """The debugged call raised (its error is the ``__cause__``)."""
+
+
 class DebugShell:
     """The command loop: reads commands from ``lines``, writes to ``out`` (a print)."""
 
@@ -52,17 +56,27 @@ class DebugShell:
                 break
             try:
                 self.command(*line.split(None, 1))
-            except (ValueError, KeyError, RuntimeError, TypeError) as err:
-                self.out(f"error: {err.args[0] if err.args else err}")
-            except Exception as err:  # the debugged call failed: report it, keep the shell
+            except CallFailed as failed:  # the debugged call raised: report it, keep the shell
+                err = failed.__cause__
                 self.out(f"error: the call failed: {type(err).__name__}: {err}")
+                for note in getattr(err, "__notes__", ()):
+                    self.out(f"  {note}")
+            except (ValueError, KeyError, RuntimeError, TypeError) as err:  # a bad command
+                self.out(f"error: {err.args[0] if err.args else err}")
         self.dbg.abandon()
 
     def command(self, name, arg=""):
         dbg = self.dbg
         moves = {"s": dbg.step, "n": dbg.step_over, "c": dbg.continue_, "f": dbg.finish}
         if name in moves:
-            self.show(moves[name]())
+            alive = dbg.call is not None and not dbg.call.done
+            try:
+                stop = moves[name]()
+            except Exception as err:
+                if alive and dbg.call.done:
+                    raise CallFailed() from err
+                raise
+            self.show(stop)
         elif name == "b":
             self.out(f"breakpoint {self.breakpoint(arg.strip())}")
         elif name == "p":

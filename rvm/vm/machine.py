@@ -12,7 +12,9 @@ run that linked form:
 
 Both allocate from one C allocator (the VM state object, one storage pool per
 device) and call the same builtins, so they raise the same errors. Instruments
-and profiles run on the engine in use.
+and profiles run on the engine in use; a debugger (``debug()``) and a traced
+profile (``profile(..., trace=)``) run the call in the stepping loop
+(rvm.vm.stepper) on either engine.
 
 Threads: a VirtualMachine is used by one thread at a time; make one per
 thread, any number of them sharing one Executable.

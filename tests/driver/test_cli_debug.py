@@ -115,3 +115,29 @@ def test_profile_writes_a_trace(work):
     (events,) = check_trace_events(doc).values()
     assert {"add1", "fused_multiply_add", "subtract", "main", "helper"} <= \
         {e["name"] for e in events}
+
+
+def test_a_call_failing_in_a_session_is_reported_and_the_shell_goes_on():
+    import rvm
+    from rvm.bytecode.builder import ExecBuilder
+    from rvm.driver.cli_debug import debug_session
+    from rvm.vm.machine import VirtualMachine
+
+    def boom(x):
+        raise ValueError("boom")
+
+    rvm.register_func("test.cli_debug.boom", boom, override=True)
+    ib = ExecBuilder()
+    with ib.function("main", num_inputs=1):
+        ib.emit_call("test.cli_debug.boom", args=[ib.r(0)], dst=ib.r(1))
+        ib.emit_ret(ib.r(1))
+    lines = []
+    debug_session(VirtualMachine(ib.get(), rvm.cpu()), "main", [1], ["regs", "c", "s", "h"],
+                  out=lines.append)
+    assert lines[0] == "[start] main@0"
+    assert lines[3] == "%0                    int 1"
+    assert lines[5] == "error: the call failed: ValueError: boom"
+    assert lines[6].startswith("  in VM function 'main', instruction 0: call  "
+                               "test.cli_debug.boom")
+    assert lines[8] == "error: the debugged call has returned; start a new one"
+    assert "p REG" in lines[10]
