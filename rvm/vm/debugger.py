@@ -12,9 +12,10 @@ Breakpoints stop *before* an instruction: by position in a VM function
 (any call of it, directly or as a function argument), each optionally
 conditional (``when=lambda regs: ...`` on the frame's registers by index and by
 Relax variable name, tensors as numpy arrays). ``watch_nonfinite()`` stops
-*after* the first call whose output (its result, or a kernel's output
-argument, the last by the destination-passing convention) holds a NaN or Inf;
-a fresh allocation (``UNWRITTEN``) is no output, its storage not yet written.
+*after* the first call whose output holds a NaN or Inf: its result, or for a
+destination-passing call (a kernel) the fresh allocations it was passed (else
+its last argument); an allocation itself is no output (its storage holds
+whatever the pool held).
 
 >>> # dbg = vm.debug(); dbg.break_at(binding="lv1"); stop = dbg.start("main", x)
 """
@@ -26,10 +27,6 @@ from rvm.bytecode.function import FuncKind
 from rvm.runtime.ndarray import NDArray
 from rvm.vm.debug_values import describe, format_value, nonfinite_count
 from rvm.vm.stepper import SteppedCall
-
-
-# callees whose result is storage not yet written: its contents are no output of the call
-UNWRITTEN = frozenset({"vm.builtin.alloc_storage", "vm.builtin.alloc_tensor"})
 
 
 class Stop(NamedTuple):
@@ -253,18 +250,13 @@ class Debugger:
         return view
 
     def _nonfinite(self, done):
-        if self._names[done.callee] in UNWRITTEN:
+        if not any(nonfinite_count(o) for o in done.outputs):
             return None
-        argv = [a for a in done.argv if a is not self.vm.state and a is not self.vm]
-        outputs = [done.result] if done.result is not None else []
-        kernel = self._kernel_of(done.pc)
-        if kernel is not None and argv and isinstance(argv[-1], NDArray):
-            outputs.append(argv[-1])
-            argv = argv[:-1]
-        bad = [describe(o) for o in outputs if nonfinite_count(o)]
-        if not bad:
-            return None
-        return {"outputs": bad, "inputs": [describe(a) for a in argv],
+        written = [id(o) for o in done.outputs]
+        inputs = [a for a in done.argv
+                  if a is not self.vm.state and a is not self.vm and id(a) not in written]
+        return {"outputs": [describe(o) for o in done.outputs],
+                "inputs": [describe(a) for a in inputs],
                 "callee": self._names[done.callee]}
 
     def _stop(self, reason, pc, frame=None, detail=None):

@@ -28,6 +28,8 @@ from rvm.vm.closure import VMClosure
 from rvm.vm.interpreter import branch_taken, observed_call
 
 _CALL, _RET, _GOTO = CALL.code, RET.code, GOTO.code
+# callees whose result is storage not yet written: no output of theirs has a value yet
+UNWRITTEN = frozenset({"vm.builtin.alloc_storage", "vm.builtin.alloc_tensor"})
 _REG, _VM, _CLOSURE = LinkedArg.REG, CalleeKind.VM, CalleeKind.CLOSURE
 
 
@@ -35,7 +37,7 @@ class Frame:
     """One VM function's activation: its registers, the Relax variable each holds, the
     next instruction (absolute ``pc``), and the caller's destination register."""
 
-    __slots__ = ("fidx", "pc", "regs", "names", "dst", "started")
+    __slots__ = ("fidx", "pc", "regs", "names", "dst", "started", "fresh")
 
     def __init__(self, fidx, info, args, dst):
         self.fidx = fidx
@@ -45,20 +47,23 @@ class Frame:
         self.names = names + [None] * (info.num_regs - len(names))
         self.dst = dst
         self.started = time.perf_counter()
+        self.fresh = set()  # registers holding an allocation no call has written yet
 
 
 class Executed:
     """What one executed instruction did: ``pc`` and ``frame`` it ran in, the callee's
-    ``argv`` and ``result`` for a call that is not a VM call (else None) with when it
+    ``argv``, ``result`` and ``outputs`` (the values it wrote: its result, or the fresh
+    allocations it filled) for a call that is not a VM call (else None) with when it
     ``started`` and how many ``seconds`` it took, and whether it entered (``entered``) or
     returned from (``returned``) a VM frame."""
 
-    __slots__ = ("pc", "frame", "callee", "argv", "result", "entered", "returned", "started",
-                 "seconds")
+    __slots__ = ("pc", "frame", "callee", "argv", "result", "outputs", "entered", "returned",
+                 "started", "seconds")
 
     def __init__(self, pc, frame):
         self.pc, self.frame = pc, frame
         self.callee = self.argv = self.result = None
+        self.outputs = ()
         self.entered = self.returned = False
         self.started = self.seconds = 0.0
 
@@ -104,6 +109,39 @@ class SteppedCall:
         if vm.time_limit:
             _bridge.kernel_context_check(vm.state)
 
+    def _call(self, frame, done, func, callee, argv, dst, arg_refs):
+        """A call that is not a VM call: the result to ``dst``, the written registers named
+        after the binding, ``done.outputs`` the values the call wrote."""
+        vm, pc = self.vm, done.pc
+        info = vm.executable.func_table[callee]
+        outs = []  # registers a destination-passing call writes
+        if dst < 0 and arg_refs and _names_output(vm.executable, info, pc):
+            regs = [i for k, i in arg_refs if k == _REG]
+            outs = [i for i in regs if i in frame.fresh]
+            if not outs and arg_refs[-1][0] == _REG:  # the convention: the output is last
+                outs = [arg_refs[-1][1]]
+        start = time.perf_counter()
+        if vm.instrument is not None or vm.profile_samples is not None:
+            result = observed_call(vm, pc, func, info.name, argv)
+        else:
+            result = func(*argv)
+        done.started, done.seconds = start, time.perf_counter() - start
+        done.callee, done.argv, done.result = callee, argv, result
+        binding = _binding(vm.executable, pc)
+        for i in outs:
+            frame.names[i] = binding
+            frame.fresh.discard(i)
+        done.outputs = [frame.regs[i] for i in outs]
+        if dst >= 0:
+            frame.regs[dst] = result
+            frame.names[dst] = binding
+            if info.name in UNWRITTEN:
+                frame.fresh.add(dst)
+            else:
+                frame.fresh.discard(dst)
+                done.outputs.append(result)
+        frame.pc = pc + 1
+
     def advance(self):
         """Executes the next instruction (inside ``running``); returns its ``Executed``.
         An error gets the python engine's position note and ends the call."""
@@ -140,21 +178,7 @@ class SteppedCall:
                 self.frames.append(Frame(callee, table[callee], argv, dst))
                 done.entered = True
                 return done
-            start = time.perf_counter()
-            if vm.instrument is not None or vm.profile_samples is not None:
-                result = observed_call(vm, pc, func, table[callee].name, argv)
-            else:
-                result = func(*argv)
-            done.started, done.seconds = start, time.perf_counter() - start
-            done.callee, done.argv, done.result = callee, argv, result
-            if dst >= 0:
-                regs[dst] = result
-                frame.names[dst] = _binding(vm.executable, pc)
-            elif nargs and _names_output(vm.executable, table[callee], pc):
-                kind, out = linked.args[first + nargs - 1]
-                if kind == _REG:  # destination-passing: the output names the binding
-                    frame.names[out] = _binding(vm.executable, pc)
-            frame.pc = pc + 1
+            self._call(frame, done, func, callee, argv, dst, linked.args[first:first + nargs])
         elif op == _RET:
             result = regs[reg]
             self.frames.pop()
@@ -181,8 +205,9 @@ class SteppedCall:
 
 
 def _names_output(ex, info, pc):
-    """Whether a call with no destination register writes its last argument as the value
-    of its binding: a kernel, or a destination-passing call of a named binding."""
+    """Whether a call with no destination register writes arguments as the value of its
+    binding (the fresh allocations it is passed, else its last argument): a kernel, or a
+    destination-passing call of a named binding."""
     if info.kind == FuncKind.KERNEL:
         return True
     return _binding(ex, pc) not in (None, "_", "return") and not info.name.startswith(

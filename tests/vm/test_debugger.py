@@ -6,7 +6,7 @@ import pytest
 
 import rvm
 from rvm import relax
-from rvm.script import ir as I, relax as R
+from rvm.script import ir as I, relax as R, tir as T
 from rvm.vm.machine import VirtualMachine
 
 
@@ -348,3 +348,41 @@ def test_the_step_limit_and_instrument_apply_to_a_stepped_call():
     dbg.step()
     assert seen == [("vm.builtin.copy", True)]
     assert [r["reg"] for r in dbg.registers()] == [0]       # the copy was skipped
+
+
+@I.ir_module
+class TwoOutputs:
+    @T.prim_func
+    def scale_and_shift(x: T.handle, w: T.handle, a: T.handle, b: T.handle):
+        X = T.match_buffer(x, (3,), "float32")
+        W = T.match_buffer(w, (3,), "float32")
+        A = T.match_buffer(a, (3,), "float32")
+        B = T.match_buffer(b, (3,), "float32")
+        for i in T.grid(3):
+            with T.block("AB"):
+                vi = T.axis.remap("S", [i])
+                A[vi] = X[vi] * W[vi]
+                B[vi] = X[vi] + T.float32(1)
+
+    @R.function
+    def main(x: R.Tensor((3,), "float32"), w: R.Tensor((3,), "float32")):
+        cls = TwoOutputs
+        with R.dataflow():
+            lv = R.call_tir(cls.scale_and_shift, (x, w),
+                            out_sinfo=[R.Tensor((3,), "float32"), R.Tensor((3,), "float32")])
+            a = lv[0]
+            b = lv[1]
+            R.output(a, b)
+        return (b, a)
+
+
+def test_the_watch_sees_every_output_of_a_multi_output_kernel():
+    w = W.copy()
+    w[1] = np.nan
+    dbg = VirtualMachine(relax.build(TwoOutputs), rvm.cpu()).debug()
+    dbg.watch_nonfinite()
+    stop = dbg.run("main", X.copy(), w)
+    assert stop.reason == "nonfinite" and stop.kernel.endswith("scale_and_shift")
+    assert [o["nan"] for o in stop.detail["outputs"]] == [1, 0]   # A (not last) and B
+    assert [i["nan"] for i in stop.detail["inputs"]] == [0, 1]    # x, w
+    assert dbg.run("main", X.copy(), W.copy()).reason == "done"
