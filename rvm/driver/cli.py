@@ -4,7 +4,8 @@
     rvm run model.rvm --input x.npy [--output y.npy] [--repeat N]
     rvm inspect model.rvm [--disasm]
     rvm verify model.rvm
-    rvm profile model.rvm --input x.npy
+    rvm profile model.rvm --input x.npy [--trace out.json]
+    rvm debug model.rvm --input x.npy [--break BINDING]   # commands on stdin: h for help
     rvm bench model.rvm --input x.npy [--repeat N] [--reference ref.py]
     rvm tune model.py --work-dir tune_tmp --trials 64 [-o model.rvm]
 
@@ -241,7 +242,22 @@ def cmd_profile(args):
     _check_arity(ex, args.function, inputs)
     vm = _vm(ex, args.engine, args.env, _limits(args))
     _call(vm, args.function, inputs)  # warm up (and report bad inputs cleanly)
-    print(vm.profile(args.function, *inputs))
+    print(vm.profile(args.function, *inputs, trace=args.trace))
+    if args.trace:
+        print(f"wrote {args.trace} (Chrome trace-event JSON: open it in ui.perfetto.dev or "
+              f"chrome://tracing)")
+
+
+def cmd_debug(args):
+    from rvm.driver.cli_debug import debug_session
+    ex = _load(args.model, args.trust_native, getattr(args, "allow", None))
+    inputs = _inputs(args.input)
+    _check_arity(ex, args.function, inputs)
+    vm = _vm(ex, args.engine, args.env, _limits(args))
+    try:
+        debug_session(vm, args.function, inputs, sys.stdin, args.breaks, args.watch_nonfinite)
+    except (ValueError, TypeError, RuntimeError) as err:  # bad inputs or breakpoints
+        raise CLIError(" ".join(str(err).split())) from None
 
 
 def cmd_bench(args):
@@ -297,7 +313,9 @@ def _parser():
     for name, fn, text in (("run", cmd_run, "run a function of an executable on .npy inputs"),
                            ("profile", cmd_profile, "time every kernel and builtin call of "
                                                     "one run"),
-                           ("bench", cmd_bench, "a latency table of a function")):
+                           ("bench", cmd_bench, "a latency table of a function"),
+                           ("debug", cmd_debug, "step through a run: breakpoints, registers, "
+                                                "a NaN watch (commands on stdin, h for help)")):
         p = command(name, fn, text)
         p.add_argument("--input", "-i", action="append", default=[], metavar="FILE.npy",
                        help="an argument, in order (repeat for each)")
@@ -321,6 +339,15 @@ def _parser():
         if name == "run":
             p.add_argument("--output", "-o", help="save the result to this .npy file")
             p.add_argument("--repeat", type=int, default=1, help="run N times, report time")
+        if name == "profile":
+            p.add_argument("--trace", metavar="OUT.json",
+                           help="also write the run's timeline (Chrome trace-event JSON)")
+        if name == "debug":
+            p.add_argument("--break", "-b", dest="breaks", action="append", default=[],
+                           metavar="BINDING", help="stop at this Relax binding (or kernel, "
+                           "or FUNC@N instruction); repeat for each")
+            p.add_argument("--watch-nonfinite", action="store_true",
+                           help="stop at the first call whose output holds a NaN or Inf")
         if name == "bench":
             p.add_argument("--repeat", type=int, default=100, help="timed runs (default 100)")
             p.add_argument("--reference", metavar="FILE.py",

@@ -12,7 +12,9 @@ run that linked form:
 
 Both allocate from one C allocator (the VM state object, one storage pool per
 device) and call the same builtins, so they raise the same errors. Instruments
-and profiles run on the engine in use.
+and profiles run on the engine in use; a debugger (``debug()``) and a traced
+profile (``profile(..., trace=)``) run the call in the stepping loop
+(rvm.vm.stepper) on either engine.
 
 Threads: a VirtualMachine is used by one thread at a time; make one per
 thread, any number of them sharing one Executable.
@@ -34,9 +36,11 @@ from rvm.runtime.profiling import time_evaluator as _time_evaluator
 from rvm.vm import interpreter
 from rvm.vm.builtins_string import string_tensor_arg
 from rvm.vm.closure import VMClosure
+from rvm.vm.debugger import Debugger
 from rvm.vm.link import link
 from rvm.vm.native import build_native_engine, native_available
 from rvm.vm.profiler import ProfileReport
+from rvm.vm.trace import traced_call, write_trace
 
 ENGINES = ("native", "python")
 DEFAULT_ENGINE = "native"  # engine=None: this one when the runtime has it
@@ -338,11 +342,21 @@ class VirtualMachine:
         if self._native is not None:
             self._native.instrument = instrument
 
-    def profile(self, func_name, *args):
+    def profile(self, func_name, *args, trace=None):
         """Runs ``func_name`` once on the engine in use, timing every call site whose callee
-        is not a VM function; returns a ProfileReport."""
+        is not a VM function; returns a ProfileReport.
+
+        With ``trace`` (a path), the call runs in the stepping loop instead (rvm.vm.trace,
+        either engine, the same callees) and its timeline is written there as Chrome
+        trace-event JSON: one slice per call, nested in one per VM function activation."""
         index = self._func_index(func_name)
         checked = self.check_args(index, args)
+        if trace is not None:
+            start = time.perf_counter()
+            result, events, samples = traced_call(self, index, checked)
+            total = time.perf_counter() - start
+            write_trace(trace, events)
+            return ProfileReport(func_name, self.executable, samples, total, result)
         native = self._native
         if native is not None:
             native.start_profile()
@@ -358,6 +372,10 @@ class VirtualMachine:
             else:
                 samples, self.profile_samples = self.profile_samples, None
         return ProfileReport(func_name, self.executable, samples, total, result)
+
+    def debug(self):
+        """A Debugger of this VM (rvm.vm.debugger: what runs where)."""
+        return Debugger(self)
 
     def memory_stats(self):
         """Allocation counters of each device's storage pool; ``vm_bytes_in_use`` is what all

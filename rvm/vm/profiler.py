@@ -5,7 +5,12 @@ instrument or a profile is set, and pay one test per call otherwise. A profile
 is the per-site count and time of one run; ``ProfileReport`` names each site
 by function, position, callee and source binding.
 """
+import csv
+import io
+import json
+
 NO_OP, SKIP_RUN = 0, 1  # what an instrument returns before a call
+ROW_KEYS = ("function", "position", "binding", "callee", "calls", "total", "mean", "share")
 
 
 class ProfileReport:
@@ -59,5 +64,27 @@ class ProfileReport:
                          f"{r['share']:>7.1%}")
         return "\n".join(lines)
 
+    def to_csv(self, path=None):
+        """The rows as CSV text (times in seconds), written to ``path`` if given."""
+        out = io.StringIO()
+        writer = csv.DictWriter(out, fieldnames=ROW_KEYS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(self.rows)
+        return _written(path, out.getvalue())
+
+    def to_json(self, path=None):
+        """The report as JSON text (function, total seconds, rows), written to ``path`` if
+        given."""
+        text = json.dumps({"function": self.func_name, "total": self.total,
+                           "rows": self.rows}, indent=1)
+        return _written(path, text)
+
     def __str__(self):
         return self.table()
+
+
+def _written(path, text):
+    if path is not None:
+        with open(path, "w") as f:
+            f.write(text)
+    return text

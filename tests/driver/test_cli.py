@@ -35,12 +35,14 @@ class Module:
 '''
 
 
-def rvm(*args, cwd):
-    """Runs the command line of the rvm under test (this checkout's, whatever is installed)."""
+def rvm(*args, cwd, stdin=None):
+    """Runs the command line of the rvm under test (this checkout's, whatever is installed),
+    with ``stdin`` (text) as its input."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [str(ROOT)] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
     return subprocess.run([sys.executable, "-m", "rvm.driver.cli", *map(str, args)], cwd=cwd,
-                          capture_output=True, text=True, timeout=300, env=env)
+                          capture_output=True, text=True, timeout=300, env=env,
+                          input=stdin)
 
 
 @pytest.fixture(scope="module")

@@ -1,8 +1,11 @@
 """README's tour runs as written (in a fresh process, from a file like a user's script)."""
 import pathlib
+import os
 import re
 import subprocess
 import sys
+
+import pytest
 
 README = pathlib.Path(__file__).resolve().parents[2] / "README.md"
 
@@ -26,3 +29,21 @@ def test_readme_opens_with_the_two_commands():
                             'pip install -e ".[dev]" && python -m pytest -q']
     ci = (README.parent / ".ci" / "run").read_text()
     assert commands[1] in ci
+
+
+def test_readme_debugging_session_runs(tmp_path):
+    pytest.importorskip("sklearn")
+    text = README.read_text()
+    code = re.search(r"## Debugging a run\n.*?```python\n(.*?)```", text, re.S).group(1)
+    script = tmp_path / "debug_session.py"
+    script.write_text(code)
+    env = dict(os.environ, PYTHONPATH=str(README.parent))
+    out = subprocess.run([sys.executable, str(script)], cwd=README.parent, capture_output=True,
+                         text=True, timeout=300, env=env)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("[nonfinite] main@")
+    assert lines[0].endswith(" (out) kernel linear1")
+    shown = [line.lstrip("# ") for line in code.splitlines() if line.startswith("# ")]
+    for line in lines[1:5]:       # the statistics are those the README shows
+        assert line in shown, line
