@@ -13,7 +13,8 @@ from rvm.tir.op import (
     if_then_else, indexdiv, indexmod, isfinite, isinf, isnan, log, log1p, log2, log10, max,
     max_value, min, min_value, pow, power, round, rsqrt, sigmoid, sin, sinh, sqrt, tan, tanh,
     trunc, truncdiv, truncmod,
-)
+)  # op attaches PrimExprWithOp's Python operators
+from rvm.tir.expr_printer import expr_text
 from rvm.tir.buffer import Buffer, decl_buffer
 from rvm.tir.layout import Layout, layout
 from rvm.tir.function import PrimFunc
@@ -33,3 +34,5 @@ from rvm.tir.schedule import (
 )
 
 from rvm.tir import transform  # the passes, after the nodes they read
+
+PrimExprWithOp.__repr__ = expr_text  # expressions print in script syntax

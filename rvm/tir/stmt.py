@@ -252,7 +252,7 @@ class BufferRegion(Node):
                     raise ValueError(f"buffer regions need unit steps, got {index}")
                 start = 0 if index.start is None else index.start
                 stop = dim if index.stop is None else index.stop
-                start, stop = _op._match(start, stop)
+                start, stop = _op.match_dtypes(start, stop)
                 region.append(Range.from_min_extent(start, _simplify(_op.subtract(stop, start))))
             else:
                 index = _op.convert(index, dim.dtype)
