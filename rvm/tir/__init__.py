@@ -34,5 +34,12 @@ from rvm.tir.schedule import (
 )
 
 from rvm.tir import transform  # the passes, after the nodes they read
+from rvm.tir.analysis.region import buffer_subscript
+from rvm.tir.specialize import specialize
+from rvm.tir.stmt import vstore
 
+# Methods whose results live above the node's own module, attached where all are imported.
 PrimExprWithOp.__repr__ = expr_text  # expressions print in script syntax
+Buffer.__getitem__ = buffer_subscript  # a BufferLoad, or with slices a BufferRegion
+Buffer.vstore = vstore
+PrimFunc.specialize = specialize
