@@ -8,7 +8,7 @@ import operator
 
 import numpy as np
 
-from rvm.ir.expr import PrimExpr, RelaxExpr
+from rvm.ir.expr import RelaxExpr
 from rvm.relax.struct_info import (
     convert_prim_value,
     convert_shape_values,

@@ -1,6 +1,7 @@
 """rvm.tir: TensorIR, the loop-nest kernel IR.
 
-This package is a facade; the definitions live in its modules.
+This package is a facade; the definitions live in its modules. It attaches the methods
+whose results are defined above their node's module (see the end of this file).
 """
 from rvm.tir.expr import (
     EQ, GE, GT, LE, LT, NE, Add, And, BinaryOpExpr, Broadcast, BufferLoad, Call, Cast, CmpExpr,

@@ -1,8 +1,8 @@
 """TIR operators: constants, dtype matching, folded arithmetic and intrinsic calls.
 
-These are what the Python operators on TIR expressions call. Like TVM's,
-they convert Python scalars to constants of the other operand's dtype,
-promote mismatched dtypes, and fold constants (``x + 0 -> x``, ``2 * 3 -> 6``).
+These are the Python operators on TIR expressions (this module attaches them to
+PrimExprWithOp). Like TVM's, they convert Python scalars to constants of the other
+operand's dtype, promote mismatched dtypes, and fold constants (``x + 0 -> x``, ``2 * 3 -> 6``).
 """
 import builtins
 import math
@@ -15,6 +15,7 @@ from rvm.tir import expr as _e
 from rvm.tir.expr import (  # noqa: F401  (TVM's tir.op names)
     PrimExprWithOp, cast, const, const_value, convert, is_convertible, match_dtypes,
 )
+
 
 def _fold(dtype, value):
     if DataType(dtype).is_bool:
