@@ -8,7 +8,7 @@ or compound dimensions are checked against it.
 """
 from rvm.ir.module import IRModule
 from rvm.runtime.data_type import DataType
-from rvm.tir.analysis.free_vars import free_vars
+from rvm.tir.free_vars import free_vars
 from rvm.tir.expr import IntImm, Var
 from rvm.tir.expr_printer import dim_text
 from rvm.tir.function import PrimFunc

@@ -2,7 +2,7 @@
 
 All functions read the IR through ``sch.get``/``sch.mod``; none changes it.
 """
-from rvm.tir.analysis.free_vars import used_vars
+from rvm.tir.free_vars import used_vars
 from rvm.tir.expr import IntImm, IterVar
 from rvm.tir.stmt import BlockRealize
 from rvm.tir.stmt_functor import post_order_visit

@@ -4,13 +4,14 @@ Every Relax expression carries ``struct_info_`` once normalized. Leaves get
 it at construction (a constant knows its shape); calls get it from their
 operator's inference when a BlockBuilder normalizes them.
 """
-import numbers
 import operator
 
 import numpy as np
 
-from rvm.ir.expr import PrimExpr, RelaxExpr
+from rvm.ir.expr import RelaxExpr
 from rvm.relax.struct_info import (
+    convert_prim_value,
+    convert_shape_values,
     FuncStructInfo,
     ObjectStructInfo,
     PrimStructInfo,
@@ -21,51 +22,12 @@ from rvm.relax.struct_info import (
 )
 from rvm.runtime.data_type import DataType
 from rvm.runtime.ndarray import NDArray, array
-from rvm.tir.expr import IntImm
 
 __all__ = [
     "Call", "Constant", "DataTypeImm", "DataflowVar", "ExternFunc", "If", "PrimValue",
     "RelaxExpr", "ShapeExpr", "StringImm", "Tuple", "TupleGetItem", "Var", "const",
     "convert_shape_values", "convert_prim_value", "get_struct_info",
 ]
-
-
-def convert_shape_values(values, who):
-    """Shape dimensions as a tuple of int64 PrimExprs (ints become IntImm)."""
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-        raise TypeError(f"{who}: expected a sequence of dimensions, got {values!r}")
-    out = []
-    for i, dim in enumerate(values):
-        if isinstance(dim, IntImm):
-            out.append(dim if dim.dtype == "int64" else IntImm("int64", dim.value))
-        elif isinstance(dim, PrimExpr):
-            if dim.dtype != "int64":
-                raise TypeError(f"{who}: dimension {i} must be an int64 expression, got "
-                                f"{dim!r} of dtype {dim.dtype}")
-            out.append(dim)
-        else:
-            try:
-                value = operator.index(dim)
-            except TypeError:
-                raise TypeError(f"{who}: dimension {i} must be an int or an int64 PrimExpr, "
-                                f"got {dim!r} ({type(dim).__name__})") from None
-            out.append(IntImm("int64", value))
-    return tuple(out)
-
-
-def convert_prim_value(value, who):
-    """A PrimExpr from a PrimExpr or a Python/numpy scalar (ints become int64)."""
-    if isinstance(value, PrimExpr):
-        return value
-    from rvm.tir.expr import FloatImm
-
-    if isinstance(value, (bool, np.bool_)):
-        return IntImm("bool", int(value))
-    if isinstance(value, numbers.Integral):
-        return IntImm("int64", int(value))
-    if isinstance(value, numbers.Real):
-        return FloatImm("float64", float(value))
-    raise TypeError(f"{who}: expected a PrimExpr or a scalar, got {type(value).__name__}")
 
 
 def get_struct_info(expr):
@@ -237,6 +199,9 @@ class ShapeExpr(RelaxExpr):
 
     def __len__(self):
         return len(self.values)
+
+
+TensorStructInfo._ShapeExpr = ShapeExpr  # a TensorStructInfo's shape given as a sequence
 
 
 class PrimValue(RelaxExpr):

@@ -5,10 +5,15 @@ says "a float32 tensor of rank 2 whose first dimension is the symbolic
 ``n``". Unknown parts stay unknown: ``TensorStructInfo(ndim=2)`` is a rank-2
 tensor of unknown shape and dtype, ``TensorStructInfo()`` any tensor.
 """
+import numbers
 import operator
 
+import numpy as np
+
+from rvm.ir.expr import PrimExpr, RelaxExpr
 from rvm.ir.node import Node
 from rvm.runtime.data_type import DataType
+from rvm.tir.expr import FloatImm, IntImm
 
 
 def _dtype_or_none(dtype, who):
@@ -18,6 +23,43 @@ def _dtype_or_none(dtype, who):
         return DataType(dtype)
     except ValueError as err:
         raise ValueError(f"{who}: {err}") from None
+
+
+def convert_shape_values(values, who):
+    """Shape dimensions as a tuple of int64 PrimExprs (ints become IntImm)."""
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise TypeError(f"{who}: expected a sequence of dimensions, got {values!r}")
+    out = []
+    for i, dim in enumerate(values):
+        if isinstance(dim, IntImm):
+            out.append(dim if dim.dtype == "int64" else IntImm("int64", dim.value))
+        elif isinstance(dim, PrimExpr):
+            if dim.dtype != "int64":
+                raise TypeError(f"{who}: dimension {i} must be an int64 expression, got "
+                                f"{dim!r} of dtype {dim.dtype}")
+            out.append(dim)
+        else:
+            try:
+                value = operator.index(dim)
+            except TypeError:
+                raise TypeError(f"{who}: dimension {i} must be an int or an int64 PrimExpr, "
+                                f"got {dim!r} ({type(dim).__name__})") from None
+            out.append(IntImm("int64", value))
+    return tuple(out)
+
+
+def convert_prim_value(value, who):
+    """A PrimExpr from a PrimExpr or a Python/numpy scalar (ints become int64)."""
+    if isinstance(value, PrimExpr):
+        return value
+    if isinstance(value, (bool, np.bool_)):
+        return IntImm("bool", int(value))
+    if isinstance(value, numbers.Integral):
+        return IntImm("int64", int(value))
+    if isinstance(value, numbers.Real):
+        return FloatImm("float64", float(value))
+    raise TypeError(f"{who}: expected a PrimExpr or a scalar, got {type(value).__name__}")
+
 
 
 class StructInfo(Node):
@@ -50,8 +92,6 @@ class PrimStructInfo(StructInfo):
     _fields = ("value", "dtype")
 
     def __init__(self, dtype=None, value=None, span=None):
-        from rvm.relax.expr import convert_prim_value  # expr imports this module
-
         if value is not None:
             value = convert_prim_value(value, "PrimStructInfo")
             if dtype is not None and DataType(dtype) != value.dtype:
@@ -73,8 +113,6 @@ class ShapeStructInfo(StructInfo):
     _fields = ("values", "ndim")
 
     def __init__(self, values=None, ndim=-1, span=None):
-        from rvm.relax.expr import convert_shape_values
-
         if values is not None:
             values = convert_shape_values(values, "ShapeStructInfo")
             if ndim not in (-1, len(values)):
@@ -112,11 +150,9 @@ class TensorStructInfo(StructInfo):
     _fields = ("shape", "dtype", "ndim")
 
     def __init__(self, shape=None, dtype=None, ndim=-1, span=None):
-        from rvm.relax.expr import RelaxExpr, ShapeExpr
-
         if shape is not None:
             if not isinstance(shape, RelaxExpr):
-                shape = ShapeExpr(shape)
+                shape = self._ShapeExpr(shape)  # attached by rvm.relax.expr, which defines it
             shape_ndim = _shape_expr_ndim(shape)
             if ndim != -1 and shape_ndim != -1 and ndim != shape_ndim:
                 raise ValueError(f"TensorStructInfo: ndim {ndim} does not match the shape's "

@@ -17,6 +17,7 @@ from rvm.ir.expr import PrimExpr
 from rvm.ir.structural import structural_equal
 from rvm.tir import expr as _e
 from rvm.tir import op as _op
+from rvm.tir.free_vars import free_vars
 from rvm.tir.stmt_functor import StmtExprMutator
 
 
@@ -358,8 +359,6 @@ def simplify_size(expr):
     >>> simplify_size(_op.max(_op.min(_op.const(0, "int64"), n), n))
     n
     """
-    from rvm.tir.analysis.free_vars import free_vars
-
     analyzer = Analyzer()
     low, high = (_op.const(v, expr.dtype) for v in _SIZE_RANGE)
     for var in free_vars(expr):

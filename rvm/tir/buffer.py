@@ -34,7 +34,8 @@ class Buffer(Node):
 
     Empty ``strides`` means compact row-major layout. ``name`` is not part of
     the structure (buffers are matched through their data variable, so
-    renamed buffers compare equal). ``buf[i, j]`` reads an element.
+    renamed buffers compare equal). ``buf[i, j]`` reads an element, ``buf[0:4, j]`` is a
+    region (rvm.tir.analysis.region.buffer_subscript), ``vstore`` writes (rvm.tir.stmt).
 
     >>> A = decl_buffer((4, 8), "float32", name="A")
     >>> A[1, 2].dtype == "float32"
@@ -71,26 +72,12 @@ class Buffer(Node):
         return [_op.convert(i, self.shape[k].dtype if k < len(self.shape) else None)
                 for k, i in enumerate(indices)]
 
-    def __getitem__(self, indices):
-        """``buf[i, j]``: a BufferLoad; with slices, the BufferRegion they cover."""
-        if not isinstance(indices, tuple):
-            indices = (indices,)
-        if any(isinstance(i, slice) for i in indices):
-            from rvm.tir.stmt import BufferRegion  # stmt imports this module
-            return BufferRegion.from_indices(self, indices)
-        return BufferLoad(self, self._indices(indices))
-
     def vload(self, indices, dtype=None):
         """Reads the element at ``indices`` (``dtype`` is accepted for TVM compatibility)."""
         load = BufferLoad(self, self._indices(tuple(indices)))
         if dtype is not None and DataType(dtype) != load.dtype:
             raise ValueError(f"vload of {self.name!r}: expected dtype {load.dtype}, got {dtype}")
         return load
-
-    def vstore(self, indices, value):
-        """A BufferStore writing ``value`` at ``indices``."""
-        from rvm.tir.stmt import BufferStore  # stmt imports this module
-        return BufferStore(self, _op.convert(value, self.dtype), self._indices(tuple(indices)))
 
     def compact_strides(self):
         """The row-major strides of this buffer (its ``strides`` when given)."""

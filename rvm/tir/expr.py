@@ -1,17 +1,20 @@
 """TIR expressions: variables, constants, arithmetic, comparisons, calls, buffer loads.
 
-Constructors build exactly the node asked for; the Python operators
-(``x + 1``, ``n * 2``, ``i // 4``, ``a < b``) go through ``rvm.tir.op``,
-which converts Python scalars, matches dtypes and folds constants, as TVM's
-operators do.
+Constructors build exactly the node asked for, converting Python scalars with ``convert``;
+the Python operators (``x + 1``, ``n * 2``, ``i // 4``, ``a < b``) are attached by
+``rvm.tir.op``, which matches dtypes and folds constants, as TVM's operators do.
 """
+import math
+
+import numpy as np
+
 from rvm.ir.expr import PrimExpr
 from rvm.ir.node import Node
 from rvm.runtime.data_type import DataType
 
 
 class PrimExprWithOp(PrimExpr):
-    """TIR expression with Python operator overloading.
+    """TIR expression with Python operator overloading (the operators are rvm.tir.op's).
 
     ``==``/``!=`` build EQ/NE nodes; in a boolean context these mean identity
     (``same_as``), so TIR expressions work as dict keys and in ``in`` tests.
@@ -19,99 +22,10 @@ class PrimExprWithOp(PrimExpr):
 
     __hash__ = Node.__hash__
 
-    def __add__(self, other):
-        return _op.add(self, other)
-
-    def __radd__(self, other):
-        return _op.add(other, self)
-
-    def __sub__(self, other):
-        return _op.subtract(self, other)
-
-    def __rsub__(self, other):
-        return _op.subtract(other, self)
-
-    def __mul__(self, other):
-        return _op.multiply(self, other)
-
-    def __rmul__(self, other):
-        return _op.multiply(other, self)
-
-    def __truediv__(self, other):
-        return _op.div(self, other)
-
-    def __rtruediv__(self, other):
-        return _op.div(other, self)
-
-    def __floordiv__(self, other):
-        return _op.floordiv(self, other)
-
-    def __rfloordiv__(self, other):
-        return _op.floordiv(other, self)
-
-    def __mod__(self, other):
-        return _op.floormod(self, other)
-
-    def __rmod__(self, other):
-        return _op.floormod(other, self)
-
-    def __pow__(self, other):
-        return _op.power(self, other)
-
-    def __neg__(self):
-        return _op.negate(self)
-
-    def __abs__(self):
-        return _op.abs(self)
-
-    def __lt__(self, other):
-        return _op.less(self, other)
-
-    def __le__(self, other):
-        return _op.less_equal(self, other)
-
-    def __gt__(self, other):
-        return _op.greater(self, other)
-
-    def __ge__(self, other):
-        return _op.greater_equal(self, other)
-
-    def __eq__(self, other):
-        if not _op.is_convertible(other):
-            return NotImplemented  # e.g. ``x == None``: Python falls back to identity
-        return _op.equal(self, other)
-
-    def __ne__(self, other):
-        if not _op.is_convertible(other):
-            return NotImplemented
-        return _op.not_equal(self, other)
-
-    def __and__(self, other):
-        return _op.logical_and(self, other)
-
-    def __rand__(self, other):
-        return _op.logical_and(other, self)
-
-    def __or__(self, other):
-        return _op.logical_or(self, other)
-
-    def __ror__(self, other):
-        return _op.logical_or(other, self)
-
-    def __invert__(self):
-        return _op.logical_not(self)
-
     def __bool__(self):
         raise ValueError(
             f"cannot use the symbolic expression {self!r} as a Python bool; expected a constant "
             "(use tir.Select / if_then_else for symbolic conditions)")
-
-    def astype(self, dtype):
-        """This expression cast to ``dtype``."""
-        return _op.cast(self, dtype)
-
-    def __repr__(self):
-        return _op.expr_text(self)
 
 
 class Var(PrimExprWithOp):
@@ -195,7 +109,7 @@ class Cast(PrimExprWithOp):
 
     def __init__(self, dtype, value, span=None):
         self.dtype = DataType(dtype)
-        self.value = _op.convert(value)
+        self.value = convert(value)
         self.span = span
 
 
@@ -206,8 +120,8 @@ class BinaryOpExpr(PrimExprWithOp):
 
     def __init__(self, a, b, span=None):
         if not isinstance(a, PrimExpr) or not isinstance(b, PrimExpr):
-            a, b = (_op.convert(a, getattr(b, "dtype", None)),
-                    _op.convert(b, getattr(a, "dtype", None)))
+            a, b = (convert(a, getattr(b, "dtype", None)),
+                    convert(b, getattr(a, "dtype", None)))
         if a.dtype != b.dtype:
             raise TypeError(f"{type(self).__name__} expects operands of one dtype, "
                             f"got {a.dtype} and {b.dtype}")
@@ -309,7 +223,7 @@ class Not(PrimExprWithOp):
     _fields = ("a",)
 
     def __init__(self, a, span=None):
-        self.a = _op.convert(a)
+        self.a = convert(a)
         self.dtype = self.a.dtype
         self.span = span
 
@@ -320,9 +234,9 @@ class Select(PrimExprWithOp):
     _fields = ("condition", "true_value", "false_value")
 
     def __init__(self, condition, true_value, false_value, span=None):
-        condition = _op.convert(condition)
+        condition = convert(condition)
         if not isinstance(true_value, PrimExpr) or not isinstance(false_value, PrimExpr):
-            true_value, false_value = _op._match(true_value, false_value)
+            true_value, false_value = match_dtypes(true_value, false_value)
         if true_value.dtype != false_value.dtype:
             raise TypeError(f"Select expects branches of one dtype, got {true_value.dtype} "
                             f"and {false_value.dtype}")
@@ -341,7 +255,7 @@ class Let(PrimExprWithOp):
 
     def __init__(self, var, value, body, span=None):
         self.var = var
-        self.value = _op.convert(value, var.dtype)
+        self.value = convert(value, var.dtype)
         self.body = body
         self.dtype = body.dtype
         self.span = span
@@ -358,7 +272,7 @@ class Call(PrimExprWithOp):
     def __init__(self, dtype, op, args, span=None):
         self.dtype = DataType(dtype)
         self.op = str(op)
-        self.args = tuple(a if isinstance(a, Node) else _op.convert(a) for a in args)
+        self.args = tuple(a if isinstance(a, Node) else convert(a) for a in args)
         self.span = span
 
 
@@ -436,16 +350,16 @@ class Range(Node):
     def __init__(self, begin, end=None, span=None):
         if end is None:
             begin, end = 0, begin
-        begin, end = _op._match(begin, end)
+        begin, end = match_dtypes(begin, end)
         self.min = begin
-        self.extent = _op.subtract(end, begin)
+        self.extent = end - begin  # folded by rvm.tir.op
         self.span = span
 
     @classmethod
     def from_min_extent(cls, min_value, extent, span=None):
         """The range starting at ``min_value`` with ``extent`` elements."""
         node = cls.__new__(cls)
-        node.min, node.extent = _op._match(min_value, extent)
+        node.min, node.extent = match_dtypes(min_value, extent)
         node.span = span
         return node
 
@@ -498,4 +412,112 @@ for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__
     setattr(IterVar, _name, _forward_to_var(_name))
 
 
-from rvm.tir import op as _op  # noqa: E402  (op builds the nodes above)
+_INT32_RANGE = (-(2 ** 31), 2 ** 31 - 1)
+
+
+def const(value, dtype=None):
+    """A constant: IntImm for ints and bools, FloatImm for floats.
+
+    Without ``dtype``: bool -> "bool", int -> "int32" (int64 when it does not
+    fit), float -> "float32".
+
+    >>> [str(c.dtype) for c in (const(3), const(3, "int64"), const(1.5))]
+    ['int32', 'int64', 'float32']
+    """
+    if isinstance(value, np.generic):
+        dtype = dtype or DataType(value.dtype)
+        value = value.item()
+    if dtype is None:
+        if isinstance(value, bool):
+            dtype = "bool"
+        elif isinstance(value, int):
+            dtype = "int32" if _INT32_RANGE[0] <= value <= _INT32_RANGE[1] else "int64"
+        elif isinstance(value, float):
+            dtype = "float32"
+        else:
+            raise TypeError(f"const expects a bool, int or float, got {type(value).__name__}")
+    dtype = DataType(dtype)
+    if dtype.is_float:
+        return FloatImm(dtype, value)
+    if isinstance(value, float) and not value.is_integer():
+        raise ValueError(f"const: {value} is not representable as {dtype}")
+    return IntImm(dtype, value)
+
+
+def convert(value, dtype=None):
+    """``value`` as a PrimExpr: expressions pass through, scalars become constants of ``dtype``.
+
+    A Python int meeting a float ``dtype`` becomes a float constant.
+    """
+    if isinstance(value, PrimExpr):
+        return value
+    if isinstance(value, IterVar):
+        return value.var
+    if isinstance(value, str):
+        return StringImm(value)
+    if isinstance(value, (bool, int, float, np.generic)):
+        if dtype is not None:
+            dtype = DataType(dtype)
+            if isinstance(value, float) and not dtype.is_float:
+                dtype = None  # a float never silently becomes an int
+            elif isinstance(value, bool) and not dtype.is_bool:
+                dtype = None
+        return const(value, dtype)
+    if hasattr(value, "asobject"):  # te.Tensor slices and other expression wrappers
+        return value.asobject()
+    raise TypeError(f"cannot convert {type(value).__name__} {value!r} to a TIR expression; "
+                    "expected a PrimExpr, int, float or bool")
+
+
+def is_convertible(value):
+    """Whether ``convert`` accepts ``value`` (expressions, IterVars, numbers, strings)."""
+    return isinstance(value, (PrimExpr, IterVar, bool, int, float, str, np.generic))
+
+
+def _promote(a, b):
+    """The common dtype of two expressions (int < float, narrower < wider)."""
+    da, db = a.dtype, b.dtype
+    if da == db:
+        return da
+    if da.lanes != db.lanes:
+        raise TypeError(f"cannot combine vector types {da} and {db}")
+    if da.is_float != db.is_float:
+        return da if da.is_float else db
+    if da.is_bool != db.is_bool:
+        return db if da.is_bool else da
+    return da if da.bits >= db.bits else db
+
+
+def match_dtypes(a, b):
+    """Both operands as PrimExprs of one dtype."""
+    if not isinstance(a, PrimExpr) and isinstance(b, PrimExpr):
+        a = convert(a, b.dtype)
+    elif not isinstance(b, PrimExpr) and isinstance(a, PrimExpr):
+        b = convert(b, a.dtype)
+    else:
+        a, b = convert(a), convert(b)
+    dtype = _promote(a, b)
+    return cast(a, dtype), cast(b, dtype)
+
+
+def const_value(x):
+    """The Python value of a constant, else None."""
+    if isinstance(x, (IntImm, FloatImm)):
+        return x.value
+    return None
+
+
+def cast(x, dtype):
+    """``x`` converted to ``dtype`` (constants fold; casting to its own dtype is a no-op)."""
+    dtype = DataType(dtype)
+    x = convert(x, dtype)
+    if x.dtype == dtype:
+        return x
+    value = const_value(x)
+    if value is not None and dtype.lanes == 1:
+        if dtype.is_float:
+            return FloatImm(dtype, value)
+        if dtype.is_bool:
+            return IntImm(dtype, bool(value))
+        return IntImm(dtype, math.trunc(value))
+    return Cast(dtype, x)

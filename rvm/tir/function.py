@@ -47,21 +47,9 @@ class PrimFunc(BaseFunc):
         """A copy with a new body."""
         return self.with_fields(body=body)
 
-    def specialize(self, param_map):
-        """A copy with parameters or symbolic dimensions fixed: ``{n: 450}`` for a
-        variable, ``{a: decl_buffer((450, 64))}`` for a buffer parameter (see
-        rvm.tir.specialize)."""
-        from rvm.tir.specialize import specialize  # it builds PrimFuncs: imported on use
-
-        return specialize(self, param_map)
-
     def buffer_of(self, param):
         """The Buffer bound to parameter ``param`` (a Var or its name), or None."""
         for var, buf in self.buffer_map.items():
             if var is param or var.name_hint == param:
                 return buf
         return None
-
-    def _fallback_repr(self):
-        from rvm.tir.stmt_text import func_text  # the text module imports statements
-        return func_text(self)

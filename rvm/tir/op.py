@@ -1,8 +1,8 @@
 """TIR operators: constants, dtype matching, folded arithmetic and intrinsic calls.
 
-These are what the Python operators on TIR expressions call. Like TVM's,
-they convert Python scalars to constants of the other operand's dtype,
-promote mismatched dtypes, and fold constants (``x + 0 -> x``, ``2 * 3 -> 6``).
+These are the Python operators on TIR expressions (this module attaches them to
+PrimExprWithOp). Like TVM's, they convert Python scalars to constants of the other
+operand's dtype, promote mismatched dtypes, and fold constants (``x + 0 -> x``, ``2 * 3 -> 6``).
 """
 import builtins
 import math
@@ -12,100 +12,9 @@ import numpy as np
 from rvm.ir.expr import PrimExpr
 from rvm.runtime.data_type import DataType
 from rvm.tir import expr as _e
-
-_INT32_RANGE = (-(2 ** 31), 2 ** 31 - 1)
-
-
-def const(value, dtype=None):
-    """A constant: IntImm for ints and bools, FloatImm for floats.
-
-    Without ``dtype``: bool -> "bool", int -> "int32" (int64 when it does not
-    fit), float -> "float32".
-
-    >>> [str(c.dtype) for c in (const(3), const(3, "int64"), const(1.5))]
-    ['int32', 'int64', 'float32']
-    """
-    if isinstance(value, np.generic):
-        dtype = dtype or DataType(value.dtype)
-        value = value.item()
-    if dtype is None:
-        if isinstance(value, bool):
-            dtype = "bool"
-        elif isinstance(value, int):
-            dtype = "int32" if _INT32_RANGE[0] <= value <= _INT32_RANGE[1] else "int64"
-        elif isinstance(value, float):
-            dtype = "float32"
-        else:
-            raise TypeError(f"const expects a bool, int or float, got {type(value).__name__}")
-    dtype = DataType(dtype)
-    if dtype.is_float:
-        return _e.FloatImm(dtype, value)
-    if isinstance(value, float) and not value.is_integer():
-        raise ValueError(f"const: {value} is not representable as {dtype}")
-    return _e.IntImm(dtype, value)
-
-
-def convert(value, dtype=None):
-    """``value`` as a PrimExpr: expressions pass through, scalars become constants of ``dtype``.
-
-    A Python int meeting a float ``dtype`` becomes a float constant.
-    """
-    if isinstance(value, PrimExpr):
-        return value
-    if isinstance(value, _e.IterVar):
-        return value.var
-    if isinstance(value, str):
-        return _e.StringImm(value)
-    if isinstance(value, (bool, int, float, np.generic)):
-        if dtype is not None:
-            dtype = DataType(dtype)
-            if isinstance(value, float) and not dtype.is_float:
-                dtype = None  # a float never silently becomes an int
-            elif isinstance(value, bool) and not dtype.is_bool:
-                dtype = None
-        return const(value, dtype)
-    if hasattr(value, "asobject"):  # te.Tensor slices and other expression wrappers
-        return value.asobject()
-    raise TypeError(f"cannot convert {type(value).__name__} {value!r} to a TIR expression; "
-                    "expected a PrimExpr, int, float or bool")
-
-
-def is_convertible(value):
-    """Whether ``convert`` accepts ``value`` (expressions, IterVars, numbers, strings)."""
-    return isinstance(value, (PrimExpr, _e.IterVar, bool, int, float, str, np.generic))
-
-
-def _promote(a, b):
-    """The common dtype of two expressions (int < float, narrower < wider)."""
-    da, db = a.dtype, b.dtype
-    if da == db:
-        return da
-    if da.lanes != db.lanes:
-        raise TypeError(f"cannot combine vector types {da} and {db}")
-    if da.is_float != db.is_float:
-        return da if da.is_float else db
-    if da.is_bool != db.is_bool:
-        return db if da.is_bool else da
-    return da if da.bits >= db.bits else db
-
-
-def _match(a, b):
-    """Both operands as PrimExprs of one dtype."""
-    if not isinstance(a, PrimExpr) and isinstance(b, PrimExpr):
-        a = convert(a, b.dtype)
-    elif not isinstance(b, PrimExpr) and isinstance(a, PrimExpr):
-        b = convert(b, a.dtype)
-    else:
-        a, b = convert(a), convert(b)
-    dtype = _promote(a, b)
-    return cast(a, dtype), cast(b, dtype)
-
-
-def _value(x):
-    """The Python value of a constant, else None."""
-    if isinstance(x, (_e.IntImm, _e.FloatImm)):
-        return x.value
-    return None
+from rvm.tir.expr import (  # noqa: F401  (TVM's tir.op names)
+    PrimExprWithOp, cast, const, const_value, convert, is_convertible, match_dtypes,
+)
 
 
 def _fold(dtype, value):
@@ -114,30 +23,14 @@ def _fold(dtype, value):
     return const(value, dtype)
 
 
-def cast(x, dtype):
-    """``x`` converted to ``dtype`` (constants fold; casting to its own dtype is a no-op)."""
-    dtype = DataType(dtype)
-    x = convert(x, dtype)
-    if x.dtype == dtype:
-        return x
-    value = _value(x)
-    if value is not None and dtype.lanes == 1:
-        if dtype.is_float:
-            return _e.FloatImm(dtype, value)
-        if dtype.is_bool:
-            return _e.IntImm(dtype, bool(value))
-        return _e.IntImm(dtype, math.trunc(value))
-    return _e.Cast(dtype, x)
-
-
 def _is_int(dtype):
     return dtype.is_int or dtype.is_uint
 
 
 def add(a, b):
     """a + b, folded."""
-    a, b = _match(a, b)
-    va, vb = _value(a), _value(b)
+    a, b = match_dtypes(a, b)
+    va, vb = const_value(a), const_value(b)
     if va is not None and vb is not None:
         return _fold(a.dtype, va + vb)
     if va == 0:
@@ -149,8 +42,8 @@ def add(a, b):
 
 def subtract(a, b):
     """a - b, folded."""
-    a, b = _match(a, b)
-    va, vb = _value(a), _value(b)
+    a, b = match_dtypes(a, b)
+    va, vb = const_value(a), const_value(b)
     if va is not None and vb is not None:
         return _fold(a.dtype, va - vb)
     if vb == 0:
@@ -160,8 +53,8 @@ def subtract(a, b):
 
 def multiply(a, b):
     """a * b, folded (``x * 1 -> x``, integer ``x * 0 -> 0``)."""
-    a, b = _match(a, b)
-    va, vb = _value(a), _value(b)
+    a, b = match_dtypes(a, b)
+    va, vb = const_value(a), const_value(b)
     if va is not None and vb is not None:
         return _fold(a.dtype, va * vb)
     if va == 1:
@@ -180,8 +73,8 @@ def _check_divisor(vb, what):
 
 def div(a, b):
     """a / b: real division on floats, truncating division on integers."""
-    a, b = _match(a, b)
-    va, vb = _value(a), _value(b)
+    a, b = match_dtypes(a, b)
+    va, vb = const_value(a), const_value(b)
     if vb is not None:
         _check_divisor(vb, "division")
     if va is not None and vb is not None:
@@ -203,8 +96,8 @@ def _trunc_div(x, y):
 
 def truncmod(a, b):
     """a % b with the sign of a (C semantics)."""
-    a, b = _match(a, b)
-    va, vb = _value(a), _value(b)
+    a, b = match_dtypes(a, b)
+    va, vb = const_value(a), const_value(b)
     if vb is not None:
         _check_divisor(vb, "modulo")
     if va is not None and vb is not None:
@@ -214,8 +107,8 @@ def truncmod(a, b):
 
 def floordiv(a, b):
     """floor(a / b), folded (``x // 1 -> x``)."""
-    a, b = _match(a, b)
-    va, vb = _value(a), _value(b)
+    a, b = match_dtypes(a, b)
+    va, vb = const_value(a), const_value(b)
     if vb is not None:
         _check_divisor(vb, "floordiv")
     if va is not None and vb is not None:
@@ -227,8 +120,8 @@ def floordiv(a, b):
 
 def floormod(a, b):
     """a - floor(a / b) * b, folded (``x % 1 -> 0``)."""
-    a, b = _match(a, b)
-    va, vb = _value(a), _value(b)
+    a, b = match_dtypes(a, b)
+    va, vb = const_value(a), const_value(b)
     if vb is not None:
         _check_divisor(vb, "floormod")
     if va is not None and vb is not None:
@@ -244,8 +137,8 @@ indexmod = floormod
 
 def min(a, b):  # noqa: A001  (TVM's name)
     """min(a, b), folded."""
-    a, b = _match(a, b)
-    va, vb = _value(a), _value(b)
+    a, b = match_dtypes(a, b)
+    va, vb = const_value(a), const_value(b)
     if va is not None and vb is not None:
         return _fold(a.dtype, builtins.min(va, vb))
     return _e.Min(a, b)
@@ -253,8 +146,8 @@ def min(a, b):  # noqa: A001  (TVM's name)
 
 def max(a, b):  # noqa: A001  (TVM's name)
     """max(a, b), folded."""
-    a, b = _match(a, b)
-    va, vb = _value(a), _value(b)
+    a, b = match_dtypes(a, b)
+    va, vb = const_value(a), const_value(b)
     if va is not None and vb is not None:
         return _fold(a.dtype, builtins.max(va, vb))
     return _e.Max(a, b)
@@ -262,8 +155,8 @@ def max(a, b):  # noqa: A001  (TVM's name)
 
 def _compare(node_type, fold):
     def build(a, b):
-        a, b = _match(a, b)
-        va, vb = _value(a), _value(b)
+        a, b = match_dtypes(a, b)
+        va, vb = const_value(a), const_value(b)
         if va is not None and vb is not None:
             return _e.IntImm("bool", fold(va, vb))
         return node_type(a, b)
@@ -290,7 +183,7 @@ def _as_bool(x):
 def logical_and(a, b):
     """a && b on bool expressions, folded."""
     a, b = _as_bool(a), _as_bool(b)
-    va, vb = _value(a), _value(b)
+    va, vb = const_value(a), const_value(b)
     if va is not None:
         return b if va else a
     if vb is not None:
@@ -301,7 +194,7 @@ def logical_and(a, b):
 def logical_or(a, b):
     """a || b on bool expressions, folded."""
     a, b = _as_bool(a), _as_bool(b)
-    va, vb = _value(a), _value(b)
+    va, vb = const_value(a), const_value(b)
     if va is not None:
         return a if va else b
     if vb is not None:
@@ -312,7 +205,7 @@ def logical_or(a, b):
 def logical_not(a):
     """!a on a bool expression, folded."""
     a = _as_bool(a)
-    if _value(a) is not None:
+    if const_value(a) is not None:
         return _e.IntImm("bool", not a.value)
     return _e.Not(a)
 
@@ -336,7 +229,7 @@ def any(*conds):  # noqa: A001  (TVM's name)
 def negate(a):
     """-a."""
     a = convert(a)
-    if _value(a) is not None:
+    if const_value(a) is not None:
         return _fold(a.dtype, -a.value)
     return subtract(const(0, a.dtype), a)
 
@@ -431,14 +324,14 @@ def abs(x):  # noqa: A001  (TVM's name)
     x = convert(x)
     if x.dtype.is_float:
         return fabs(x)
-    if _value(x) is not None:
+    if const_value(x) is not None:
         return _fold(x.dtype, builtins.abs(x.value))
     return _e.Select(greater_equal(x, 0), x, negate(x))
 
 
 def power(x, y):
     """x ** y (the intrinsic tir.pow)."""
-    x, y = _match(x, y)
+    x, y = match_dtypes(x, y)
     return _e.Call(x.dtype, "tir.pow", [x, y])
 
 
@@ -448,8 +341,8 @@ pow = power  # noqa: A001  (TVM's name)
 def if_then_else(cond, t, f):
     """``t`` if ``cond`` else ``f``, evaluating only the branch taken (folded when constant)."""
     cond = _as_bool(cond)
-    t, f = _match(t, f)
-    if _value(cond) is not None:
+    t, f = match_dtypes(t, f)
+    if const_value(cond) is not None:
         return t if cond.value else f
     return _e.Call(t.dtype, "tir.if_then_else", [cond, t, f])
 
@@ -467,4 +360,28 @@ def call_extern(dtype, name, *args):
     return call_intrin(dtype, "tir.call_extern", _e.StringImm(name), *args)
 
 
-from rvm.tir.expr_printer import expr_text  # noqa: E402,F401  (re-exported for PrimExpr.__repr__)
+def _astype(self, dtype):
+    """This expression cast to ``dtype``."""
+    return cast(self, dtype)
+
+
+def _equality(fold):
+    def method(self, other):  # ``x == None``: NotImplemented, Python falls back to identity
+        return fold(self, other) if is_convertible(other) else NotImplemented
+    return method
+
+
+# PrimExprWithOp's Python operators, ``__name__`` and the reflected ``__rname__``.
+for _name, _fn in (("add", add), ("sub", subtract), ("mul", multiply), ("truediv", div),
+                   ("floordiv", floordiv), ("mod", floormod), ("and", logical_and),
+                   ("or", logical_or)):
+    setattr(PrimExprWithOp, f"__{_name}__", lambda self, other, fn=_fn: fn(self, other))
+    setattr(PrimExprWithOp, f"__r{_name}__", lambda self, other, fn=_fn: fn(other, self))
+for _name, _fn in (("pow", power), ("lt", less), ("le", less_equal), ("gt", greater),
+                   ("ge", greater_equal)):
+    setattr(PrimExprWithOp, f"__{_name}__", lambda self, other, fn=_fn: fn(self, other))
+for _name, _fn in (("neg", negate), ("abs", abs), ("invert", logical_not)):
+    setattr(PrimExprWithOp, f"__{_name}__", lambda self, fn=_fn: fn(self))
+PrimExprWithOp.__eq__ = _equality(equal)
+PrimExprWithOp.__ne__ = _equality(not_equal)
+PrimExprWithOp.astype = _astype

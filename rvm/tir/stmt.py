@@ -16,10 +16,6 @@ from rvm.tir.expr import BufferLoad, IterVar, Range
 class Stmt(Node):
     """Base of TIR statements."""
 
-    def _fallback_repr(self):
-        from rvm.tir.stmt_text import stmt_text  # the text module imports this one
-        return stmt_text(self)
-
 
 class ForKind(enum.IntEnum):
     """How a loop runs: in order, in parallel threads, as SIMD lanes, or unrolled."""
@@ -34,16 +30,18 @@ class ForKind(enum.IntEnum):
         return f"ForKind.{self.name}"
 
 
-_FOR_KIND_NAMES = {"serial": ForKind.SERIAL, "parallel": ForKind.PARALLEL,
-                   "vectorized": ForKind.VECTORIZED, "unroll": ForKind.UNROLLED,
-                   "unrolled": ForKind.UNROLLED, "thread_binding": ForKind.THREAD_BINDING}
+# The loop kinds by their script names (T.serial, T.unroll, ...): the parser's and printer's table.
+FOR_KIND_NAMES = {"serial": ForKind.SERIAL, "parallel": ForKind.PARALLEL,
+                  "vectorized": ForKind.VECTORIZED, "unroll": ForKind.UNROLLED,
+                  "thread_binding": ForKind.THREAD_BINDING}
 
 
 def _for_kind(kind):
     if isinstance(kind, str):
-        if kind not in _FOR_KIND_NAMES:
-            raise ValueError(f"unknown loop kind {kind!r}; expected one of {list(_FOR_KIND_NAMES)}")
-        return _FOR_KIND_NAMES[kind]
+        kind = "unroll" if kind == "unrolled" else kind  # the enum's name, as in TVM
+        if kind not in FOR_KIND_NAMES:
+            raise ValueError(f"unknown loop kind {kind!r}; expected one of {list(FOR_KIND_NAMES)}")
+        return FOR_KIND_NAMES[kind]
     return ForKind(kind)
 
 
@@ -127,6 +125,11 @@ class BufferStore(Stmt):
         self.value = value
         self.indices = indices
         self.span = span
+
+
+def vstore(buffer, indices, value):
+    """``buffer.vstore(indices, value)``: a BufferStore writing ``value`` at ``indices``."""
+    return BufferStore(buffer, _op.convert(value, buffer.dtype), buffer._indices(tuple(indices)))
 
 
 class Allocate(Stmt):
@@ -240,29 +243,6 @@ class BufferRegion(Node):
         """The single-element region at ``indices``."""
         return cls(buffer, [Range.from_min_extent(i, _op.const(1, _op.convert(i).dtype))
                             for i in indices])
-
-    @classmethod
-    def from_indices(cls, buffer, indices):
-        """The region of ``buffer[indices]`` where indices mix points and slices."""
-        region = []
-        for k, index in enumerate(indices):
-            dim = buffer.shape[k]
-            if isinstance(index, slice):
-                if index.step not in (None, 1):
-                    raise ValueError(f"buffer regions need unit steps, got {index}")
-                start = 0 if index.start is None else index.start
-                stop = dim if index.stop is None else index.stop
-                start, stop = _op._match(start, stop)
-                region.append(Range.from_min_extent(start, _simplify(_op.subtract(stop, start))))
-            else:
-                index = _op.convert(index, dim.dtype)
-                region.append(Range.from_min_extent(index, _op.const(1, index.dtype)))
-        return cls(buffer, region)
-
-
-def _simplify(expr):
-    from rvm.tir.arith import simplify  # arith's visitors import this module
-    return simplify(expr)
 
 
 class MatchBufferRegion(Node):

@@ -37,7 +37,7 @@ from rvm.meta_schedule.loop_analysis import (
     iter_types_of_loop, realize_of,
 )
 from rvm.meta_schedule.schedule_rule.schedule_rule import ScheduleRule, schedule_errors
-from rvm.tir.analysis.free_vars import used_vars
+from rvm.tir.free_vars import used_vars
 
 TILED = "meta_schedule.tiled"  # block annotation: tiled by a rule already
 # Lengths of the innermost (vector) tile: multiples of a 512-bit register of float32.

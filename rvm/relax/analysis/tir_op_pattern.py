@@ -23,7 +23,7 @@ the index patterns of each block's single store and its loads:
 """
 import enum
 
-from rvm.tir.analysis.free_vars import used_vars
+from rvm.tir.free_vars import used_vars
 from rvm.tir.expr import Add, BufferLoad, Cast, IntImm, IterVar, Mul, Var
 from rvm.tir.function import PrimFunc
 from rvm.tir.stmt import Block, BlockRealize, BufferStore, For, LetStmt

@@ -6,7 +6,7 @@ generated PrimFunc that reads the slots of ``n`` and writes the slot of the
 result; it is compiled with the other kernels and called with the heap.
 """
 from rvm.ir.structural import structural_equal
-from rvm.tir.analysis.free_vars import used_vars
+from rvm.tir.free_vars import used_vars
 from rvm.tir.buffer import decl_buffer
 from rvm.tir.expr import IntImm
 from rvm.tir.function import PrimFunc

@@ -330,3 +330,27 @@ class ScriptParser:
         if not low <= len(args) <= high:
             expected = str(low) if low == high else f"{low} to {high}"
             raise self.error(node, f"{name} expects {expected} argument(s), got {len(args)}")
+
+
+_DECORATOR_KINDS = {"tir.prim_func": "prim_func", "relax.function": "function"}
+
+
+def decorator_kind(source, node, aliases):
+    """("prim_func" | "function" | "ir_module" | None, options) of a decorated definition."""
+    parser = ScriptParser(source, aliases=aliases)  # evaluates decorator arguments only
+    for dec in node.decorator_list:
+        call = dec if isinstance(dec, ast.Call) else None
+        target = call.func if call is not None else dec
+        dotted = parser.dotted(target)
+        options = {}
+        if call is not None:
+            if call.args:
+                raise source.error(call, "decorator arguments must be keywords such as "
+                                         "private=True")
+            options = {kw.arg: parser.eval(kw.value) for kw in call.keywords}
+        if dotted in _DECORATOR_KINDS:
+            return _DECORATOR_KINDS[dotted], options
+        if isinstance(target, ast.Attribute) and target.attr == "ir_module" or \
+                isinstance(target, ast.Name) and target.id == "ir_module":
+            return "ir_module", options
+    return None, {}

@@ -6,49 +6,22 @@ import textwrap
 
 from rvm.ir.expr import GlobalVar
 from rvm.ir.module import IRModule
-from rvm.script.parser.core import DEFAULT_ALIASES, ScriptParser
+from rvm.script.parser.core import DEFAULT_ALIASES, ScriptParser, decorator_kind
 from rvm.script.parser.diagnostics import Source
 from rvm.script.parser.metadata import read_metadata
+from rvm.script.parser.relax_parser import RelaxParser, declare_signatures
 from rvm.script.parser.tir_parser import TIRParser
-
-_KINDS = {"tir.prim_func": "prim_func", "relax.function": "function"}
-
-
-class _DecoratorParser(ScriptParser):
-    """Evaluates decorator arguments (``private=True``) only."""
 
 
 def _aliases(env):
     """Names bound to the rvm.script dialect modules in ``env``, plus the usual I/T/R."""
     aliases = dict(DEFAULT_ALIASES)
     for name, value in env.items():
-        module_name = getattr(value, "__name__", None)
-        if inspect.ismodule(value) and module_name in ("rvm.script.parser.tir",
-                                                       "rvm.script.parser.relax",
-                                                       "rvm.script.parser.ir"):
-            aliases[name] = module_name.rsplit(".", 1)[1]
+        if inspect.ismodule(value):
+            package, _, dialect = value.__name__.rpartition(".")
+            if package == __package__ and dialect in DEFAULT_ALIASES.values():
+                aliases[name] = dialect
     return aliases
-
-
-def _decorator_kind(source, node, aliases):
-    """("prim_func" | "function" | "ir_module" | None, options) of a decorated definition."""
-    parser = _DecoratorParser(source, aliases=aliases)
-    for dec in node.decorator_list:
-        call = dec if isinstance(dec, ast.Call) else None
-        target = call.func if call is not None else dec
-        dotted = parser.dotted(target)
-        options = {}
-        if call is not None:
-            if call.args:
-                raise source.error(call, "decorator arguments must be keywords such as "
-                                         "private=True")
-            options = {kw.arg: parser.eval(kw.value) for kw in call.keywords}
-        if dotted in _KINDS:
-            return _KINDS[dotted], options
-        if isinstance(target, ast.Attribute) and target.attr == "ir_module" or \
-                isinstance(target, ast.Name) and target.id == "ir_module":
-            return "ir_module", options
-    return None, {}
 
 
 class ModuleContext:
@@ -75,8 +48,6 @@ def _parse_function(ctx, node, kind, options, name=None):
     if kind == "prim_func":
         parser = TIRParser(ctx.source, ctx.env, ctx.aliases)
         return parser.parse_function(node, name, private)
-    from rvm.script.parser.relax_parser import RelaxParser  # relax builds on the TIR parser
-
     parser = RelaxParser(ctx.source, ctx.env, ctx.aliases, ctx)
     return parser.parse_function(node, name, private, bool(options.get("pure", True)))
 
@@ -87,7 +58,7 @@ def parse_module_class(ctx, node):
     attrs = {}
     for item in node.body:
         if isinstance(item, ast.FunctionDef):
-            kind, options = _decorator_kind(ctx.source, item, ctx.aliases)
+            kind, options = decorator_kind(ctx.source, item, ctx.aliases)
             if kind not in ("prim_func", "function"):
                 raise ctx.source.error(item, f"function '{item.name}' of an ir_module needs "
                                              "@T.prim_func or @R.function")
@@ -99,9 +70,9 @@ def parse_module_class(ctx, node):
         elif isinstance(item, ast.Expr) and isinstance(item.value, ast.Constant):
             continue  # docstring
         elif isinstance(item, ast.Expr) and isinstance(item.value, ast.Call) and \
-                _DecoratorParser(ctx.source, aliases=ctx.aliases).dotted(
+                ScriptParser(ctx.source, aliases=ctx.aliases).dotted(
                     item.value.func) == "ir.module_attrs":
-            attrs.update(_DecoratorParser(ctx.source, aliases=ctx.aliases).eval(
+            attrs.update(ScriptParser(ctx.source, aliases=ctx.aliases).eval(
                 item.value.args[0]) if item.value.args else {})
         elif isinstance(item, ast.Pass):
             continue
@@ -112,8 +83,6 @@ def parse_module_class(ctx, node):
     ordered = [f for f in functions if f[1] == "prim_func"] + \
         [f for f in functions if f[1] == "function"]
     if any(kind == "function" for _, kind, _ in functions):
-        from rvm.script.parser.relax_parser import declare_signatures
-
         declare_signatures(ctx, [f[0] for f in functions if f[1] == "function"])
     for item, kind, options in ordered:
         func = _parse_function(ctx, item, kind, options)
@@ -134,7 +103,7 @@ def parse_source(source, env=None, name=None):
                            f"definition, found {len(defs)}")
     node = defs[0]
     aliases = _aliases(env)
-    kind, options = _decorator_kind(source, node, aliases)
+    kind, options = decorator_kind(source, node, aliases)
     if isinstance(node, ast.ClassDef):
         if kind != "ir_module":
             raise source.error(node, f"class '{node.name}' needs the @I.ir_module decorator")

@@ -13,7 +13,7 @@ from rvm.relax.normalizer import Normalizer
 from rvm.relax.op.registry import list_op_names
 from rvm.tir import expr as _e
 from rvm.tir.function import PrimFunc
-from rvm.script.parser.core import CONVERTED_ERRORS, Builtin, Namespace
+from rvm.script.parser.core import CONVERTED_ERRORS, Builtin, Namespace, decorator_kind
 from rvm.script.parser.diagnostics import ParseError
 from rvm.script.parser.metadata import NDARRAY_KEY, decode_array
 from rvm.script.parser.relax_builtins import (
@@ -373,9 +373,7 @@ class RelaxParser(TIRParser):
     def local_function(self, node, dataflow, outputs):
         """A local ``@R.function`` bound to its name; it sees the module, not the enclosing
         function's variables."""
-        from rvm.script.parser.entry import _decorator_kind
-
-        kind, options = _decorator_kind(self.ctx.source, node, self.aliases)
+        kind, options = decorator_kind(self.ctx.source, node, self.aliases)
         if kind != "function":
             raise self.error(node, f"local function '{node.name}' needs @R.function")
         parser = RelaxParser(self.ctx.source, self.ctx.env, self.ctx.aliases, self.ctx)

@@ -10,9 +10,6 @@ from rvm.tir.analysis.block_access import get_block_read_write_region
 from rvm.tir.buffer import Buffer
 from rvm.script.parser.tir_builtins import Spec
 
-LOOP_KINDS = {"serial": _s.ForKind.SERIAL, "parallel": _s.ForKind.PARALLEL,
-              "vectorized": _s.ForKind.VECTORIZED, "unroll": _s.ForKind.UNROLLED,
-              "thread_binding": _s.ForKind.THREAD_BINDING}
 AXIS_KINDS = {"axis.spatial": _e.IterVar.DataPar, "axis.reduce": _e.IterVar.CommReduce,
               "axis.scan": _e.IterVar.Ordered, "axis.opaque": _e.IterVar.Opaque,
               "axis.S": _e.IterVar.DataPar, "axis.R": _e.IterVar.CommReduce}
@@ -71,7 +68,7 @@ def _loop_spec(parser, node):
             raise parser.error(it, "range() takes no keyword arguments")
         return Spec("serial", it, tuple(parser.eval(a) for a in it.args), {})
     spec = parser.eval(it)
-    if not isinstance(spec, Spec) or spec.kind not in ("grid",) + tuple(LOOP_KINDS):
+    if not isinstance(spec, Spec) or spec.kind not in ("grid",) + tuple(_s.FOR_KIND_NAMES):
         raise parser.error(it, "unsupported loop; expected range(...), T.grid(...), or "
                                "T.serial/T.parallel/T.vectorized/T.unroll(...)")
     return spec
@@ -104,7 +101,7 @@ def parse_for(parser, node):
         if extra:
             raise parser.error(spec.node, f"T.{spec.kind}: unexpected argument(s) "
                                           f"{sorted(extra)}; expected annotations= or thread=")
-        loops.append((name, lo, extent, LOOP_KINDS[spec.kind], kwargs))
+        loops.append((name, lo, extent, _s.FOR_KIND_NAMES[spec.kind], kwargs))
     with parser.scope():
         made = []
         for name, lo, extent, kind, kwargs in loops:

@@ -123,7 +123,7 @@ def _var(kind):
 def _node(kind):
     def build(parser, node, a, b):
         """The node itself (``T.Add(a, b)``): operands of one dtype, as the node requires."""
-        a, b = _op._match(a, b)
+        a, b = _op.match_dtypes(a, b)
         return kind(a, b)
 
     return Builtin(kind.__name__, build)
@@ -145,7 +145,7 @@ def _cast(parser, node, dtype, value):
 
 
 def _select(parser, node, cond, t, f):
-    t, f = _op._match(t, f)
+    t, f = _op.match_dtypes(t, f)
     return _e.Select(_op.convert(cond), t, f)
 
 
@@ -169,7 +169,7 @@ def _evaluate(parser, node, value):
 
 
 def _ramp(parser, node, base, stride, lanes):
-    base, stride = _op._match(base, stride)
+    base, stride = _op.match_dtypes(base, stride)
     return _e.Ramp(base, stride, lanes)
 
 

@@ -29,7 +29,7 @@ def build_binop(parser, node, op, lhs, rhs):
             raise parser.error(node, f"cannot combine {type(side).__name__} with a TIR "
                                      "expression; expected numbers or TIR expressions")
     if op is ast.Div:
-        a, b = _op._match(lhs, rhs)
+        a, b = _op.match_dtypes(lhs, rhs)
         if a.dtype.is_float:
             return _e.Div(a, b)
         raise parser.error(node, "'/' on integers is ambiguous; use '//' (floor division) or "

@@ -3,7 +3,7 @@ from rvm.ir.expr import PrimExpr
 from rvm.ir.structural import structural_equal
 from rvm.tir import expr as _e
 from rvm.tir import stmt as _s
-from rvm.tir.analysis.free_vars import used_vars
+from rvm.tir.free_vars import used_vars
 from rvm.tir.buffer import Buffer
 from rvm.tir.stmt_functor import post_order_visit
 from rvm.script.printer.names import NameTable
@@ -13,9 +13,7 @@ from rvm.tir.expr_printer import quote
 INDENT = "    "
 _AXIS_KIND = {_e.IterVar.DataPar: ("spatial", "S"), _e.IterVar.CommReduce: ("reduce", "R"),
               _e.IterVar.Ordered: ("scan", None), _e.IterVar.Opaque: ("opaque", None)}
-_LOOP_KIND = {_s.ForKind.SERIAL: "serial", _s.ForKind.PARALLEL: "parallel",
-              _s.ForKind.VECTORIZED: "vectorized", _s.ForKind.UNROLLED: "unroll",
-              _s.ForKind.THREAD_BINDING: "thread_binding"}
+_LOOP_KIND = {kind: name for name, kind in _s.FOR_KIND_NAMES.items()}
 
 
 # Statements printed as a line followed by their body at the same depth.

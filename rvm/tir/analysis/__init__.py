@@ -3,7 +3,7 @@
 This package is a facade; the definitions live in its modules.
 """
 from rvm.tir.analysis.block_access import get_block_read_write_region
-from rvm.tir.analysis.free_vars import free_vars, undefined_vars, used_vars
+from rvm.tir.free_vars import free_vars, undefined_vars, used_vars
 from rvm.tir.analysis.region import covers, relax_bounds, relax_range, union_ranges
 from rvm.tir.analysis.verify import verify_well_formed
 

@@ -8,7 +8,7 @@ Regions of one buffer are merged into their bounding box.
 from rvm.ir.expr import PrimExpr
 from rvm.ir.structural import structural_equal
 from rvm.tir import op as _op
-from rvm.tir.analysis.free_vars import used_vars
+from rvm.tir.free_vars import used_vars
 from rvm.tir.arith import Analyzer, _is_int
 from rvm.tir.buffer import Buffer
 from rvm.tir.expr import Range, Var

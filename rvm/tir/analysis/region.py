@@ -8,8 +8,35 @@ Range(min=i0 * 4, extent=4)
 """
 from rvm.ir.expr import PrimExpr
 from rvm.tir import op as _op
-from rvm.tir.analysis.free_vars import used_vars
-from rvm.tir.expr import Add, Cast, FloorDiv, FloorMod, IntImm, Max, Min, Mul, Range, Sub, Var
+from rvm.tir.arith import simplify
+from rvm.tir.expr import (
+    Add, BufferLoad, Cast, FloorDiv, FloorMod, IntImm, Max, Min, Mul, Range, Sub, Var,
+)
+from rvm.tir.free_vars import used_vars
+from rvm.tir.stmt import BufferRegion
+
+
+def buffer_subscript(buffer, indices):
+    """``buffer[indices]``: a BufferLoad; where indices mix points and slices, the
+    BufferRegion they cover (extents simplified)."""
+    if not isinstance(indices, tuple):
+        indices = (indices,)
+    if not any(isinstance(i, slice) for i in indices):
+        return BufferLoad(buffer, buffer._indices(indices))
+    region = []
+    for k, index in enumerate(indices):
+        dim = buffer.shape[k]
+        if isinstance(index, slice):
+            if index.step not in (None, 1):
+                raise ValueError(f"buffer regions need unit steps, got {index}")
+            start = 0 if index.start is None else index.start
+            stop = dim if index.stop is None else index.stop
+            start, stop = _op.match_dtypes(start, stop)
+            region.append(Range.from_min_extent(start, simplify(_op.subtract(stop, start))))
+        else:
+            index = _op.convert(index, dim.dtype)
+            region.append(Range.from_min_extent(index, _op.const(1, index.dtype)))
+    return BufferRegion(buffer, region)
 
 
 def relax_bounds(expr, ranges, analyzer):

@@ -1,7 +1,7 @@
 """Well-formedness of PrimFuncs: variables and buffers defined before use, defined once,
 and blocks that only see their own axes."""
 from rvm.ir.module import IRModule
-from rvm.tir.analysis.free_vars import used_vars
+from rvm.tir.free_vars import used_vars
 from rvm.tir.expr import Var
 from rvm.tir.function import PrimFunc
 from rvm.tir.stmt_functor import StmtExprVisitor

@@ -1,7 +1,7 @@
 """Facts about scheduled TIR the primitives check: loops of a block, child blocks, block kinds,
 bindings, data dependences between the blocks of a scope, and regions relaxed over loops."""
 from rvm.tir import op as _op
-from rvm.tir.analysis.free_vars import used_vars as vars_in  # noqa: F401  (used by primitives)
+from rvm.tir.free_vars import used_vars as vars_in  # noqa: F401  (used by primitives)
 from rvm.tir.analysis.region import relax_range
 from rvm.tir.arith import Analyzer
 from rvm.tir.expr import Add, Cast, FloorDiv, FloorMod, IntImm, IterVar, Mul, Range, Sub, Var

@@ -17,7 +17,7 @@ Applies to the outermost serial loop whose accesses of a buffer allocated outsid
 cover a region that does not depend on the loop and has at most ``TILE_BYTES``.
 """
 from rvm.tir import op as _op
-from rvm.tir.analysis.free_vars import used_vars
+from rvm.tir.free_vars import used_vars
 from rvm.tir.arith import Analyzer
 from rvm.tir.buffer import decl_buffer
 from rvm.tir.expr import BufferLoad, IntImm, Range, Var

@@ -24,7 +24,7 @@ they are; LowerInitBlock then guards their init.
 """
 from rvm.ir.structural import structural_equal
 from rvm.tir import op as _op
-from rvm.tir.analysis.free_vars import used_vars
+from rvm.tir.free_vars import used_vars
 from rvm.tir.analysis.index_eval import is_injective_on_grid
 from rvm.tir.buffer import decl_buffer
 from rvm.tir.expr import Add, BufferLoad, Cast, IntImm, IterVar, Max, Min, Mul, Sub, Var

@@ -24,9 +24,6 @@ MAX_UNROLL_STEPS = 4096  # copies of a body the nested unrolled loops may make
 
 _AXIS_NAMES = {IterVar.CommReduce: "reduction", IterVar.Ordered: "ordered (scan)",
                IterVar.Opaque: "opaque"}
-_KIND_NAMES = {ForKind.SERIAL: "serial", ForKind.PARALLEL: "parallel",
-               ForKind.VECTORIZED: "vectorized", ForKind.UNROLLED: "unrolled",
-               ForKind.THREAD_BINDING: "thread-bound"}
 
 
 class LoopKinds:
@@ -67,8 +64,8 @@ class LoopKinds:
         current = ForKind.THREAD_BINDING if loop.thread_binding is not None else loop.kind
         if current not in (ForKind.SERIAL, kind):
             raise self._error(primitive, "a loop has one kind: it is already "
-                              f"{_KIND_NAMES[current]}", sref,
-                              f"asked to make it {_KIND_NAMES[kind]}")
+                              f"{current.name.lower()}", sref,
+                              f"asked to make it {kind.name.lower()}")
 
     def _check_independent_iterations(self, sref, primitive):
         var = sref.stmt.loop_var
