@@ -3,9 +3,10 @@
 All functions read the IR through ``sch.get``/``sch.mod``; none changes it.
 """
 from rvm.tir.analysis.free_vars import used_vars
-from rvm.tir.expr import IntImm, IterVar
+from rvm.tir.expr import IterVar
+from rvm.tir.schedule.analysis import loop_bound_iter_types
 from rvm.tir.stmt import BlockRealize
-from rvm.tir.stmt_functor import post_order_visit
+from rvm.tir.stmt_functor import StmtExprVisitor, post_order_visit
 
 SPATIAL, REDUCTION = IterVar.DataPar, IterVar.CommReduce
 
@@ -27,27 +28,27 @@ def realize_of(sch, block_rv):
     raise ValueError(f"block {block.name_hint!r} is not in the scheduled function")
 
 
-def iter_types_of_loop(realize, loop_var):
-    """The iteration types (SPATIAL, REDUCTION ...) of the block axes ``loop_var`` feeds."""
-    types = set()
-    for iv, value in zip(realize.block.iter_vars, realize.iter_values):
-        if id(loop_var) in used_vars(value):
-            types.add(iv.iter_type)
-    return types
-
-
 def loop_types(sch, loop_rv):
     """The iteration types every block under the loop gives its variable (empty: none)."""
     loop = sch.get(loop_rv)
     types = set()
     for realize in realizes_under(loop.body):
-        types |= iter_types_of_loop(realize, loop.loop_var)
+        types |= loop_bound_iter_types(realize, loop.loop_var)
     return types
 
 
-def const_extent(loop):
-    """The loop's extent as an int, or None when it is symbolic."""
-    return loop.extent.value if isinstance(loop.extent, IntImm) else None
+def block_names(func):
+    """The names of the blocks of ``func`` except the root, in program order."""
+    names = []
+
+    class _Blocks(StmtExprVisitor):
+        def visit_block_(self, op):
+            if op.name_hint != "root" and op.name_hint not in names:
+                names.append(op.name_hint)
+            super().visit_block_(op)
+
+    _Blocks().visit(func.body)
+    return names
 
 
 def block_kinds(block):

@@ -7,13 +7,15 @@ from rvm.meta_schedule.cost_model.gbt_model import GBTModel
 
 
 def create(kind="gbt", *args, **kwargs):
-    """A cost model by kind: "gbt" (GBTModel, the default; "xgb" is accepted as its alias)
-    or "random" (RandomModel)."""
+    """A cost model by kind: "gbt" (GBTModel, the default; "xgb" is accepted as its alias),
+    "random" (RandomModel), or a CostModel as it is."""
+    if isinstance(kind, CostModel):
+        return kind
     if kind in ("gbt", "xgb"):
         return GBTModel(*args, **kwargs)
     if kind == "random":
         return RandomModel(*args, **kwargs)
-    raise ValueError(f"unknown cost model kind {kind!r}; expected 'gbt' or 'random'")
+    raise ValueError(f"unknown cost model kind {kind!r}; expected 'gbt', 'random' or a CostModel")
 
 
 __all__ = ["CostModel", "GBTModel", "PyCostModel", "RandomModel", "create"]

@@ -33,11 +33,11 @@ unrolled, so the accumulators are registers, not memory), and are summed once
 per output at the end.
 """
 from rvm.meta_schedule.loop_analysis import (
-    REDUCTION, SPATIAL, const_extent, contiguous_axis_types, is_reduction_block,
-    iter_types_of_loop, realize_of,
+    REDUCTION, SPATIAL, contiguous_axis_types, is_reduction_block, realize_of,
 )
 from rvm.meta_schedule.schedule_rule.schedule_rule import ScheduleRule, schedule_errors
 from rvm.tir.analysis.free_vars import used_vars
+from rvm.tir.schedule.analysis import const_extent, loop_bound_iter_types
 
 TILED = "meta_schedule.tiled"  # block annotation: tiled by a rule already
 # Lengths of the innermost (vector) tile: multiples of a 512-bit register of float32.
@@ -135,7 +135,7 @@ def classify_loops(sch, block):
         loop = sch.get(loop_rv)
         if const_extent(loop) is None:
             return None
-        types = iter_types_of_loop(realize, loop.loop_var)
+        types = loop_bound_iter_types(realize, loop.loop_var)
         if types == {SPATIAL}:
             s_loops.append(loop_rv)
         elif types == {REDUCTION}:
@@ -308,7 +308,7 @@ class MultiLevelTiling(ScheduleRule):
                 loop = sch.get(loop_rv)
                 if loop.loop_var is lane_var:
                     continue
-                types = iter_types_of_loop(realize, loop.loop_var)
+                types = loop_bound_iter_types(realize, loop.loop_var)
                 (rf_s if types == {SPATIAL} else rf_r if types == {REDUCTION} else [])\
                     .append(loop_rv)
             s_tiles = tile_loops(sch, rf_s, rf_r, RF_STRUCTURE, RF_COLS, inner=[lane],

@@ -115,9 +115,9 @@ def require_complete_or_reduction(primitive, block_sref):
                             "spatial and reduction axes)", describe(block_sref))
 
 
-def loop_bound_iter_types(block_sref, loop_var):
-    """The iter types of the axes of a block whose binding uses ``loop_var``."""
-    realize = block_sref.realize
+def loop_bound_iter_types(realize, loop_var):
+    """The iter types (SPATIAL, REDUCTION ...) of the axes of a BlockRealize whose binding
+    uses ``loop_var``."""
     types = set()
     for iv, value in zip(realize.block.iter_vars, realize.iter_values):
         if id(loop_var) in vars_in(value):

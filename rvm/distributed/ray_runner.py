@@ -22,13 +22,16 @@ import concurrent.futures
 import logging
 import threading
 
+from rvm.meta_schedule.builder.local_builder import compile_source
+from rvm.meta_schedule.hardware import hardware_fingerprint
+from rvm.meta_schedule.runner.evaluate import evaluate
 from rvm.meta_schedule.runner.local_runner import runner_spec
 from rvm.meta_schedule.runner.runner import EvaluatorConfig, Runner, RunnerFuture, RunnerResult
+from rvm.meta_schedule.tune_log import LOGGER_NAME
 from rvm.support.optional import import_optional
+from rvm.support.worker_pool import WorkerPool
 
-COMPILE = "rvm.meta_schedule.builder.local_builder:compile_source"
-EVALUATE = "rvm.meta_schedule.runner.evaluate:evaluate"
-_LOG = logging.getLogger("rvm.meta_schedule")
+_LOG = logging.getLogger(LOGGER_NAME)
 _WHAT = "RayRunner"
 
 
@@ -44,14 +47,11 @@ class MeasureWorker:
     """
 
     def __init__(self):
-        from rvm.meta_schedule.hardware import hardware_fingerprint
-        from rvm.meta_schedule.worker_pool import WorkerPool
-
         self.pool = WorkerPool(1)
         self.fingerprint = hardware_fingerprint()
 
     def _compile(self, source, use_openmp, build_timeout_sec, what):
-        outcome = self.pool.run(COMPILE, (source, use_openmp, None), build_timeout_sec)
+        outcome = self.pool.run(compile_source, (source, use_openmp, None), build_timeout_sec)
         if not outcome.ok:
             raise RuntimeError(f"build of the {what} on the worker failed: {outcome.error}")
         return outcome.value
@@ -68,7 +68,7 @@ class MeasureWorker:
                     "unscheduled kernel"))
         except RuntimeError as err:
             return {"error": str(err)}
-        outcome = self.pool.run(EVALUATE, (spec,), timeout_sec)
+        outcome = self.pool.run(evaluate, (spec,), timeout_sec)
         if not outcome.ok:
             return {"error": outcome.error}
         return outcome.value

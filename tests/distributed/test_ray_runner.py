@@ -8,11 +8,11 @@ import time
 
 import pytest
 
+from rvm.distributed.ray_runner import _actor_options, measure_job
 from rvm.meta_schedule.arg_info import ArgInfo
 from rvm.meta_schedule.builder import BuilderInput, LocalBuilder
 from rvm.meta_schedule.hardware import hardware_fingerprint
 from rvm.meta_schedule.runner import EvaluatorConfig, RayRunner, RunnerInput, create
-from rvm.meta_schedule.runner.ray_runner import _actor_options, measure_job
 from tests.meta_schedule import kernels
 
 pytestmark = pytest.mark.distributed

@@ -1,0 +1,22 @@
+"""Measure callbacks: what happens to a batch of candidates once they are measured.
+
+``apply(task_scheduler, task_id, measure_candidates, builder_results, runner_results)``
+runs after every batch, in the order the callbacks were given; the task
+scheduler's ``database`` and ``cost_model`` are the run's. A build failure
+arrives as a RunnerResult whose ``error_msg`` is the builder's.
+"""
+
+
+class MeasureCallback:
+    """Base class of measure callbacks."""
+
+    def apply(self, task_scheduler, task_id, measure_candidates, builder_results,
+              runner_results):
+        raise NotImplementedError
+
+    def __repr__(self):
+        return f"{type(self).__name__}()"
+
+
+class PyMeasureCallback(MeasureCallback):
+    """A measure callback written in Python by subclassing."""

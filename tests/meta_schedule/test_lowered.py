@@ -1,0 +1,30 @@
+"""lowered_module: a candidate's lowered kernel computed once per schedule state, kept by
+the module (nothing is attached to the Schedule) and dropped with the schedule."""
+import gc
+import weakref
+
+from rvm import tir
+from rvm.meta_schedule import lowered
+from rvm.meta_schedule.lowered import lowered_module
+from tests.meta_schedule.workloads import MyModule
+
+
+def test_lowered_once_per_state_and_again_after_a_primitive():
+    sch = tir.Schedule(MyModule)
+    before = dict(vars(sch))
+    first = lowered_module(sch)
+    assert lowered_module(sch) is first
+    assert vars(sch) == before  # no attribute hung on the schedule
+    sch.split(sch.get_loops(sch.get_block("C"))[0], [None, 4])
+    assert lowered_module(sch) is not first
+
+
+def test_the_cache_entry_goes_with_its_schedule():
+    held = len(lowered._LOWERED)
+    sch = tir.Schedule(MyModule)
+    lowered_module(sch)
+    assert len(lowered._LOWERED) == held + 1
+    gone = weakref.ref(sch)
+    del sch
+    gc.collect()
+    assert gone() is None and len(lowered._LOWERED) == held
