@@ -23,7 +23,6 @@ import logging
 import threading
 
 from rvm.meta_schedule.builder.local_builder import compile_source
-from rvm.meta_schedule.hardware import hardware_fingerprint
 from rvm.meta_schedule.runner.evaluate import evaluate
 from rvm.meta_schedule.runner.local_runner import runner_spec
 from rvm.meta_schedule.runner.runner import EvaluatorConfig, Runner, RunnerFuture, RunnerResult
@@ -48,7 +47,6 @@ class MeasureWorker:
 
     def __init__(self):
         self.pool = WorkerPool(1)
-        self.fingerprint = hardware_fingerprint()
 
     def _compile(self, source, use_openmp, build_timeout_sec, what):
         outcome = self.pool.run(compile_source, (source, use_openmp, None), build_timeout_sec)
@@ -73,10 +71,6 @@ class MeasureWorker:
             return {"error": outcome.error}
         return outcome.value
 
-    def hardware(self):
-        """This worker's hardware fingerprint."""
-        return self.fingerprint
-
 
 def measure_job(runner_input, config, seed):
     """The plain data sent to a worker for ``runner_input`` (sources instead of paths)."""
@@ -94,6 +88,13 @@ def measure_job(runner_input, config, seed):
         "reference": None if ref is None else {"source": ref.source,
                                                "use_openmp": ref.use_openmp},
     }
+
+
+def _kill(ray, worker):
+    try:
+        ray.kill(worker)
+    except Exception:  # already gone
+        pass
 
 
 def _actor_options(resources):
@@ -196,10 +197,7 @@ class RayRunner(Runner):
             if worker in self._workers:
                 self._workers.remove(worker)
             self.lost.append(reason)
-        try:
-            ray.kill(worker)
-        except Exception:  # already gone
-            pass
+        _kill(ray, worker)
         _LOG.warning("RayRunner: lost a worker (%s)", reason)
         return reason
 
@@ -254,7 +252,4 @@ class RayRunner(Runner):
         ray = _ray()
         if ray.is_initialized():
             for worker in workers:
-                try:
-                    ray.kill(worker)
-                except Exception:  # already gone
-                    pass
+                _kill(ray, worker)

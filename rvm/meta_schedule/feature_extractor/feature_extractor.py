@@ -15,7 +15,6 @@ from rvm.meta_schedule.feature_extractor.per_store_feature import (
 )
 from rvm.meta_schedule.lowered import lowered_module
 from rvm.meta_schedule.tune_target import num_cores
-from rvm.tir.transform.pipeline import lower_module
 
 _FEATURES = weakref.WeakKeyDictionary()  # Schedule -> (its IRModule then, cores, vector)
 
@@ -58,13 +57,3 @@ class PerStoreFeature(FeatureExtractor):
             features = np.zeros(len(FEATURE_NAMES), dtype="float32")
         _FEATURES[sch] = (sch.state.mod, num_cores, features)
         return features
-
-    @staticmethod
-    def extract_from_module(mod, num_cores=1):
-        """The feature vector of a scheduled (not yet lowered) kernel module; zeros when the
-        module cannot be lowered (the builder will report why)."""
-        try:
-            lowered = lower_module(mod)
-            return features_of_lowered(entry_prim_func(lowered), num_cores)
-        except Exception:  # an unbuildable candidate: nothing to describe
-            return np.zeros(len(FEATURE_NAMES), dtype="float32")

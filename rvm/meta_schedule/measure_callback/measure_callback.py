@@ -1,10 +1,7 @@
-"""Measure callbacks: what happens to a batch of candidates once they are measured.
-
-``apply(task_scheduler, task_id, measure_candidates, builder_results, runner_results)``
-runs after every batch, in the order the callbacks were given; the task
-scheduler's ``database`` and ``cost_model`` are the run's. A build failure
-arrives as a RunnerResult whose ``error_msg`` is the builder's.
-"""
+"""Measure callbacks: ``apply(task_scheduler, task_id, measure_candidates, builder_results,
+runner_results)`` runs after every measured batch, in the order the callbacks were given,
+with the run's ``task_scheduler.database`` and ``.cost_model``; a build failure arrives as a
+RunnerResult whose ``error_msg`` is the builder's."""
 
 
 class MeasureCallback:

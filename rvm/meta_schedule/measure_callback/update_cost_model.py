@@ -8,5 +8,5 @@ class UpdateCostModel(MeasureCallback):
     def apply(self, task_scheduler, task_id, measure_candidates, builder_results,
               runner_results):
         if task_scheduler.cost_model is not None:
-            context = task_scheduler.tasks[task_id].context
-            task_scheduler.cost_model.update(context, measure_candidates, runner_results)
+            task_scheduler.cost_model.update(task_scheduler.tasks[task_id].context,
+                                             measure_candidates, runner_results)

@@ -1,17 +1,11 @@
 """MutateCategoricalAnnotation: redraws the categorical choice behind an annotation."""
-from rvm.meta_schedule.mutator.mutator import Mutator, decided
+from rvm.meta_schedule.mutator.mutator import Mutator, samplers_used_by
 
 
-def annotation_samplers(trace, ann_key):
-    """The SampleCategorical instructions whose value a trace annotates as ``ann_key``."""
-    samplers = {inst.outputs[0]: inst for inst in decided(trace, "SampleCategorical")}
-    found = []
-    for inst in trace.insts:
-        if inst.kind.name == "Annotate" and inst.attrs and inst.attrs[0] == ann_key:
-            value = inst.inputs[-1]
-            if value in samplers and samplers[value] not in found:
-                found.append(samplers[value])
-    return found
+def _annotated_as(key):
+    """The value an instruction annotates as ``key`` (none unless it is such an Annotate)."""
+    return lambda inst: inst.inputs[-1:] if inst.kind.name == "Annotate" and \
+        inst.attrs[:1] == [key] else ()
 
 
 class MutateCategoricalAnnotation(Mutator):
@@ -20,7 +14,7 @@ class MutateCategoricalAnnotation(Mutator):
     ann_keys = ()
 
     def apply(self, trace, rng):
-        insts = [i for key in self.ann_keys for i in annotation_samplers(trace, key)]
+        insts = [i for key in self.ann_keys for i in samplers_used_by(trace, _annotated_as(key))]
         insts = [i for i in insts if len(i.attrs[0]) > 1]
         if not insts:
             return None

@@ -7,19 +7,14 @@ level stays within the instruction's ``max_innermost_factor``. A tile length
 drawn by SampleCategorical and used as a split factor (the vector lanes of
 MultiLevelTiling) is redrawn among its other candidates.
 """
-from rvm.meta_schedule.mutator.mutator import Mutator, decided
+from rvm.meta_schedule.mutator.mutator import Mutator, decided, samplers_used_by
 from rvm.tir.schedule.sampling import prime_factors
 
 
 def split_samplers(trace):
     """The SampleCategorical instructions whose value is a Split factor."""
-    samplers = {inst.outputs[0]: inst for inst in decided(trace, "SampleCategorical")}
-    found = []
-    for inst in trace.insts:
-        if inst.kind.name == "Split":
-            for value in inst.inputs[1:]:
-                if value in samplers and samplers[value] not in found:
-                    found.append(samplers[value])
+    found = samplers_used_by(trace, lambda inst: inst.inputs[1:] if inst.kind.name == "Split"
+                             else ())
     return [i for i in found if len(i.attrs[0]) > 1]
 
 

@@ -26,3 +26,15 @@ def decided(trace, kind_name):
     """The instructions of ``trace`` of kind ``kind_name`` that carry a decision."""
     return [inst for inst in trace.insts
             if inst.kind.name == kind_name and trace.get_decision(inst) is not None]
+
+
+def samplers_used_by(trace, uses):
+    """The decided SampleCategorical instructions whose value an instruction of ``trace``
+    takes among ``uses(inst)`` (its inputs that matter), in order of first use."""
+    samplers = {inst.outputs[0]: inst for inst in decided(trace, "SampleCategorical")}
+    found = []
+    for inst in trace.insts:
+        for value in uses(inst):
+            if value in samplers and samplers[value] not in found:
+                found.append(samplers[value])
+    return found

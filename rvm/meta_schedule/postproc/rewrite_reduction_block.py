@@ -1,5 +1,5 @@
 """RewriteReductionBlock: splits reduction inits off before the reduction loops."""
-from rvm.meta_schedule.loop_analysis import REDUCTION, block_names, realize_of
+from rvm.meta_schedule.loop_analysis import REDUCTION, block_names
 from rvm.meta_schedule.postproc.postproc import Postproc
 from rvm.tir.schedule.analysis import loop_bound_iter_types
 
@@ -14,7 +14,7 @@ class RewriteReductionBlock(Postproc):
             block = sch.get_block(name)
             if sch.get(block).init is None:
                 continue
-            realize = realize_of(sch, block)
+            realize = sch.get_sref(block).realize
             for loop in sch.get_loops(block):
                 if REDUCTION in loop_bound_iter_types(realize, sch.get(loop).loop_var):
                     sch.decompose_reduction(block, loop)

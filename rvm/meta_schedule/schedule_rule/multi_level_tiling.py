@@ -33,7 +33,7 @@ unrolled, so the accumulators are registers, not memory), and are summed once
 per output at the end.
 """
 from rvm.meta_schedule.loop_analysis import (
-    REDUCTION, SPATIAL, contiguous_axis_types, is_reduction_block, realize_of,
+    REDUCTION, SPATIAL, contiguous_axis_types, is_reduction_block,
 )
 from rvm.meta_schedule.schedule_rule.schedule_rule import ScheduleRule, schedule_errors
 from rvm.tir.analysis.free_vars import used_vars
@@ -129,7 +129,7 @@ def tile_loops(sch, s_loops, r_loops, structure, max_innermost_factor, inner=(),
 def classify_loops(sch, block):
     """(spatial loops, reduction loops) of ``block``, or None when a loop is symbolic or
     feeds both kinds of axes. Loops feeding no axis (unit loops) are left out."""
-    realize = realize_of(sch, block)
+    realize = sch.get_sref(block).realize
     s_loops, r_loops = [], []
     for loop_rv in sch.get_loops(block):
         loop = sch.get(loop_rv)
@@ -160,7 +160,7 @@ def fold_epilogue(sch, producer):
 def packable_read(sch, block):
     """The index of the read buffer of ``block`` indexed by the reduction axes and, in its
     last dimension, by the last spatial axis alone (``B[k, j]``), or None."""
-    realize = realize_of(sch, block)
+    realize = sch.get_sref(block).realize
     blk = realize.block
     spatial = [iv for iv in blk.iter_vars if iv.iter_type == SPATIAL]
     if len(spatial) < 2:
@@ -302,7 +302,7 @@ class MultiLevelTiling(ScheduleRule):
             _, lane = sch.split(r_loops[-1], [None, lanes])
             rf = sch.rfactor(lane, factor_axis=len(s_loops))
             rf_s, rf_r = [], []
-            realize = realize_of(sch, rf)
+            realize = sch.get_sref(rf).realize
             lane_var = sch.get(lane).loop_var
             for loop_rv in sch.get_loops(rf):
                 loop = sch.get(loop_rv)

@@ -7,7 +7,7 @@ from rvm.tir.arith import Analyzer
 from rvm.tir.expr import Add, Cast, FloorDiv, FloorMod, IntImm, IterVar, Mul, Range, Sub, Var
 from rvm.tir.schedule.error import ScheduleError
 from rvm.tir.schedule.state import children_of, describe
-from rvm.tir.stmt import BlockRealize, ForKind
+from rvm.tir.stmt import BlockRealize
 from rvm.tir.stmt_functor import substitute
 
 
@@ -62,21 +62,6 @@ def blocks_under(state, sref):
             walk(child)
 
     walk(sref.stmt)
-    return out
-
-
-def realizes_under(stmt):
-    """The BlockRealizes directly under a statement (not nested in other blocks)."""
-    out = []
-
-    def walk(node):
-        for child in children_of(node):
-            if isinstance(child, BlockRealize):
-                out.append(child)
-            else:
-                walk(child)
-
-    walk(stmt)
     return out
 
 
@@ -267,9 +252,3 @@ def analyzer_for(loop_srefs):
 def const_extent(loop):
     """The constant extent of a For, or None."""
     return loop.extent.value if isinstance(loop.extent, IntImm) else None
-
-
-def is_serial_unannotated(loop):
-    """Whether a loop is a plain serial loop."""
-    return loop.kind == ForKind.SERIAL and loop.thread_binding is None
-
