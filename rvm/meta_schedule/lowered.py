@@ -15,12 +15,15 @@ _LOWERED = weakref.WeakKeyDictionary()  # Schedule -> (its IRModule then, the lo
 
 
 def lowered_module(sch):
-    """``lower_module(sch.mod)``, cached for ``sch`` until a primitive changes it (an error
-    lowering the module is raised every time it is asked for)."""
+    """``lower_module(sch.mod)``, cached for ``sch`` until a primitive changes it; None when
+    lowering fails (the builder lowers the module again and reports why)."""
     current = sch.state.mod
     cached = _LOWERED.get(sch)
-    if cached is not None and cached[0] is current:
+    if cached is not None and cached[0] is current:  # a failure is remembered too
         return cached[1]
-    lowered = lower_module(sch.mod)
+    try:
+        lowered = lower_module(sch.mod)
+    except Exception:  # noqa: BLE001  (the builder's error message says what failed)
+        lowered = None
     _LOWERED[sch] = (current, lowered)
     return lowered

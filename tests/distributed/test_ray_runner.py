@@ -11,10 +11,12 @@ import pytest
 from rvm.distributed.ray_runner import _actor_options, measure_job
 from rvm.meta_schedule.arg_info import ArgInfo
 from rvm.meta_schedule.builder import BuilderInput, LocalBuilder
-from rvm.meta_schedule.hardware import hardware_fingerprint
 from rvm.meta_schedule.runner import EvaluatorConfig, RayRunner, RunnerInput, create
+from rvm.runtime.compiler import default_compiler
+from rvm.support.hardware import hardware_fingerprint
 from tests.meta_schedule import kernels
 
+LOCAL = hardware_fingerprint(default_compiler())  # this machine's
 pytestmark = pytest.mark.distributed
 
 FAST = EvaluatorConfig(number=1, repeat=2, min_repeat_ms=0)
@@ -53,7 +55,7 @@ def test_candidates_are_checked_and_timed_on_workers(ray_cluster, built):
     finally:
         runner.close()
     assert ok.error_msg is None and len(ok.run_secs) == 2 and min(ok.run_secs) > 0
-    assert ok.fingerprint == hardware_fingerprint()  # the workers share this machine
+    assert ok.fingerprint == LOCAL  # the workers share this machine
     assert crash.run_secs is None and "SIGSEGV" in crash.error_msg
     assert wrong.error_msg.startswith("wrong result: argument 1")
     assert runner.retried == 0 and not runner.workers
@@ -70,7 +72,7 @@ def test_a_killed_worker_costs_a_retry_then_a_failure(ray_cluster, built):
         ray.kill(first)
         result = future.result()
         assert runner.retried == 1 and len(runner.lost) == 1
-        assert result.error_msg is None and result.fingerprint == hardware_fingerprint()
+        assert result.error_msg is None and result.fingerprint == LOCAL
         assert min(result.run_secs) > 0
 
         # Killed twice: recorded as failed, with the reason.

@@ -28,3 +28,16 @@ def test_the_cache_entry_goes_with_its_schedule():
     del sch
     gc.collect()
     assert gone() is None and len(lowered._LOWERED) == held
+
+
+def test_a_module_that_does_not_lower_is_none_and_not_lowered_again(monkeypatch):
+    calls = []
+
+    def failing(mod):
+        calls.append(mod)
+        raise ValueError("cannot lower")
+
+    monkeypatch.setattr(lowered, "lower_module", failing)
+    sch = tir.Schedule(MyModule)
+    assert lowered_module(sch) is None and lowered_module(sch) is None
+    assert len(calls) == 1

@@ -122,8 +122,8 @@ class TaskScheduler:
     def _measure(self, task, candidates, builder, runner):
         context = task.context
         self.log.info(f"Sending {len(candidates)} sample(s) to builder")
-        built = builder.build([BuilderInput(c.sch.mod, context.target, lowered=_lowered(c.sch))
-                               for c in candidates])
+        built = builder.build([BuilderInput(c.sch.mod, context.target,
+                                            lowered=lowered_module(c.sch)) for c in candidates])
         ok = [(c, b) for c, b in zip(candidates, built) if b.error_msg is None]
         self.log.info(f"Sending {len(ok)} sample(s) to runner")
         inputs = [RunnerInput.from_builder_result(b, c.args_info, "main", task.reference)
@@ -199,12 +199,3 @@ class TaskScheduler:
 
 class PyTaskScheduler(TaskScheduler):
     """A task scheduler written in Python by subclassing."""
-
-
-def _lowered(sch):
-    """The candidate's lowered module (shared with the cost model's features), or None when
-    lowering fails: the builder then lowers it again and reports why."""
-    try:
-        return lowered_module(sch)
-    except Exception:  # noqa: BLE001  (the builder's error message says what failed)
-        return None
