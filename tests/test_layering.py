@@ -45,9 +45,8 @@ ALLOWED = {
     "codegen": IR | {"bytecode", "tir", "relax"},
     "driver": L3 | {"bytecode", "vm", "tir.transform", "relax.transform", "script",
                     "relax.frontend", "codegen"},
-    # L6: meta_schedule's runner facade offers the Ray runner of rvm.distributed.
     "meta_schedule": L3 | {"bytecode", "vm", "tir.transform", "relax.transform", "script",
-                           "relax.frontend", "codegen", "driver", "distributed"},
+                           "relax.frontend", "codegen", "driver"},
     # Ray, optional: executables run on the workers (map_batches), and the runner measuring
     # tuning candidates there implements meta_schedule's runner interface (RayRunner).
     "distributed": {"support", "runtime", "bytecode", "vm", "meta_schedule"},

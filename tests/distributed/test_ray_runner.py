@@ -8,10 +8,11 @@ import time
 
 import pytest
 
+from rvm.distributed import RayRunner
 from rvm.distributed.ray_runner import _actor_options, measure_job
 from rvm.meta_schedule.arg_info import ArgInfo
 from rvm.meta_schedule.builder import BuilderInput, LocalBuilder
-from rvm.meta_schedule.runner import EvaluatorConfig, RayRunner, RunnerInput, create
+from rvm.meta_schedule.runner import EvaluatorConfig, RunnerInput, create
 from rvm.runtime.compiler import default_compiler
 from rvm.support.hardware import hardware_fingerprint
 from tests.meta_schedule import kernels
@@ -48,7 +49,7 @@ def _wait_for(condition, timeout=60.0):
 
 
 def test_candidates_are_checked_and_timed_on_workers(ray_cluster, built):
-    runner = create("ray", num_workers=2, timeout_sec=20, evaluator_config=FAST)
+    runner = create(RayRunner(num_workers=2, timeout_sec=20, evaluator_config=FAST))
     try:
         ok, crash, wrong = [f.result() for f in runner.run(_inputs(built, ["Copy", "Crash",
                                                                             "Wrong"]))]

@@ -5,7 +5,8 @@ import pytest
 
 import rvm
 from rvm import meta_schedule as ms
-from rvm.meta_schedule.runner import EvaluatorConfig, LocalRunner, RayRunner
+from rvm.distributed import RayRunner
+from rvm.meta_schedule.runner import EvaluatorConfig, LocalRunner
 from rvm.runtime.compiler import default_compiler
 from rvm.runtime.profiling import time_evaluator
 from rvm.support.hardware import hardware_fingerprint

@@ -8,8 +8,8 @@ from rvm import meta_schedule as ms
 FACTORIES = [
     (ms.builder, {"local": ms.builder.LocalBuilder}, ms.builder.Builder,
      "expected 'local' or a Builder"),
-    (ms.runner, {"local": ms.runner.LocalRunner, "ray": ms.runner.RayRunner}, ms.runner.Runner,
-     "expected 'local', 'ray' or a Runner"),
+    (ms.runner, {"local": ms.runner.LocalRunner}, ms.runner.Runner,
+     r"expected 'local' or a Runner \(on Ray: rvm.distributed.RayRunner\)"),
     (ms.database, {"memory": ms.database.MemoryDatabase}, ms.database.Database,
      "expected 'json', 'memory' or a Database"),
     (ms.cost_model, {"gbt": ms.cost_model.GBTModel, "xgb": ms.cost_model.GBTModel,

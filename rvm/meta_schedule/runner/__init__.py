@@ -1,8 +1,9 @@
 """rvm.meta_schedule.runner: measuring candidates (TVM's ``ms.runner``).
 
+Measuring on a Ray cluster is ``rvm.distributed.RayRunner``, a Runner like these.
+
 This package is a facade; the definitions live in its modules.
 """
-from rvm.distributed.ray_runner import RayRunner
 from rvm.meta_schedule.runner.local_runner import LocalRunner
 from rvm.meta_schedule.runner.runner import (
     EvaluatorConfig, PyRunner, Runner, RunnerFuture, RunnerInput, RunnerResult,
@@ -10,16 +11,15 @@ from rvm.meta_schedule.runner.runner import (
 
 
 def create(kind="local", *args, **kwargs):
-    """A runner by kind: "local" (``LocalRunner(*args, **kwargs)``), "ray"
-    (``RayRunner(*args, **kwargs)``), or a Runner as it is."""
+    """A runner by kind: "local" (``LocalRunner(*args, **kwargs)``), or a Runner as it is
+    (``rvm.distributed.RayRunner(...)`` measures on Ray)."""
     if isinstance(kind, Runner):
         return kind
     if kind == "local":
         return LocalRunner(*args, **kwargs)
-    if kind == "ray":
-        return RayRunner(*args, **kwargs)
-    raise ValueError(f"unknown runner {kind!r}; expected 'local', 'ray' or a Runner")
+    raise ValueError(f"unknown runner {kind!r}; expected 'local' or a Runner (on Ray: "
+                     "rvm.distributed.RayRunner)")
 
 
-__all__ = ["EvaluatorConfig", "LocalRunner", "PyRunner", "RayRunner", "Runner", "RunnerFuture",
+__all__ = ["EvaluatorConfig", "LocalRunner", "PyRunner", "Runner", "RunnerFuture",
            "RunnerInput", "RunnerResult", "create"]
