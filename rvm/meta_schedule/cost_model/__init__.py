@@ -2,8 +2,9 @@
 
 This package is a facade; the definitions live in its modules.
 """
-from rvm.meta_schedule.cost_model.cost_model import CostModel, PyCostModel, RandomModel
+from rvm.meta_schedule.cost_model.cost_model import CostModel, PyCostModel
 from rvm.meta_schedule.cost_model.gbt_model import GBTModel
+from rvm.meta_schedule.cost_model.random_model import RandomModel
 
 
 def create(kind="gbt", *args, **kwargs):
