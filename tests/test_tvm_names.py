@@ -30,6 +30,12 @@ NAMES = [
     ("rvm.runtime", "csource_module_create"), ("rvm.runtime", "register_module_loader"),
     ("rvm.relax.frontend.torch", "from_fx"), ("rvm.relax.frontend.onnx", "from_onnx"),
     ("rvm.meta_schedule.database", "JSONDatabase"),
+    ("rvm.meta_schedule.runner", "LocalRunner"), ("rvm.meta_schedule.builder", "LocalBuilder"),
+    ("rvm.meta_schedule.measure_callback", "AddToDatabase"),
+    ("rvm.meta_schedule.measure_callback", "UpdateCostModel"),
+    ("rvm.meta_schedule.postproc", "RewriteParallelVectorizeUnroll"),
+    ("rvm.meta_schedule.mutator", "MutateTileSize"),
+    ("rvm.meta_schedule.task_scheduler", "GradientBased"),
 ]
 
 

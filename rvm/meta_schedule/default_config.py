@@ -3,9 +3,12 @@
 >>> [type(r).__name__ for r in schedule_rules(None)]
 ['AutoInline', 'MultiLevelTiling', 'ParallelizeVectorizeUnroll']
 """
+from rvm.meta_schedule.mutator.mutate_compute_location import MutateComputeLocation
+from rvm.meta_schedule.mutator.mutate_parallel import MutateParallel
 from rvm.meta_schedule.mutator.mutate_tile_size import MutateTileSize
-from rvm.meta_schedule.mutator.mutator import MutateComputeLocation, MutateParallel, MutateUnroll
-from rvm.meta_schedule.postproc.postproc import DisallowDynamicLoop, RewriteReductionBlock
+from rvm.meta_schedule.mutator.mutate_unroll import MutateUnroll
+from rvm.meta_schedule.postproc.disallow_dynamic_loop import DisallowDynamicLoop
+from rvm.meta_schedule.postproc.rewrite_reduction_block import RewriteReductionBlock
 from rvm.meta_schedule.postproc.rewrite_parallel_vectorize_unroll import (
     RewriteParallelVectorizeUnroll,
 )

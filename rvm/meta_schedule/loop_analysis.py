@@ -1,53 +1,37 @@
 """Facts about blocks and loops of a schedule that the rules and postprocessors need.
 
-All functions read the IR through ``sch.get``/``sch.mod``; none changes it.
+All functions read the IR through ``sch.get``, ``sch.get_sref`` and ``sch.mod``; none
+changes it.
 """
 from rvm.tir.free_vars import used_vars
-from rvm.tir.expr import IntImm, IterVar
-from rvm.tir.stmt import BlockRealize
-from rvm.tir.stmt_functor import post_order_visit
+from rvm.tir.expr import IterVar
+from rvm.tir.schedule.analysis import blocks_under, loop_bound_iter_types
+from rvm.tir.stmt_functor import StmtExprVisitor
 
 SPATIAL, REDUCTION = IterVar.DataPar, IterVar.CommReduce
 
 
-def realizes_under(stmt):
-    """Every BlockRealize inside ``stmt`` (``stmt`` itself included)."""
-    found = []
-    post_order_visit(stmt, lambda n: found.append(n) if isinstance(n, BlockRealize) else None)
-    return found
-
-
-def realize_of(sch, block_rv):
-    """The BlockRealize of the block ``block_rv`` refers to."""
-    block = sch.get(block_rv)
-    func = sch.mod[sch.func_working_on or "main"]
-    for realize in realizes_under(func.body):
-        if realize.block is block:
-            return realize
-    raise ValueError(f"block {block.name_hint!r} is not in the scheduled function")
-
-
-def iter_types_of_loop(realize, loop_var):
-    """The iteration types (SPATIAL, REDUCTION ...) of the block axes ``loop_var`` feeds."""
-    types = set()
-    for iv, value in zip(realize.block.iter_vars, realize.iter_values):
-        if id(loop_var) in used_vars(value):
-            types.add(iv.iter_type)
-    return types
-
-
 def loop_types(sch, loop_rv):
     """The iteration types every block under the loop gives its variable (empty: none)."""
-    loop = sch.get(loop_rv)
+    sref = sch.get_sref(loop_rv)
     types = set()
-    for realize in realizes_under(loop.body):
-        types |= iter_types_of_loop(realize, loop.loop_var)
+    for block in blocks_under(sch.state, sref):
+        types |= loop_bound_iter_types(block.realize, sref.stmt.loop_var)
     return types
 
 
-def const_extent(loop):
-    """The loop's extent as an int, or None when it is symbolic."""
-    return loop.extent.value if isinstance(loop.extent, IntImm) else None
+def block_names(func):
+    """The names of the blocks of ``func`` except the root, in program order."""
+    names = []
+
+    class _Blocks(StmtExprVisitor):
+        def visit_block_(self, op):
+            if op.name_hint != "root" and op.name_hint not in names:
+                names.append(op.name_hint)
+            super().visit_block_(op)
+
+    _Blocks().visit(func.body)
+    return names
 
 
 def block_kinds(block):
@@ -71,7 +55,7 @@ def is_spatial_block(block):
 def contiguous_axis_types(sch, block_rv):
     """For each buffer the block reads: the type of the block axis its last index uses
     (None when the last index is a constant or uses several axes)."""
-    realize = realize_of(sch, block_rv)
+    realize = sch.get_sref(block_rv).realize
     block = realize.block
     axis_type = {id(iv.var): iv.iter_type for iv in block.iter_vars}
     out = []

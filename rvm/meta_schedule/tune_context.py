@@ -8,7 +8,10 @@ bound to the context when it is made, so they can read the target.
 import logging
 import random
 
+from rvm.meta_schedule.search_strategy import create as create_search_strategy
+from rvm.meta_schedule.space_generator import create as create_space_generator
 from rvm.meta_schedule.database.workload import workload_module
+from rvm.meta_schedule.tune_log import LOGGER_NAME
 from rvm.meta_schedule.tune_target import tune_target
 
 
@@ -17,9 +20,6 @@ class TuneContext:
 
     def __init__(self, mod=None, *, target=None, space_generator=None, search_strategy=None,
                  task_name="main", rand_state=-1, num_threads=1, logger=None):
-        from rvm.meta_schedule.search_strategy.create import create as create_strategy
-        from rvm.meta_schedule.space_generator.space_generator import create as create_space
-
         self.mod = None if mod is None else workload_module(mod)
         self.target = None if target is None else tune_target(target)
         self.task_name = task_name
@@ -28,9 +28,9 @@ class TuneContext:
         self.rand_state = int(rand_state)
         self.rng = random.Random(self.rand_state)
         self.num_threads = num_threads
-        self.logger = logger or logging.getLogger("rvm.meta_schedule")
-        self.space_generator = create_space(space_generator)
-        self.search_strategy = create_strategy(search_strategy)
+        self.logger = logger or logging.getLogger(LOGGER_NAME)
+        self.space_generator = create_space_generator(space_generator)
+        self.search_strategy = create_search_strategy(search_strategy)
         self.space_generator.initialize_with_tune_context(self)
         self.search_strategy.initialize_with_tune_context(self)
 

@@ -17,7 +17,7 @@ import pathlib
 import sys
 import time
 
-LOGGER_NAME = "rvm.meta_schedule"
+LOGGER_NAME = __name__.rpartition(".")[0]  # the package's logger: rvm.meta_schedule
 _BAR_WIDTH = 24
 
 

@@ -4,7 +4,7 @@ import sys
 import pytest
 
 from rvm.distributed import map_batches
-from rvm.meta_schedule.runner import RayRunner
+from rvm.distributed import RayRunner
 from rvm.support.optional import import_optional
 
 

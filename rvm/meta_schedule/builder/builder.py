@@ -53,12 +53,3 @@ class Builder:
 
 class PyBuilder(Builder):
     """A builder written in Python by subclassing (TVM's name for user-defined builders)."""
-
-
-def create(kind="local", *args, **kwargs):
-    """A builder by kind: "local" gives ``LocalBuilder(*args, **kwargs)``."""
-    if kind == "local":
-        from rvm.meta_schedule.builder.local_builder import LocalBuilder
-
-        return LocalBuilder(*args, **kwargs)
-    raise ValueError(f"unknown builder kind {kind!r}; expected 'local'")

@@ -11,9 +11,9 @@ import os
 from rvm.codegen.c_target import kernel_source
 from rvm.meta_schedule.builder.builder import Builder, BuilderResult
 from rvm.meta_schedule.tune_target import tune_target
-from rvm.meta_schedule.worker_pool import WorkerPool
 from rvm.runtime.compiler import Compiler, default_compiler
 from rvm.runtime.kernel_library import kernel_symbol
+from rvm.support.worker_pool import WorkerPool
 from rvm.tir.transform.pipeline import lower_module
 
 _MAX_ERROR_CHARS = 4000
@@ -62,7 +62,7 @@ class LocalBuilder(Builder):
         jobs = [(r[0], r[2], self.cc) for r in rendered if isinstance(r, tuple)]
         if self._pool is None:
             self._pool = WorkerPool(self.max_workers)
-        outcomes = iter(self._pool.map(f"{__name__}:compile_source", jobs, self.timeout_sec))
+        outcomes = iter(self._pool.map(compile_source, jobs, self.timeout_sec))
         results = []
         for r in rendered:
             if not isinstance(r, tuple):

@@ -9,12 +9,15 @@ from rvm.meta_schedule.database.workload import Workload, workload_module
 
 
 def create(kind="json", *args, **kwargs):
-    """A database by kind: "json" (JSONDatabase) or "memory" (MemoryDatabase)."""
+    """A database by kind: "json" (JSONDatabase), "memory" (MemoryDatabase), or a Database
+    as it is."""
+    if isinstance(kind, Database):
+        return kind
     if kind == "json":
         return JSONDatabase(*args, **kwargs)
     if kind == "memory":
         return MemoryDatabase(*args, **kwargs)
-    raise ValueError(f"unknown database kind {kind!r}; expected 'json' or 'memory'")
+    raise ValueError(f"unknown database kind {kind!r}; expected 'json', 'memory' or a Database")
 
 
 __all__ = ["Database", "JSONDatabase", "MemoryDatabase", "PyDatabase", "TuningRecord",

@@ -11,7 +11,8 @@ import threading
 
 from rvm.ir.structural import structural_hash
 from rvm.meta_schedule.database.workload import Workload, workload_module
-from rvm.meta_schedule.hardware import hardware_fingerprint
+from rvm.runtime.compiler import default_compiler
+from rvm.support.hardware import hardware_fingerprint
 
 _CURRENT = threading.local()
 
@@ -92,7 +93,7 @@ class Database:
             return []
         groups = collections.Counter(r.fingerprint for r in valid)
         if fingerprint is None:
-            local = hardware_fingerprint()
+            local = hardware_fingerprint(default_compiler())
             fingerprint = local if local in groups else groups.most_common(1)[0][0]
         same = [r for r in valid if r.fingerprint == fingerprint]
         return sorted(same, key=lambda r: r.best_run_sec)[:max(0, int(top_k))]

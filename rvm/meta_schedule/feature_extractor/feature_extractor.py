@@ -5,6 +5,8 @@ float32) per MeasureCandidate. PerStoreFeature lowers each candidate's
 module as the builder does and describes its loop nest (see
 per_store_feature).
 """
+import weakref
+
 import numpy as np
 
 from rvm.meta_schedule.arg_info import entry_prim_func
@@ -13,8 +15,8 @@ from rvm.meta_schedule.feature_extractor.per_store_feature import (
 )
 from rvm.meta_schedule.lowered import lowered_module
 from rvm.meta_schedule.tune_target import num_cores
-from rvm.tir.transform.pipeline import lower_module
 
+_FEATURES = weakref.WeakKeyDictionary()  # Schedule -> (its IRModule then, cores, vector)
 
 class FeatureExtractor:
     """Base class: ``extract_from(context, candidates) -> [np.ndarray]``."""
@@ -44,24 +46,14 @@ class PerStoreFeature(FeatureExtractor):
     @staticmethod
     def _features(sch, num_cores):
         """The feature vector of a candidate schedule (its lowered module is shared with
-        the builder, and the vector kept on the schedule: a candidate is scored, then
-        used to update the model)."""
-        cached = getattr(sch, "_meta_schedule_features", None)
+        the builder, and the vector kept while the schedule lives: a candidate is scored,
+        then used to update the model)."""
+        cached = _FEATURES.get(sch)
         if cached is not None and cached[0] is sch.state.mod and cached[1] == num_cores:
             return cached[2]
         try:
             features = features_of_lowered(entry_prim_func(lowered_module(sch)), num_cores)
         except Exception:  # an unbuildable candidate: nothing to describe
             features = np.zeros(len(FEATURE_NAMES), dtype="float32")
-        sch._meta_schedule_features = (sch.state.mod, num_cores, features)
+        _FEATURES[sch] = (sch.state.mod, num_cores, features)
         return features
-
-    @staticmethod
-    def extract_from_module(mod, num_cores=1):
-        """The feature vector of a scheduled (not yet lowered) kernel module; zeros when the
-        module cannot be lowered (the builder will report why)."""
-        try:
-            lowered = lower_module(mod)
-            return features_of_lowered(entry_prim_func(lowered), num_cores)
-        except Exception:  # an unbuildable candidate: nothing to describe
-            return np.zeros(len(FEATURE_NAMES), dtype="float32")

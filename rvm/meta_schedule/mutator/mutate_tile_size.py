@@ -7,31 +7,15 @@ level stays within the instruction's ``max_innermost_factor``. A tile length
 drawn by SampleCategorical and used as a split factor (the vector lanes of
 MultiLevelTiling) is redrawn among its other candidates.
 """
-from rvm.meta_schedule.mutator.mutator import Mutator, decided
+from rvm.meta_schedule.mutator.mutator import Mutator, decided, samplers_used_by
+from rvm.tir.schedule.sampling import prime_factors
 
 
 def split_samplers(trace):
     """The SampleCategorical instructions whose value is a Split factor."""
-    samplers = {inst.outputs[0]: inst for inst in decided(trace, "SampleCategorical")}
-    found = []
-    for inst in trace.insts:
-        if inst.kind.name == "Split":
-            for value in inst.inputs[1:]:
-                if value in samplers and samplers[value] not in found:
-                    found.append(samplers[value])
+    found = samplers_used_by(trace, lambda inst: inst.inputs[1:] if inst.kind.name == "Split"
+                             else ())
     return [i for i in found if len(i.attrs[0]) > 1]
-
-
-def _prime_factors(n):
-    out, p = [], 2
-    while p * p <= n:
-        while n % p == 0:
-            out.append(p)
-            n //= p
-        p += 1
-    if n > 1:
-        out.append(n)
-    return out
 
 
 def _tilings_after(trace, sampler):
@@ -72,7 +56,7 @@ class MutateTileSize(Mutator):
             tiles = list(trace.get_decision(inst))
             max_inner = inst.attrs[1] if len(inst.attrs) > 1 else 0
             x = rng.choice([k for k, f in enumerate(tiles) if f > 1])
-            p = rng.choice(_prime_factors(tiles[x]))
+            p = rng.choice(prime_factors(tiles[x]))
             y = rng.choice([k for k in range(len(tiles)) if k != x])
             tiles[x] //= p
             tiles[y] *= p

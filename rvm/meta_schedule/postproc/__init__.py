@@ -2,9 +2,9 @@
 
 This package is a facade; the definitions live in its modules.
 """
-from rvm.meta_schedule.postproc.postproc import (
-    DisallowDynamicLoop, Postproc, PyPostproc, RewriteReductionBlock,
-)
+from rvm.meta_schedule.postproc.disallow_dynamic_loop import DisallowDynamicLoop
+from rvm.meta_schedule.postproc.postproc import Postproc, PyPostproc
+from rvm.meta_schedule.postproc.rewrite_reduction_block import RewriteReductionBlock
 from rvm.meta_schedule.postproc.rewrite_parallel_vectorize_unroll import (
     RewriteParallelVectorizeUnroll,
 )

@@ -12,12 +12,13 @@ first, while the product of their extents stays within the sampled
 ``meta_schedule.unroll_explicit`` step (a register tile of 4 rows of
 64-lane vectors unrolls with a step of 16). The annotations are removed.
 """
-from rvm.meta_schedule.loop_analysis import SPATIAL, const_extent, loop_types
+from rvm.meta_schedule.loop_analysis import SPATIAL, loop_types
 from rvm.meta_schedule.postproc.postproc import Postproc
 from rvm.meta_schedule.schedule_rule.parallel_vectorize_unroll import (
     PARALLEL, UNROLL_EXPLICIT, UNROLL_IMPLICIT, VECTORIZE,
 )
 from rvm.meta_schedule.tune_target import num_cores
+from rvm.tir.schedule.analysis import const_extent
 from rvm.tir.stmt import ForKind
 
 

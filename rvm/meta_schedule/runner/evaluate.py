@@ -20,11 +20,11 @@ import tempfile
 import numpy as np
 
 from rvm.meta_schedule.arg_info import ArgInfo
-from rvm.meta_schedule.hardware import hardware_fingerprint
-from rvm.runtime.compiler import CompiledLibrary
+from rvm.runtime.compiler import CompiledLibrary, default_compiler
 from rvm.runtime.kernel_library import KernelLibrary
 from rvm.runtime.ndarray import array
 from rvm.runtime.profiling import time_evaluator
+from rvm.support.hardware import hardware_fingerprint
 
 RTOL = 1e-3
 ATOL = 1e-4  # times the largest magnitude of the expected tensor (at least 1)
@@ -129,4 +129,4 @@ def evaluate(spec):
     timer = time_evaluator(func, config["number"], config["repeat"], config["min_repeat_ms"])
     with measuring_alone():
         run_secs = list(timer(*args).results)
-    return {"run_secs": run_secs, "fingerprint": hardware_fingerprint()}
+    return {"run_secs": run_secs, "fingerprint": hardware_fingerprint(default_compiler())}

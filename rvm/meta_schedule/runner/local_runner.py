@@ -8,10 +8,9 @@ One worker at a time by default, so measurements do not disturb each other.
 """
 import concurrent.futures
 
+from rvm.meta_schedule.runner.evaluate import evaluate
 from rvm.meta_schedule.runner.runner import EvaluatorConfig, Runner, RunnerFuture, RunnerResult
-from rvm.meta_schedule.worker_pool import WorkerPool
-
-EVALUATE = "rvm.meta_schedule.runner.evaluate:evaluate"
+from rvm.support.worker_pool import WorkerPool
 
 
 def runner_spec(runner_input, config, seed):
@@ -57,7 +56,7 @@ class LocalRunner(Runner):
         if self._pool is None:
             self._pool = WorkerPool(self.max_workers)
         specs = [(runner_spec(r, self.evaluator_config, self.seed),) for r in runner_inputs]
-        batch = self._executor.submit(self._pool.map, EVALUATE, specs, self.timeout_sec)
+        batch = self._executor.submit(self._pool.map, evaluate, specs, self.timeout_sec)
         return [RunnerFuture(batch.done, lambda i=i: result_of(batch.result()[i]))
                 for i in range(len(specs))]
 

@@ -113,17 +113,3 @@ class Runner:
 
 class PyRunner(Runner):
     """A runner written in Python by subclassing (TVM's name for user-defined runners)."""
-
-
-def create(kind="local", *args, **kwargs):
-    """A runner by kind: "local" gives ``LocalRunner(*args, **kwargs)``, "ray"
-    ``RayRunner(*args, **kwargs)``."""
-    if kind == "local":
-        from rvm.meta_schedule.runner.local_runner import LocalRunner
-
-        return LocalRunner(*args, **kwargs)
-    if kind == "ray":
-        from rvm.meta_schedule.runner.ray_runner import RayRunner
-
-        return RayRunner(*args, **kwargs)
-    raise ValueError(f"unknown runner kind {kind!r}; expected 'local' or 'ray'")

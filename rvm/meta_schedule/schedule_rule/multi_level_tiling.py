@@ -33,11 +33,11 @@ unrolled, so the accumulators are registers, not memory), and are summed once
 per output at the end.
 """
 from rvm.meta_schedule.loop_analysis import (
-    REDUCTION, SPATIAL, const_extent, contiguous_axis_types, is_reduction_block,
-    iter_types_of_loop, realize_of,
+    REDUCTION, SPATIAL, contiguous_axis_types, is_reduction_block,
 )
 from rvm.meta_schedule.schedule_rule.schedule_rule import ScheduleRule, schedule_errors
 from rvm.tir.free_vars import used_vars
+from rvm.tir.schedule.analysis import const_extent, loop_bound_iter_types
 
 TILED = "meta_schedule.tiled"  # block annotation: tiled by a rule already
 # Lengths of the innermost (vector) tile: multiples of a 512-bit register of float32.
@@ -129,13 +129,13 @@ def tile_loops(sch, s_loops, r_loops, structure, max_innermost_factor, inner=(),
 def classify_loops(sch, block):
     """(spatial loops, reduction loops) of ``block``, or None when a loop is symbolic or
     feeds both kinds of axes. Loops feeding no axis (unit loops) are left out."""
-    realize = realize_of(sch, block)
+    realize = sch.get_sref(block).realize
     s_loops, r_loops = [], []
     for loop_rv in sch.get_loops(block):
         loop = sch.get(loop_rv)
         if const_extent(loop) is None:
             return None
-        types = iter_types_of_loop(realize, loop.loop_var)
+        types = loop_bound_iter_types(realize, loop.loop_var)
         if types == {SPATIAL}:
             s_loops.append(loop_rv)
         elif types == {REDUCTION}:
@@ -160,7 +160,7 @@ def fold_epilogue(sch, producer):
 def packable_read(sch, block):
     """The index of the read buffer of ``block`` indexed by the reduction axes and, in its
     last dimension, by the last spatial axis alone (``B[k, j]``), or None."""
-    realize = realize_of(sch, block)
+    realize = sch.get_sref(block).realize
     blk = realize.block
     spatial = [iv for iv in blk.iter_vars if iv.iter_type == SPATIAL]
     if len(spatial) < 2:
@@ -302,13 +302,13 @@ class MultiLevelTiling(ScheduleRule):
             _, lane = sch.split(r_loops[-1], [None, lanes])
             rf = sch.rfactor(lane, factor_axis=len(s_loops))
             rf_s, rf_r = [], []
-            realize = realize_of(sch, rf)
+            realize = sch.get_sref(rf).realize
             lane_var = sch.get(lane).loop_var
             for loop_rv in sch.get_loops(rf):
                 loop = sch.get(loop_rv)
                 if loop.loop_var is lane_var:
                     continue
-                types = iter_types_of_loop(realize, loop.loop_var)
+                types = loop_bound_iter_types(realize, loop.loop_var)
                 (rf_s if types == {SPATIAL} else rf_r if types == {REDUCTION} else [])\
                     .append(loop_rv)
             s_tiles = tile_loops(sch, rf_s, rf_r, RF_STRUCTURE, RF_COLS, inner=[lane],

@@ -11,9 +11,11 @@ the next population. The batch is the best-scored unmeasured schedules seen,
 with an ``eps_greedy`` share of random samples so a wrong model cannot
 starve the search. With a RandomModel this is random search.
 """
+from rvm.meta_schedule.measure_candidate import MeasureCandidate
 from rvm.meta_schedule.search_strategy.search_strategy import (
     MAX_MISSES, SearchStrategy, candidate_hash, replay,
 )
+from rvm.tir.schedule.trace import trace_from_json
 
 
 class EvolutionarySearch(SearchStrategy):
@@ -46,8 +48,6 @@ class EvolutionarySearch(SearchStrategy):
     # ---- population
     def _measured_population(self, count):
         """Replays of the best measured traces of the workload (with postprocessing redone)."""
-        from rvm.tir.schedule.trace import trace_from_json
-
         if self.database is None or self.workload is None or count <= 0:
             return []
         out = []
@@ -79,8 +79,6 @@ class EvolutionarySearch(SearchStrategy):
     def _scores(self, population):
         if self.cost_model is None:
             return [self.context.rng.random() for _ in population]
-        from rvm.meta_schedule.measure_candidate import MeasureCandidate
-
         candidates = [MeasureCandidate(sch, self.args_info) for sch, _ in population]
         return [float(s) for s in self.cost_model.predict(self.context, candidates)]
 

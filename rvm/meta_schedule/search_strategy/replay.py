@@ -3,7 +3,7 @@ ReplayFunc regenerates the design spaces for every candidate.
 
 They are the searches the evolutionary one is compared with at equal trials.
 """
-from rvm.meta_schedule.search_strategy.search_strategy import SearchStrategy, candidate_hash
+from rvm.meta_schedule.search_strategy.search_strategy import SearchStrategy, apply_postprocs
 
 
 class ReplayTrace(SearchStrategy):
@@ -29,8 +29,6 @@ class ReplayFunc(SearchStrategy):
         self.max_fail_count = int(max_fail_count)
 
     def pick(self, count):
-        from rvm.meta_schedule.search_strategy.search_strategy import apply_postprocs
-
         out, seen = [], set()
         attempts = 0
         while len(out) < count and attempts < count * self.max_fail_count:
@@ -41,11 +39,6 @@ class ReplayFunc(SearchStrategy):
                         continue
                 except (ValueError, TypeError, IndexError, KeyError, RuntimeError):
                     continue
-                shash = candidate_hash(sch)
-                if shash in self.measured or shash in seen:
-                    continue
-                seen.add(shash)
-                out.append((sch, shash))
-                if len(out) == count:
+                if self.admit(sch, seen, out) and len(out) == count:
                     break
         return out

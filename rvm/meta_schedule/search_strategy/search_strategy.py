@@ -185,13 +185,19 @@ class SearchStrategy:
                          failures=self.replay_failures)
             if sch is None:
                 continue
-            shash = candidate_hash(sch)
-            if shash in self.measured or shash in seen:
-                continue
-            seen.add(shash)
-            out.append((sch, shash))
-            misses = 0
+            if self.admit(sch, seen, out):
+                misses = 0
         return out
+
+    def admit(self, sch, seen, out):
+        """Adds ``(sch, its hash)`` to ``out`` unless it was measured or is in ``seen``;
+        whether it did."""
+        shash = candidate_hash(sch)
+        if shash in self.measured or shash in seen:
+            return False
+        seen.add(shash)
+        out.append((sch, shash))
+        return True
 
 
 class PySearchStrategy(SearchStrategy):

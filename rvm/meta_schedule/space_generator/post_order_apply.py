@@ -6,24 +6,9 @@ from is tiled), and every schedule rule is applied to each block; a rule
 may branch into several schedules, so the result is a list of design
 spaces. Rules are ScheduleRule objects (``ms.schedule_rule``).
 """
+from rvm.meta_schedule.loop_analysis import block_names
 from rvm.meta_schedule.space_generator.space_generator import FROM_TARGET, SpaceGenerator
 from rvm.tir.schedule.error import ScheduleError
-
-
-def block_names(func):
-    """The names of the blocks of ``func`` except the root, in program order."""
-    from rvm.tir.stmt_functor import StmtExprVisitor
-
-    names = []
-
-    class _Blocks(StmtExprVisitor):
-        def visit_block_(self, op):
-            if op.name_hint != "root" and op.name_hint not in names:
-                names.append(op.name_hint)
-            super().visit_block_(op)
-
-    _Blocks().visit(func.body)
-    return names
 
 
 class PostOrderApply(SpaceGenerator):

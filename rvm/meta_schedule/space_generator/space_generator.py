@@ -6,6 +6,10 @@ their decisions. Each generator also carries the schedule rules, the
 postprocessors run on every candidate, and the mutators' probabilities;
 "from-target" picks the defaults for the tune context's target.
 """
+from rvm.meta_schedule.default_config import (
+    mutator_probs as default_mutator_probs, postprocs as default_postprocs,
+    schedule_rules as default_schedule_rules,
+)
 from rvm.tir.schedule.schedule import Schedule
 
 FROM_TARGET = "from-target"
@@ -22,15 +26,13 @@ class SpaceGenerator:
 
     def initialize_with_tune_context(self, context):
         """Binds the generator to ``context``, resolving "from-target" defaults."""
-        from rvm.meta_schedule import default_config
-
         self.context = context
         if self.sch_rules == FROM_TARGET:
-            self.sch_rules = default_config.schedule_rules(context.target)
+            self.sch_rules = default_schedule_rules(context.target)
         if self.postprocs == FROM_TARGET:
-            self.postprocs = default_config.postprocs(context.target)
+            self.postprocs = default_postprocs(context.target)
         if self.mutator_probs == FROM_TARGET:
-            self.mutator_probs = default_config.mutator_probs(context.target)
+            self.mutator_probs = default_mutator_probs(context.target)
         for item in list(self.sch_rules or ()) + list(self.postprocs or ()) + list(
                 (self.mutator_probs or {}).keys()):
             if hasattr(item, "initialize_with_tune_context"):
@@ -87,21 +89,3 @@ class SpaceGeneratorUnion(SpaceGenerator):
 
     def generate_design_space(self, mod):
         return [sch for gen in self.space_generators for sch in gen.generate_design_space(mod)]
-
-
-def create(kind=None):
-    """A space generator from what ``tune_tir``'s ``space`` accepts: None or
-    "post-order-apply" (the default space), a SpaceGenerator, a function of a
-    Schedule (ScheduleFn), or a list of these (their union)."""
-    from rvm.meta_schedule.space_generator.post_order_apply import PostOrderApply
-
-    if kind is None or kind == "post-order-apply":
-        return PostOrderApply()
-    if isinstance(kind, SpaceGenerator):
-        return kind
-    if isinstance(kind, (list, tuple)):
-        return SpaceGeneratorUnion([create(k) for k in kind])
-    if callable(kind):
-        return ScheduleFn(kind)
-    raise ValueError(f"unknown space {kind!r}; expected 'post-order-apply', a SpaceGenerator, "
-                     "a function of a Schedule or a list of them")

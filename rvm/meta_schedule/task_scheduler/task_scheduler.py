@@ -3,8 +3,9 @@
 ``tune(tasks, task_weights, max_trials_global, ...)`` repeatedly picks a
 task (``next_task_id``, the subclasses' policy), takes a batch of candidates
 from its search strategy, builds them, measures them against the task's
-unscheduled kernel, records every outcome in the database (failures with
-their reason), teaches the cost model, and reports progress. It stops when
+unscheduled kernel, hands the outcomes to the measure callbacks (by default:
+recorded in the database, failures with their reason, and taught to the cost
+model), and reports progress. It stops when
 every task's search is over or ``max_trials_global`` trials are recorded
 (records already in the database count: a finished run resumes to nothing).
 
@@ -17,9 +18,7 @@ hides a good candidate (its later rounds are quiet) nor crowns a bad one
 """
 from rvm.meta_schedule.arg_info import entry_prim_func
 from rvm.meta_schedule.builder.builder import BuilderInput
-from rvm.meta_schedule.database.tuning_record import TuningRecord
 from rvm.meta_schedule.feature_extractor.per_store_feature import count_flops
-from rvm.meta_schedule.hardware import hardware_fingerprint
 from rvm.meta_schedule.lowered import lowered_module
 from rvm.meta_schedule.runner.runner import RunnerInput, RunnerResult
 from rvm.meta_schedule.tune_log import TaskRow
@@ -36,7 +35,7 @@ class _TaskState:
         self.done = False
         self.history = []  # best latency after each batch
         self.measured_this_run = 0
-        self.measured = []  # (record, RunnerInput) of this run's valid candidates
+        self.measured = {}  # candidate hash -> RunnerInput, this run's valid candidates
 
 
 class TaskScheduler:
@@ -61,10 +60,13 @@ class TaskScheduler:
         return [k for k, t in enumerate(self.tasks) if not t.done]
 
     def tune(self, tasks, task_weights, max_trials_global, max_trials_per_task,
-             num_trials_per_iter, builder, runner, database, cost_model, log):
+             num_trials_per_iter, builder, runner, database, cost_model, log,
+             measure_callbacks):
         """Tunes ``tasks`` (TuneContexts); returns the database."""
         self.tasks = []
         self.log = log
+        self.database = database
+        self.cost_model = cost_model
         for k, (context, weight) in enumerate(zip(tasks, task_weights)):
             flop = count_flops(entry_prim_func(lower_module(context.mod)))
             row = TaskRow(k, context.task_name, flop, weight)
@@ -93,8 +95,10 @@ class TaskScheduler:
                 self._finish(task, "its search space has no new candidates"
                              if task.context.search_strategy.remaining else "")
                 continue
-            results = self._measure(task, candidates, builder, runner)
-            self._record(task, candidates, results, database, cost_model)
+            built, results = self._measure(task, candidates, builder, runner)
+            for callback in measure_callbacks:
+                callback.apply(self, k, candidates, built, [r for r, _ in results])
+            self._account(task, candidates, results)
             if not task.context.search_strategy.remaining:
                 self._finish(task, "")
         for task in self.tasks:
@@ -118,8 +122,8 @@ class TaskScheduler:
     def _measure(self, task, candidates, builder, runner):
         context = task.context
         self.log.info(f"Sending {len(candidates)} sample(s) to builder")
-        built = builder.build([BuilderInput(c.sch.mod, context.target, lowered=_lowered(c.sch))
-                               for c in candidates])
+        built = builder.build([BuilderInput(c.sch.mod, context.target,
+                                            lowered=lowered_module(c.sch)) for c in candidates])
         ok = [(c, b) for c, b in zip(candidates, built) if b.error_msg is None]
         self.log.info(f"Sending {len(ok)} sample(s) to runner")
         inputs = [RunnerInput.from_builder_result(b, c.args_info, "main", task.reference)
@@ -131,30 +135,22 @@ class TaskScheduler:
                 results.append((RunnerResult(error_msg=b.error_msg), None))
             else:
                 results.append(next(measured))
-        return results
+        return built, results
 
-    def _record(self, task, candidates, results, database, cost_model):
+    def _account(self, task, candidates, results):
+        """Notes the batch: this run's valid candidates, failures, progress."""
         context = task.context
         strategy = context.search_strategy
-        local = hardware_fingerprint()
         for candidate, (result, runner_input) in zip(candidates, results):
-            record = TuningRecord(candidate.sch.trace, strategy.workload, result.run_secs,
-                                  context.target, candidate.args_info,
-                                  result.fingerprint or local, result.error_msg,
-                                  candidate.candidate_hash)
-            database.commit_tuning_record(record)
-            if record.is_valid:
-                task.measured.append((record, runner_input))
-            if result.error_msg is not None:
+            if result.error_msg is None:
+                task.measured[candidate.candidate_hash] = runner_input
+            else:
                 task.row.failures += 1
                 self.log.info(f'Task #{task.task_id} "{context.task_name}": candidate failed: '
                               f"{result.error_msg.splitlines()[0][:300]}")
-        results = [result for result, _ in results]
-        if cost_model is not None:
-            cost_model.update(context, candidates, results)
-        context.notify_runner_results(candidates, results)
+        context.notify_runner_results(candidates, [result for result, _ in results])
         task.measured_this_run += len(candidates)
-        best = database.get_top_k(strategy.workload, 1)
+        best = self.database.get_top_k(strategy.workload, 1)
         task.row.record(best[0].best_run_sec if best else None, strategy.trials)
         task.history.append(task.row.best)
         self.log.info(f'[Updated] Task #{task.task_id}: "{context.task_name}"')
@@ -168,7 +164,9 @@ class TaskScheduler:
         strategy = task.context.search_strategy
         best = database.get_top_k(strategy.workload, 1)
         fingerprint = best[0].fingerprint if best else None
-        mine = [m for m in task.measured if m[0].fingerprint == fingerprint]
+        mine = [(r, task.measured[r.candidate_hash])
+                for r in database.records_of(strategy.workload) if r.is_valid
+                and r.fingerprint == fingerprint and r.candidate_hash in task.measured]
         top = sorted(mine, key=lambda m: m[0].best_run_sec)[:self.remeasure_top_k]
         if len(top) < 2:
             return
@@ -201,74 +199,3 @@ class TaskScheduler:
 
 class PyTaskScheduler(TaskScheduler):
     """A task scheduler written in Python by subclassing."""
-
-
-class RoundRobin(TaskScheduler):
-    """Tasks take turns."""
-
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
-        self._last = -1
-
-    def next_task_id(self):
-        live = self._live()
-        if not live:
-            return -1
-        later = [k for k in live if k > self._last]
-        self._last = later[0] if later else live[0]
-        return self._last
-
-
-class GradientBased(TaskScheduler):
-    """Trials go where they are expected to cut the total weighted latency most.
-
-    Every task gets one batch first; then the task with the largest
-    ``weight * best latency * (alpha + recent relative improvement)`` is
-    picked, the improvement measured over the last ``window_size`` batches.
-    """
-
-    def __init__(self, alpha=0.2, window_size=3, seed=-1, **kwargs):
-        super().__init__(**kwargs)
-        self.alpha = float(alpha)
-        self.window_size = int(window_size)
-
-    def next_task_id(self):
-        live = self._live()
-        if not live:
-            return -1
-        fresh = [k for k in live if not self.tasks[k].history]
-        if fresh:
-            return fresh[0]
-        best_score, best_k = -1.0, live[0]
-        for k in live:
-            t = self.tasks[k]
-            history = [h for h in t.history if h is not None]
-            if not history:
-                return k
-            latest = history[-1]
-            window = history[-1 - self.window_size:]
-            improvement = (window[0] - latest) / window[0] if window[0] else 0.0
-            score = t.weight * latest * (self.alpha + improvement)
-            if score > best_score:
-                best_score, best_k = score, k
-        return best_k
-
-
-def create(kind="gradient"):
-    """A task scheduler by kind: "gradient" (GradientBased) or "round-robin" (RoundRobin)."""
-    if isinstance(kind, TaskScheduler):
-        return kind
-    if kind == "gradient":
-        return GradientBased()
-    if kind == "round-robin":
-        return RoundRobin()
-    raise ValueError(f"unknown task scheduler {kind!r}; expected 'gradient' or 'round-robin'")
-
-
-def _lowered(sch):
-    """The candidate's lowered module (shared with the cost model's features), or None when
-    lowering fails: the builder then lowers it again and reports why."""
-    try:
-        return lowered_module(sch)
-    except Exception:  # noqa: BLE001  (the builder's error message says what failed)
-        return None

@@ -7,7 +7,7 @@ from rvm.tir.arith import Analyzer
 from rvm.tir.expr import Add, Cast, FloorDiv, FloorMod, IntImm, IterVar, Mul, Range, Sub, Var
 from rvm.tir.schedule.error import ScheduleError
 from rvm.tir.schedule.state import children_of, describe
-from rvm.tir.stmt import BlockRealize, ForKind
+from rvm.tir.stmt import BlockRealize
 from rvm.tir.stmt_functor import substitute
 
 
@@ -65,21 +65,6 @@ def blocks_under(state, sref):
     return out
 
 
-def realizes_under(stmt):
-    """The BlockRealizes directly under a statement (not nested in other blocks)."""
-    out = []
-
-    def walk(node):
-        for child in children_of(node):
-            if isinstance(child, BlockRealize):
-                out.append(child)
-            else:
-                walk(child)
-
-    walk(stmt)
-    return out
-
-
 # -- blocks -----------------------------------------------------------------------------
 def is_reduction_block(block):
     """A block with an init whose axes are spatial or reduction, and whose output indices
@@ -115,9 +100,9 @@ def require_complete_or_reduction(primitive, block_sref):
                             "spatial and reduction axes)", describe(block_sref))
 
 
-def loop_bound_iter_types(block_sref, loop_var):
-    """The iter types of the axes of a block whose binding uses ``loop_var``."""
-    realize = block_sref.realize
+def loop_bound_iter_types(realize, loop_var):
+    """The iter types (SPATIAL, REDUCTION ...) of the axes of a BlockRealize whose binding
+    uses ``loop_var``."""
     types = set()
     for iv, value in zip(realize.block.iter_vars, realize.iter_values):
         if id(loop_var) in vars_in(value):
@@ -267,9 +252,3 @@ def analyzer_for(loop_srefs):
 def const_extent(loop):
     """The constant extent of a For, or None."""
     return loop.extent.value if isinstance(loop.extent, IntImm) else None
-
-
-def is_serial_unannotated(loop):
-    """Whether a loop is a plain serial loop."""
-    return loop.kind == ForKind.SERIAL and loop.thread_binding is None
-

@@ -9,9 +9,12 @@ from rvm.meta_schedule.arg_info import TensorInfo
 from rvm.meta_schedule.database import (
     JSONDatabase, MemoryDatabase, TuningRecord, Workload, workload_module,
 )
-from rvm.meta_schedule.hardware import hardware_fingerprint
+from rvm.runtime.compiler import default_compiler
 from rvm.script import ir as I, tir as T  # noqa: E741
+from rvm.support.hardware import hardware_fingerprint
 from tests.meta_schedule import kernels
+
+LOCAL = hardware_fingerprint(default_compiler())  # this machine's
 
 
 @I.ir_module
@@ -34,7 +37,7 @@ ARGS = [TensorInfo("float32", [128, 128])] * 3
 
 def _record(workload, secs, fingerprint=None, **kw):
     return TuningRecord(TRACE, workload, secs, "llvm --num-cores=1", ARGS,
-                        fingerprint or hardware_fingerprint(), **kw)
+                        fingerprint or LOCAL, **kw)
 
 
 def test_records_survive_a_reload(tmp_path):

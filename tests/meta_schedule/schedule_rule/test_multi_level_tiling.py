@@ -10,7 +10,7 @@ import pytest
 import rvm
 from rvm import meta_schedule as ms
 from rvm import te
-from rvm.meta_schedule.loop_analysis import const_extent
+from rvm.tir.schedule.analysis import const_extent
 from rvm.meta_schedule.search_strategy.search_strategy import replay, without_decisions
 from rvm.tir.stmt import ForKind
 from tests.meta_schedule.workloads import with_packed_spaces

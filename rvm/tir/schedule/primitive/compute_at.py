@@ -147,8 +147,8 @@ class ComputeLocation:
             around = [loop_sref] + [s for s in loop_sref.ancestors() if s.is_loop]
             for producer in others:
                 for lp in around:
-                    if IterVar.CommReduce in _an.loop_bound_iter_types(producer,
-                                                                       lp.stmt.loop_var):
+                    if IterVar.CommReduce in _an.loop_bound_iter_types(
+                            producer.realize, lp.stmt.loop_var):
                         raise self._error(name, "the loop must not be a reduction loop of a "
                                           "producer: the block would read partial results",
                                           lp, f'producer "{producer.stmt.name_hint}"')

@@ -70,7 +70,7 @@ class LoopKinds:
     def _check_independent_iterations(self, sref, primitive):
         var = sref.stmt.loop_var
         for block in _an.blocks_under(self.state, sref):
-            types = _an.loop_bound_iter_types(block, var) - {IterVar.DataPar}
+            types = _an.loop_bound_iter_types(block.realize, var) - {IterVar.DataPar}
             if types:
                 kind = _AXIS_NAMES.get(min(types), "non-spatial")
                 raise self._error(primitive, f"the loop is bound to a {kind} axis of a block, so "

@@ -67,7 +67,7 @@ class Reduction:
         for s in loops:
             if id(s.stmt.loop_var) in inner_ids:
                 continue
-            if _an.loop_bound_iter_types(sref, s.stmt.loop_var) & {IterVar.CommReduce}:
+            if _an.loop_bound_iter_types(sref.realize, s.stmt.loop_var) & {IterVar.CommReduce}:
                 raise self._error("decompose_reduction", "the loop must be above every loop "
                                   "bound to a reduction axis", loop_sref,
                                   f"{_an.describe(s)} is bound to a reduction axis and is "
@@ -124,7 +124,7 @@ class Reduction:
         blk, realize = sref.stmt, sref.realize
         combiner, store, value = self._reduction_pattern(sref)
         loop_var = loop_sref.stmt.loop_var
-        types = _an.loop_bound_iter_types(sref, loop_var)
+        types = _an.loop_bound_iter_types(realize, loop_var)
         if types != {IterVar.CommReduce}:
             raise self._error("rfactor", "the loop must be bound to reduction axes only",
                               loop_sref, f'block "{blk.name_hint}"')

@@ -22,13 +22,15 @@ import concurrent.futures
 import logging
 import threading
 
+from rvm.meta_schedule.builder.local_builder import compile_source
+from rvm.meta_schedule.runner.evaluate import evaluate
 from rvm.meta_schedule.runner.local_runner import runner_spec
 from rvm.meta_schedule.runner.runner import EvaluatorConfig, Runner, RunnerFuture, RunnerResult
+from rvm.meta_schedule.tune_log import LOGGER_NAME
 from rvm.support.optional import import_optional
+from rvm.support.worker_pool import WorkerPool
 
-COMPILE = "rvm.meta_schedule.builder.local_builder:compile_source"
-EVALUATE = "rvm.meta_schedule.runner.evaluate:evaluate"
-_LOG = logging.getLogger("rvm.meta_schedule")
+_LOG = logging.getLogger(LOGGER_NAME)
 _WHAT = "RayRunner"
 
 
@@ -44,14 +46,10 @@ class MeasureWorker:
     """
 
     def __init__(self):
-        from rvm.meta_schedule.hardware import hardware_fingerprint
-        from rvm.meta_schedule.worker_pool import WorkerPool
-
         self.pool = WorkerPool(1)
-        self.fingerprint = hardware_fingerprint()
 
     def _compile(self, source, use_openmp, build_timeout_sec, what):
-        outcome = self.pool.run(COMPILE, (source, use_openmp, None), build_timeout_sec)
+        outcome = self.pool.run(compile_source, (source, use_openmp, None), build_timeout_sec)
         if not outcome.ok:
             raise RuntimeError(f"build of the {what} on the worker failed: {outcome.error}")
         return outcome.value
@@ -68,14 +66,10 @@ class MeasureWorker:
                     "unscheduled kernel"))
         except RuntimeError as err:
             return {"error": str(err)}
-        outcome = self.pool.run(EVALUATE, (spec,), timeout_sec)
+        outcome = self.pool.run(evaluate, (spec,), timeout_sec)
         if not outcome.ok:
             return {"error": outcome.error}
         return outcome.value
-
-    def hardware(self):
-        """This worker's hardware fingerprint."""
-        return self.fingerprint
 
 
 def measure_job(runner_input, config, seed):
@@ -94,6 +88,13 @@ def measure_job(runner_input, config, seed):
         "reference": None if ref is None else {"source": ref.source,
                                                "use_openmp": ref.use_openmp},
     }
+
+
+def _kill(ray, worker):
+    try:
+        ray.kill(worker)
+    except Exception:  # already gone
+        pass
 
 
 def _actor_options(resources):
@@ -196,10 +197,7 @@ class RayRunner(Runner):
             if worker in self._workers:
                 self._workers.remove(worker)
             self.lost.append(reason)
-        try:
-            ray.kill(worker)
-        except Exception:  # already gone
-            pass
+        _kill(ray, worker)
         _LOG.warning("RayRunner: lost a worker (%s)", reason)
         return reason
 
@@ -254,7 +252,4 @@ class RayRunner(Runner):
         ray = _ray()
         if ray.is_initialized():
             for worker in workers:
-                try:
-                    ray.kill(worker)
-                except Exception:  # already gone
-                    pass
+                _kill(ray, worker)

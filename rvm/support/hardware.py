@@ -2,17 +2,18 @@
 
 A fingerprint names the CPU model, the number of cores the process may use
 and the C compiler with what ``-march=native`` means there, since all three
-change a kernel's time. Runners record it with every measurement.
+change a kernel's time. Runners record it with every measurement. The
+compiler is given (``rvm.runtime.compiler.default_compiler()``, or anything
+with a ``fingerprint``): this module reads the machine, not the toolchain.
 
->>> fp = hardware_fingerprint()
->>> "cores" in fp
+>>> class NoCompiler:
+...     fingerprint = property(lambda self: 1 / 0)
+>>> hardware_fingerprint(NoCompiler()).endswith("cores | no C compiler (ZeroDivisionError)")
 True
 """
 import functools
 import os
 import platform
-
-from rvm.runtime.compiler import default_compiler
 
 
 def _cpu_model():
@@ -33,10 +34,10 @@ def _usable_cores():
 
 
 @functools.lru_cache(maxsize=None)
-def hardware_fingerprint():
-    """``"<cpu model> | <n> cores | <compiler fingerprint>"`` for this process's machine."""
+def hardware_fingerprint(compiler):
+    """``"<cpu model> | <n> cores | <compiler.fingerprint>"`` for this process's machine."""
     try:
-        compiler = default_compiler().fingerprint
+        name = compiler.fingerprint
     except Exception as err:  # no compiler: the python target still measures
-        compiler = f"no C compiler ({type(err).__name__})"
-    return f"{_cpu_model()} | {_usable_cores()} cores | {compiler}"
+        name = f"no C compiler ({type(err).__name__})"
+    return f"{_cpu_model()} | {_usable_cores()} cores | {name}"

@@ -3,7 +3,7 @@
 Builders and runners execute candidate kernels, and a candidate may crash
 its process (an out-of-bounds write), loop forever or print to stdout. Each
 job therefore runs in a separate long-lived Python process
-(``python -m rvm.meta_schedule.worker``) that talks to the pool over its own
+(``python -m rvm.support.worker``) that talks to the pool over its own
 pipe: a job that takes longer than its limit gets its worker killed, a job
 whose worker dies is reported with the signal, and the next job starts a
 fresh worker. A job's time limit starts once its worker has started (a fresh
@@ -11,11 +11,13 @@ worker's imports take seconds on a loaded machine). Workers are started with
 the interpreter and never re-import the user's ``__main__`` script (as
 multiprocessing's spawn would).
 
+>>> import math
 >>> with WorkerPool(max_workers=1) as pool:
-...     [r.value for r in pool.map("math:sqrt", [(4.0,), (9.0,)], timeout_sec=30)]
+...     [r.value for r in pool.map(math.sqrt, [(4.0,), (9.0,)], timeout_sec=30)]
 [2.0, 3.0]
 """
 import os
+import pickle
 import queue
 import signal
 import subprocess
@@ -56,8 +58,7 @@ class _Worker:
     def __init__(self, env):
         parent_read, child_write = os.pipe()
         child_read, parent_write = os.pipe()
-        argv = [sys.executable, "-m", "rvm.meta_schedule.worker", str(child_read),
-                str(child_write)]
+        argv = [sys.executable, "-m", "rvm.support.worker", str(child_read), str(child_write)]
         # Its own session: killing it also kills what it started (a C compiler).
         self.proc = subprocess.Popen(argv, pass_fds=(child_read, child_write), env=env,
                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
@@ -90,6 +91,9 @@ class _Worker:
         start = time.perf_counter()
         try:
             self.writer.send((func, args))
+        except (pickle.PicklingError, AttributeError, TypeError) as err:  # nothing was sent
+            raise TypeError(f"a job is a module-level function with arguments that pickle, "
+                            f"got {func!r}: {err}") from None
         except (BrokenPipeError, OSError):
             return JobResult(False, error=self._death_reason())
         if not self.reader.poll(timeout_sec):
@@ -185,7 +189,8 @@ class WorkerPool:
     def run(self, func, args, timeout_sec):
         """Runs ``func(*args)`` in a worker: a JobResult.
 
-        ``func`` is "module:function" (imported by the worker); ``args`` must pickle.
+        ``func`` is a module-level function (the worker imports it by name); ``args`` must
+        pickle.
         """
         worker = self._take()
         try:

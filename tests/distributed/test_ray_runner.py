@@ -8,13 +8,16 @@ import time
 
 import pytest
 
+from rvm.distributed import RayRunner
+from rvm.distributed.ray_runner import _actor_options, measure_job
 from rvm.meta_schedule.arg_info import ArgInfo
 from rvm.meta_schedule.builder import BuilderInput, LocalBuilder
-from rvm.meta_schedule.hardware import hardware_fingerprint
-from rvm.meta_schedule.runner import EvaluatorConfig, RayRunner, RunnerInput, create
-from rvm.meta_schedule.runner.ray_runner import _actor_options, measure_job
+from rvm.meta_schedule.runner import EvaluatorConfig, RunnerInput, create
+from rvm.runtime.compiler import default_compiler
+from rvm.support.hardware import hardware_fingerprint
 from tests.meta_schedule import kernels
 
+LOCAL = hardware_fingerprint(default_compiler())  # this machine's
 pytestmark = pytest.mark.distributed
 
 FAST = EvaluatorConfig(number=1, repeat=2, min_repeat_ms=0)
@@ -46,14 +49,14 @@ def _wait_for(condition, timeout=60.0):
 
 
 def test_candidates_are_checked_and_timed_on_workers(ray_cluster, built):
-    runner = create("ray", num_workers=2, timeout_sec=20, evaluator_config=FAST)
+    runner = create(RayRunner(num_workers=2, timeout_sec=20, evaluator_config=FAST))
     try:
         ok, crash, wrong = [f.result() for f in runner.run(_inputs(built, ["Copy", "Crash",
                                                                             "Wrong"]))]
     finally:
         runner.close()
     assert ok.error_msg is None and len(ok.run_secs) == 2 and min(ok.run_secs) > 0
-    assert ok.fingerprint == hardware_fingerprint()  # the workers share this machine
+    assert ok.fingerprint == LOCAL  # the workers share this machine
     assert crash.run_secs is None and "SIGABRT" in crash.error_msg
     assert wrong.error_msg.startswith("wrong result: argument 1")
     assert runner.retried == 0 and not runner.workers
@@ -70,7 +73,7 @@ def test_a_killed_worker_costs_a_retry_then_a_failure(ray_cluster, built):
         ray.kill(first)
         result = future.result()
         assert runner.retried == 1 and len(runner.lost) == 1
-        assert result.error_msg is None and result.fingerprint == hardware_fingerprint()
+        assert result.error_msg is None and result.fingerprint == LOCAL
         assert min(result.run_secs) > 0
 
         # Killed twice: recorded as failed, with the reason.

@@ -5,11 +5,14 @@ import pytest
 
 import rvm
 from rvm import meta_schedule as ms
-from rvm.meta_schedule.hardware import hardware_fingerprint
-from rvm.meta_schedule.runner import EvaluatorConfig, LocalRunner, RayRunner
+from rvm.distributed import RayRunner
+from rvm.meta_schedule.runner import EvaluatorConfig, LocalRunner
+from rvm.runtime.compiler import default_compiler
 from rvm.runtime.profiling import time_evaluator
+from rvm.support.hardware import hardware_fingerprint
 from tests.meta_schedule.workloads import MyModule, matmul_inputs
 
+LOCAL = hardware_fingerprint(default_compiler())  # this machine's
 pytestmark = [pytest.mark.distributed, pytest.mark.slow]
 
 TARGET = "llvm --num-cores=1"
@@ -47,7 +50,7 @@ def test_ray_tuning_matches_local_tuning_with_interchangeable_records(ray_cluste
     assert len(local_records) == len(ray_records) == TRIALS
     assert sorted(map(str, (r.trace_json for r in local_records))) == \
         sorted(map(str, (r.trace_json for r in ray_records)))
-    assert all(r.fingerprint == hardware_fingerprint() for r in ray_records if r.is_valid)
+    assert all(r.fingerprint == LOCAL for r in ray_records if r.is_valid)
 
     # The two best kernels: the same schedule, or, timed here in turns, within 15%.
     local_sch = ms.tir_integration.compile_tir(local_db, MyModule, TARGET)
@@ -83,7 +86,7 @@ def test_tune_relax_measures_every_task_on_ray(ray_cluster, tmp_path):
     records = database.get_all_tuning_records()
     assert len(records) == 6
     assert len({r.workload.shash for r in records}) == 2
-    assert all(r.is_valid and r.fingerprint == hardware_fingerprint() for r in records)
+    assert all(r.is_valid and r.fingerprint == LOCAL for r in records)
     mod = relax.transform.MetaScheduleApplyDatabase(work_dir)(MLP)
     params = _params()
     x = np.random.default_rng(1).standard_normal((8, 64)).astype("float32")

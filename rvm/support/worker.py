@@ -1,7 +1,8 @@
-"""The worker process of a WorkerPool: ``python -m rvm.meta_schedule.worker READ_FD WRITE_FD``.
+"""The worker process of a WorkerPool: ``python -m rvm.support.worker READ_FD WRITE_FD``.
 
 Once started (its imports done) it writes ``("ready", None)``; then it reads
-``("module:function", args)`` jobs from READ_FD, runs them and writes
+``(function, args)`` jobs from READ_FD (a module-level function travels as its
+name and is imported here), runs them and writes
 ``("ok", value)`` or ``("error", reason)`` to WRITE_FD, until READ_FD closes.
 A reason is the exception's type, message and line, or its message alone
 when the exception class sets ``plain_message = True``.
@@ -14,7 +15,6 @@ group, a job that hangs in a kernel and any compiler it started included.
 Without it, a pool whose process is killed (a Ray actor, Ctrl-C on the
 tuner) would leave a hanging candidate running until the machine stops.
 """
-import importlib
 import os
 import signal
 import sys
@@ -23,26 +23,18 @@ import time
 import traceback
 from multiprocessing.connection import Connection
 
-_FUNCTIONS = {}
-
-
-def _resolve(name):
-    func = _FUNCTIONS.get(name)
-    if func is None:
-        module, _, attr = name.partition(":")
-        func = _FUNCTIONS[name] = getattr(importlib.import_module(module), attr)
-    return func
-
-
 def serve(reader, writer):
     """Answers jobs until the reader reaches end of file."""
     while True:
         try:
-            name, args = reader.recv()
+            func, args = reader.recv()
         except EOFError:
             return
+        except Exception as err:  # the job's function or arguments do not unpickle here
+            writer.send(("error", f"the job could not be read: {type(err).__name__}: {err}"))
+            continue
         try:
-            answer = ("ok", _resolve(name)(*args))
+            answer = ("ok", func(*args))
         except Exception as err:  # reported to the pool, which records the failure
             if getattr(err, "plain_message", False):  # the message says it all
                 writer.send(("error", str(err)))
