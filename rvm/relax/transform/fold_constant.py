@@ -135,7 +135,7 @@ def FoldConstant():  # noqa: N802  (passes are CamelCase factories)
     >>> c = relax.const(np.arange(3, dtype="float32"))
     >>> with bb.function("main", []):
     ...     out = bb.emit(relax.op.add(c, c))
-    ...     bb.emit_func_output(out)
+    ...     _ = bb.emit_func_output(out)
     >>> folded = FoldConstant()(bb.get())
     >>> folded["main"].body.blocks[0].bindings[0].value.data.numpy().tolist()
     [0.0, 2.0, 4.0]
