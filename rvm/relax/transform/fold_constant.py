@@ -4,7 +4,8 @@ What is folded:
 
 - a ``call_tir`` whose arguments are all constants and whose outputs have static
   shapes: its PrimFunc is lowered and run by the reference evaluator of TIR
-  (``rvm.tir.eval``), the definition of what a kernel computes;
+  (``rvm.tir.eval``), the definition of what a kernel computes (a kernel calling an
+  intrinsic it does not define, ``call_extern``, stays);
 - a pure operator call whose arguments are constants (tensors, shapes, values) and
   whose result is a tensor of static shape: it is legalized with its rule in
   ``LEGALIZE_RULES``, the operator's one definition, and that kernel call is folded
@@ -27,7 +28,7 @@ from rvm.relax.transform.function_pass import function_pass
 from rvm.relax.transform.legalize_ops import LEGALIZE_RULES
 from rvm.runtime.ndarray import array, empty
 from rvm.support.recursion import deep_recursion
-from rvm.tir.eval import evaluate_prim_func
+from rvm.tir.eval import EvalError, evaluate_prim_func
 from rvm.tir.expr import FloatImm, IntImm
 from rvm.tir.transform.pipeline import lower_module
 
@@ -105,7 +106,11 @@ class _Folder(ExprMutator):
         with deep_recursion():
             lowered = lower_module(mod[gvar.name_hint])
             func = next(iter(lowered.functions.values()))
-            evaluate_prim_func(func, [a.data for a in args.fields] + results, gvar.name_hint)
+            try:
+                evaluate_prim_func(func, [a.data for a in args.fields] + results,
+                                   gvar.name_hint)
+            except EvalError:  # an intrinsic only compiled code defines: it runs at run time
+                return call
         constants = [_as_constant(r.numpy(), s) for r, s in zip(results, outs)]
         if any(c is None for c in constants):
             return call

@@ -15,7 +15,7 @@ from rvm.tir import Var
 from rvm.tir.schedule import Schedule
 from rvm.tir.stmt import BufferStore, For, ForKind, LetStmt
 from rvm.tir.transform.pipeline import lower_module
-from tests.codegen.test_c_bounds import _guards
+from tests.codegen.c.test_bounds import _guards
 
 
 def _c(dtype, v):

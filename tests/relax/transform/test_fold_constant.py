@@ -19,11 +19,12 @@ from rvm.relax.op.statistical import sum
 from rvm.relax.op.unary import astype, exp
 from rvm.relax.op.linear_algebra import matmul
 from rvm.relax.op.manipulate import permute_dims, reshape
-from rvm.relax.op.base import call_packed
+from rvm.relax.op.base import call_packed, call_tir
 from rvm.relax.struct_info import ObjectStructInfo, TensorStructInfo
 from rvm.runtime.ndarray import array
 from rvm.script import ir as I
 from rvm.script import relax as R
+from rvm.script import tir as T
 from rvm.topi.nn.elemwise import relu
 from rvm.relax.transform.fold_constant import FoldConstant
 
@@ -140,6 +141,23 @@ def test_calls_that_cannot_fold_are_kept_untouched():
         m = bb.emit(batch_norm(const(C), *(const(np.ones(3, "float32")) for _ in range(4)),
                                axis=1))  # all constant, but its rule emits bindings
         bb.emit_func_output(bb.emit(rvm.relax.Tuple([a, m])))
+    mod = bb.get()
+    assert FoldConstant()(mod) is mod
+
+
+@T.prim_func
+def extern_kernel(a: T.Buffer((2,), "float32"), b: T.Buffer((2,), "float32")):
+    for i in range(2):
+        b[i] = T.call_extern("float32", "my_fn", a[i])
+
+
+def test_a_kernel_the_evaluator_cannot_run_stays():
+    bb = BlockBuilder()
+    gvar = bb.add_func(extern_kernel, "ext")
+    with bb.function("main", params=[]):
+        out = bb.emit(call_tir(gvar, [const(np.ones(2, "float32"))],
+                               TensorStructInfo((2,), "float32")))
+        bb.emit_func_output(out)
     mod = bb.get()
     assert FoldConstant()(mod) is mod
 
