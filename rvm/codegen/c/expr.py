@@ -373,4 +373,3 @@ class CExprPrinter(ExprPrinter):
             raise CodegenError(f"kernel '{self.name}': call_packed is supported as a statement "
                                "(T.evaluate(T.call_packed(...))), not inside an expression")
         raise CodegenError(f"kernel '{self.name}': no C rendering for intrinsic '{op}'")
-

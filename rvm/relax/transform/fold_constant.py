@@ -147,4 +147,3 @@ def FoldConstant():  # noqa: N802  (passes are CamelCase factories)
     """
     return function_pass(lambda func, mod, ctx: fold_constant(func, mod), opt_level=0,
                          name="FoldConstant")
-
