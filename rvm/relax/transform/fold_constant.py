@@ -82,7 +82,7 @@ class _Folder(ExprMutator):
         scratch = BlockBuilder()  # no function scope: a rule that emits bindings raises
         try:
             legal = rule(scratch, call)
-        except ValueError:
+        except ValueError:  # that, or a rule refusing its arguments (LegalizeOps reports it)
             return call
         if not (isinstance(legal, Call) and isinstance(legal.op, Op)
                 and legal.op.name == "relax.call_tir"):
