@@ -1,4 +1,4 @@
-"""What the cancellation polls of generated kernels cost (rvm.codegen.c_polls): seed
+"""What the cancellation polls of generated kernels cost (rvm.codegen.c.polls): seed
 004's MLP (784-128-10) at batch 1 and at batch 64, built with polls and without them
 (the internal switch ``c_polls.ENABLED``), on the native engine, timed in alternating
 rounds so a busy moment of the machine hits both builds alike.
@@ -17,7 +17,7 @@ import numpy as np
 
 import rvm
 from bench_e2e import mlp_module, mlp_params
-from rvm.codegen import c_polls
+from rvm.codegen.c import polls as c_polls
 from rvm.driver.relax_build import build
 from rvm.runtime.device import cpu
 from rvm.vm.machine import VirtualMachine

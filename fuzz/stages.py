@@ -25,7 +25,8 @@ PARSER_STAGES = ("python_syntax_error", "rejected_by_parser", "parsed")
 STAGES = LOADER_STAGES + PARSER_STAGES + ("internal_errors",)
 # Modules whose own ValueErrors are documented load errors (damaged kernel library bytes,
 # symbol tables, unknown module types).
-_LOADER_FILES = (os.path.join("rvm", "runtime"), os.path.join("rvm", "bytecode"))
+_LOADER_FILES = (os.path.join("rvm", "runtime"), os.path.join("rvm", "bytecode"),
+                 os.path.join("rvm", "codegen", "c", "load.py"))
 _KERNEL_FILES = (os.path.join("rvm", "codegen"), os.path.join("rvm", "tir"))
 # The run-time errors the VM documents: argument and shape checks (TypeError, ValueError),
 # guarded kernel accesses (IndexError), memory_limit and impossible allocations

@@ -2,7 +2,8 @@
 
 This module is a facade re-exporting the user-facing names; compiler
 packages load on first use, so ``import rvm`` stays cheap and the runtime
-works without the compiler.
+works without the compiler (``rvm.codegen.c.load`` imports the code generator when
+a file's kernels are regenerated).
 """
 import importlib
 
@@ -15,6 +16,12 @@ from rvm.support.errors import RVMError
 
 __version__ = "0.1.0"
 
+try:  # the compiler side's loader of saved kernels, regenerating them from their TIR
+    from rvm.codegen.c import load as _load  # noqa: F401
+except ModuleNotFoundError as err:  # a runtime-only install: the runtime's loader refuses
+    if not (err.name or "").startswith("rvm.codegen"):
+        raise
+
 _LAZY_SUBMODULES = (
     "support", "bytecode", "vm", "ir", "tir", "te", "topi", "relax", "script", "codegen",
     "driver", "meta_schedule", "target", "testing", "error",
@@ -26,15 +33,6 @@ _LAZY_ATTRS = {
     "compile": ("rvm.driver.compile", "compile"),
     "IRModule": ("rvm.ir.module", "IRModule"),
 }
-
-
-def _regenerate_kernels(tir, compiler):
-    """Kernels of an executable file regenerated from their TIR by the compiler side, loaded
-    on first use (ImportError when it is not installed; see rvm.runtime.kernel_library)."""
-    return importlib.import_module("rvm.codegen.c_target").regenerate_c(tir, compiler)
-
-
-runtime.kernel_library.register_kernel_regenerator(_regenerate_kernels)
 
 
 def __getattr__(name):

@@ -63,8 +63,6 @@ REGISTRATION_IMPORTS = {
         "installs the script printer behind IRModule.script()/show()/repr",
     ("rvm/relax/transform/__init__.py", "rvm.codegen.byoc"):
         "registers the example codegens RunCodegen calls (relax.ext.ccompiler/examplejson)",
-    ("rvm/relax/transform/__init__.py", "rvm.driver.constant_eval"):
-        "registers FoldConstant's kernel evaluator, until FoldConstant evaluates TIR itself",
     ("rvm/relax/transform/__init__.py", "rvm.meta_schedule.apply_database"):
         "TVM's path relax.transform.MetaScheduleApplyDatabase, defined by the tuner",
 }

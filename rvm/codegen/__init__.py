@@ -1,1 +1,1 @@
-"""rvm.codegen"""
+"""rvm.codegen: the backends, one package each (c, vm, python, byoc)."""

@@ -4,7 +4,6 @@
 ``relax_build`` compiles a module of Relax functions and PrimFuncs into a
 bytecode Executable (``relax.build``); ``compile`` picks one of them (``rvm.compile``).
 """
-from rvm.driver import constant_eval  # noqa: F401  (registers FoldConstant's kernel evaluator)
 from rvm.driver.build_module import build
 from rvm.driver.compile import compile
 from rvm.driver.relax_build import build as relax_build

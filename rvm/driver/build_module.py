@@ -5,8 +5,8 @@
 """
 import warnings
 
-from rvm.codegen.c_target import build_c
-from rvm.codegen.python_kernels import build_python
+from rvm.codegen.c.target import build_c
+from rvm.codegen.python.kernels import build_python
 from rvm.ir.module import IRModule
 from rvm.runtime.compiler import CompilerNotFoundError
 from rvm.support.recursion import deep_recursion

@@ -34,7 +34,7 @@ main: parameter 'x' expects float32[2]: dimension 0 expected 2, got 3 (shape [3]
 """
 from rvm.bytecode.builder import ExecBuilder
 from rvm.codegen import byoc as _byoc  # noqa: F401  (registers the example codegens)
-from rvm.codegen.vm_codegen import vm_codegen
+from rvm.codegen.vm.codegen import vm_codegen
 from rvm.driver.build_module import build_kernels, normalize_target
 from rvm.ir.module import IRModule
 from rvm.relax.function import Function

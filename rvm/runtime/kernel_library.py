@@ -6,14 +6,12 @@ packed calling convention. A library built from TensorIR keeps its lowered
 TIR (serialized) beside its C source, so it can be saved into an executable
 and loaded back elsewhere.
 
-Loading from bytes never dlopens the object stored in them, and by default
-never compiles the stored C either (the bytes may come from anywhere): the
-kernels are regenerated from the stored TIR by the compiler side's code
-generator (registered with ``register_kernel_regenerator``), whose kernels
-check their arguments and prove or guard every memory access; the result is
-found in the compiler cache when the library was built on this machine.
-Native C without TIR (a hand-written module) loads only with
-``trust_native=True``, and then compiles under a time and memory limit.
+Loading from bytes never dlopens the object stored in them, and never compiles
+the stored C unless told to (the bytes may come from anywhere). This module's
+loader compiles the stored C only with ``trust_native=True`` (under a time and
+memory limit) and otherwise refuses. The compiler side registers the loader
+that regenerates the kernels from the stored TIR (``rvm.codegen.c.load``), whose
+kernels check their arguments and prove or guard every memory access.
 """
 import ctypes
 import json
@@ -28,21 +26,12 @@ _MAGIC = b"RVMCKL\x00\x01"
 _FORMAT = 2
 _SYMBOL_PREFIX = "rvm_kernel_"
 _MAX_PARTS = 8
-_REGENERATOR = []  # [fn(tir bytes, compiler) -> (source, kernel names, use_openmp, callees)]
 
 
 def kernel_symbol(name):
     """The exported C symbol of kernel ``name``: rvm_kernel_<name>, non-identifier chars as '_'."""
     safe = "".join(c if (c.isascii() and c.isalnum()) or c == "_" else "_" for c in name)
     return _SYMBOL_PREFIX + safe
-
-
-def register_kernel_regenerator(fn):
-    """Installs ``fn(tir, compiler) -> (C source, kernel names, use_openmp, packed callee
-    names)``, the code generator that rebuilds kernels from serialized TIR (the compiler
-    side registers it)."""
-    _REGENERATOR[:] = [fn]
-    return fn
 
 
 class _DlInfo(ctypes.Structure):
@@ -215,45 +204,22 @@ def parse_saved_library(data, what="kernel library"):
     return header, source, functions, (tir if has_tir else None)
 
 
-
-
 def load_kernel_library(data, compiler=None, trust_native=False):
-    """Rebuilds a KernelLibrary saved by ``save_to_bytes`` (see the module docstring).
-
-    The stored object is never loaded. By default the kernels are regenerated
-    from the stored TIR; ``trust_native=True`` compiles the stored C instead.
+    """Rebuilds a KernelLibrary saved by ``save_to_bytes`` from its stored C, which runs
+    unchecked, so only with ``trust_native=True``; refuses it otherwise (the loader of
+    ``rvm.codegen.c.load`` regenerates kernels from their TIR instead). The stored object
+    is never loaded.
     """
     header, source, functions, tir = parse_saved_library(data)
-    use_openmp = bool(header.get("use_openmp", True))
     if trust_native:
-        return KernelLibrary.from_source(source, functions, compiler, use_openmp, tir=tir,
+        return KernelLibrary.from_source(source, functions, compiler,
+                                         bool(header.get("use_openmp", True)), tir=tir,
                                          untrusted=True)
     if tir is None:
         raise _refuse_native(list(functions), "holds hand-written C and no TensorIR to "
                              "regenerate its kernels from")
-    lacking = _refuse_native(list(functions), "can be regenerated from its TensorIR only by "
-                             "rvm's compiler (rvm.codegen), which this installation lacks")
-    if not _REGENERATOR:
-        raise lacking
-    compiler = compiler or default_compiler()
-    try:
-        regenerated, names, regen_openmp, callees = _REGENERATOR[0](tir, compiler)
-    except ImportError:
-        raise lacking from None
-    except Exception as err:  # any defect of untrusted TIR is a load error, never a crash
-        raise ValueError(f"kernel library: cannot regenerate its kernels from the stored "
-                         f"TensorIR: {type(err).__name__}: {err}") from None
-    expected = {name: kernel_symbol(name) for name in names}
-    if functions != expected:
-        def text(table):
-            return ", ".join(f"'{k}' -> '{v}'" for k, v in sorted(table.items())) or "nothing"
-        raise ValueError(f"kernel library header maps {text(functions)}, but its TensorIR "
-                         f"defines {text(expected)}; refusing the mismatched symbols")
-    # The regenerated source is shaped by the file's TIR: it compiles under the limits too.
-    library = KernelLibrary.from_source(regenerated, expected, compiler, regen_openmp, tir=tir,
-                                        untrusted=True)
-    library.packed_callees = tuple(callees)
-    return library
+    raise _refuse_native(list(functions), "can be regenerated from its TensorIR only by "
+                         "rvm's compiler (rvm.codegen), which this installation lacks")
 
 
 register_module_loader(KernelLibrary.type_key, load_kernel_library, takes_trust=True)

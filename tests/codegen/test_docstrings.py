@@ -7,8 +7,9 @@ import pytest
 import rvm.codegen
 
 MODULES = sorted(
-    [f"rvm.codegen.{name}" for name in ("c_preamble", "c_prologue", "c_source", "c_target",
-                                           "kernel_signature", "python_eval", "python_kernels")]
+    [f"rvm.codegen.c.{name}" for name in ("preamble", "prologue", "source", "target",
+                                          "kernel_signature")]
+    + ["rvm.codegen.python.kernels"]
     + ["rvm.driver.build_module", "rvm.runtime.compiler", "rvm.runtime.elf_check",
        "rvm.runtime.kernel_library",
        "rvm.support.disk_cache"])

@@ -7,7 +7,7 @@ import pytest
 
 import rvm
 from rvm import te, tir
-from rvm.codegen.python_kernels import PythonKernelLibrary
+from rvm.codegen.python.kernels import PythonKernelLibrary
 from rvm.driver.build_module import build, build_kernels, normalize_target
 from rvm.ir.expr import BaseFunc
 from rvm.ir.module import IRModule

@@ -10,7 +10,7 @@ from rvm.relax.struct_info import ObjectStructInfo
 from rvm.runtime.packed_func import remove_global_func
 from rvm.ir.transform import module_pass
 from rvm.vm.machine import VirtualMachine
-from tests.codegen.vm_lowered import (
+from tests.codegen.vm.lowered import (
     add_kernel, alloc_storage, alloc_tensor, dps_add_module, extern, func, kill, rand, tensor,
 )
 

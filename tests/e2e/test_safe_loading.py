@@ -5,7 +5,10 @@ checksums), then loads and runs it.
 """
 import json
 import os
+import pathlib
 import struct
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -13,8 +16,10 @@ import pytest
 import rvm
 from rvm import relax
 from rvm.bytecode.serialize import dump_executable, undump_executable
+from rvm.codegen.c import load as c_load
 from rvm.runtime import compiler as compiler_mod
 from rvm.runtime import kernel_library
+from rvm.runtime import module as module_mod
 from rvm.script import ir as I, relax as R, tir as T
 from rvm.tir import stmt as S
 from rvm.tir.serialize import load_prim_funcs, save_prim_funcs
@@ -188,10 +193,26 @@ def test_hand_written_c_needs_trust_native(saved, tmp_path):
 def test_runtime_only_install_refuses(saved, tmp_path, monkeypatch):
     def absent(tir, compiler):
         raise ImportError("No module named 'rvm.codegen'")
-    for registered in ([], [absent]):
-        monkeypatch.setattr(kernel_library, "_REGENERATOR", registered)
-        with pytest.raises(ValueError, match="only by rvm's compiler .*lacks.*trust_native=True"):
-            rvm.runtime.load_module(str(edit_kernels(saved, tmp_path)))
+    # Without the compiler side's loader, and with it when the code generator is missing.
+    monkeypatch.setitem(module_mod._LOADERS, "c_kernels",
+                        (kernel_library.load_kernel_library, True))
+    with pytest.raises(ValueError, match="only by rvm's compiler .*lacks.*trust_native=True"):
+        rvm.runtime.load_module(str(edit_kernels(saved, tmp_path)))
+    monkeypatch.setitem(module_mod._LOADERS, "c_kernels", (c_load.load_c_kernels, True))
+    monkeypatch.setattr(c_load, "_regenerate", absent)
+    with pytest.raises(ValueError, match="only by rvm's compiler .*lacks.*trust_native=True"):
+        rvm.runtime.load_module(str(edit_kernels(saved, tmp_path)))
+
+
+def test_import_rvm_registers_the_regenerating_loader_once():
+    # A fresh interpreter: the runtime's kernel loader is replaced by the compiler side's,
+    # registered by the top-level package without importing the code generator.
+    code = ("import sys, rvm; from rvm.runtime import module as m; "
+            "loader, trust = m._LOADERS['c_kernels']; "
+            "print(loader.__module__, trust, 'rvm.codegen.c.target' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=str(pathlib.Path(__file__).resolve().parents[2]))
+    assert out.stdout.split() == ["rvm.codegen.c.load", "True", "False"]
 
 
 def test_trusted_c_errors_never_echo_included_files(saved, tmp_path):

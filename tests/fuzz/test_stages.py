@@ -8,7 +8,7 @@ from rvm import relax
 from rvm.bytecode.executable import Executable
 from rvm.bytecode.function import FuncInfo
 from rvm.bytecode.serialize import dump_executable, undump_executable
-from rvm.runtime import kernel_library
+from rvm.codegen.c import load as c_load
 from rvm.tir.serialize import save_prim_funcs
 from tests.e2e.test_safe_loading import AddOne
 from tests.security.attack import join_kernel_library, kernel_tir, split_kernel_library, \
@@ -65,7 +65,7 @@ def test_a_call_extern_kernel_is_refused_at_regeneration(saved):
 def test_an_undocumented_exception_in_the_loader_is_internal(saved, monkeypatch):
     def broken(tir, compiler):
         return {}["no such key"]
-    monkeypatch.setattr(kernel_library, "_REGENERATOR", [broken])
+    monkeypatch.setattr(c_load, "_regenerate", broken)
     with pytest.raises(InternalError, match="load: KeyError") as info:
         _stage(saved)
     assert "in broken" in info.value.traceback()

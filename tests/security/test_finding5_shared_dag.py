@@ -124,7 +124,7 @@ def test_nesting_deeper_than_the_cap_is_refused(saved):
 
 def test_nesting_just_under_the_cap_regenerates(saved):
     # What the decoder lets through, the code generator can walk (its recursion has room).
-    from rvm.codegen.c_target import regenerate_c
+    from rvm.codegen.c.target import regenerate_c
     from rvm.runtime.compiler import default_compiler
     from rvm.support.recursion import deep_recursion
     from rvm.tir.serialize import MAX_DEPTH, save_prim_funcs

@@ -10,6 +10,7 @@ from rvm import relax, tir
 from rvm.runtime import compiler as compiler_mod, csource_module, kernel_library
 from rvm.runtime.compiler import CompileLimits, Compiler
 from rvm.bytecode.errors import ExecutableFormatError
+from rvm.codegen.c import load as c_load
 from rvm.tir import Var
 from rvm.tir.analysis import verify_untrusted as verify_untrusted_mod
 from rvm.tir.stmt import BufferStore, For, ForKind
@@ -41,7 +42,7 @@ def limited(monkeypatch, tmp_path):
     verifier's unroll cap is lifted, so the compile limits are what stops the bombs here
     (tests/security/test_finding6_nested_unroll.py attacks the cap itself)."""
     cc = Compiler(cache_dir=tmp_path / "cache")
-    for module in (compiler_mod, kernel_library, csource_module):
+    for module in (compiler_mod, kernel_library, csource_module, c_load):
         monkeypatch.setattr(module, "default_compiler", lambda: cc)
     monkeypatch.setattr(verify_untrusted_mod, "MAX_UNROLL_PRODUCT", 1 << 30)
     return cc

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from rvm import relax
-from rvm.codegen.c_target import regenerate_c
+from rvm.codegen.c.target import regenerate_c
 from rvm.runtime.compiler import default_compiler
 from rvm.runtime.kernel_library import KernelLibrary
 from rvm.tir import expr as E
@@ -73,7 +73,7 @@ def test_percent_in_names_is_printed_not_interpreted(saved):
 def test_a_nul_that_reaches_codegen_cuts_the_name_but_prints_no_stack_words(saved):
     # Trusted codegen (no deserialization check): the C string ends at the NUL, and the
     # only conversion in the format is the argument count.
-    from rvm.codegen.c_source import render_c_source
+    from rvm.codegen.c.source import render_c_source
     funcs = _renamed(saved, buffer_name="Y\0%d%d%d")
     source = render_c_source(funcs, use_openmp=False, safe=True)
     lib = KernelLibrary.from_source(source, ["add_one"], default_compiler(), False)

@@ -2,7 +2,7 @@
 import pytest
 
 from rvm import tir
-from rvm.codegen.c_expr import CExprPrinter, CodegenError
+from rvm.codegen.c.expr import CExprPrinter, CodegenError
 from rvm.script.printer.names import NameTable
 from rvm.script.printer.tir_expr import ExprPrinter as ScriptPrinter
 from rvm.tir.analysis import used_vars

@@ -4,8 +4,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rvm.codegen.c_source import render_c_source
-from rvm.codegen.kernel_signature import kernel_functions
+from rvm.codegen.c.source import render_c_source
+from rvm.codegen.c.kernel_signature import kernel_functions
 from rvm.ir.expr import GlobalVar
 from rvm.ir.module import IRModule
 from rvm.tir.serialize import TIRFormatError, load_prim_funcs, save_prim_funcs

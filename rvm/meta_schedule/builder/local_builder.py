@@ -8,7 +8,7 @@ candidate twice compiles once.
 """
 import os
 
-from rvm.codegen.c_target import kernel_source
+from rvm.codegen.c.target import kernel_source
 from rvm.meta_schedule.builder.builder import Builder, BuilderResult
 from rvm.meta_schedule.tune_target import tune_target
 from rvm.runtime.compiler import Compiler, default_compiler

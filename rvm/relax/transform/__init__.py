@@ -3,14 +3,13 @@
 
 This package is a facade; the definitions live in its modules. ``MetaScheduleApplyDatabase``,
 which TVM keeps here, is defined by the tuner above this layer and loaded on first use.
-Importing it registers FoldConstant's kernel evaluator and the example codegens RunCodegen
-calls (``relax.ext.ccompiler``, ``relax.ext.examplejson``).
+Importing it registers the example codegens RunCodegen calls (``relax.ext.ccompiler``,
+``relax.ext.examplejson``).
 """
 import importlib
 
-# Registrations by higher layers, kept until FoldConstant evaluates kernels itself.
+# A registration by a higher layer: the example codegens RunCodegen calls.
 from rvm.codegen import byoc as _byoc  # noqa: F401  (relax.ext.ccompiler/examplejson)
-from rvm.driver import constant_eval as _constant_eval  # noqa: F401  (FoldConstant's kernels)
 
 from rvm.relax.transform.annotate_tir_op_pattern import AnnotateTIROpPattern
 from rvm.relax.transform.attach_global_symbol import AttachGlobalSymbol
@@ -18,9 +17,7 @@ from rvm.relax.transform.bind_params import BindParams
 from rvm.relax.transform.call_tir_rewrite import CallTIRRewrite
 from rvm.relax.transform.canonicalize_bindings import CanonicalizeBindings
 from rvm.relax.transform.dead_code_elimination import DeadCodeElimination
-from rvm.relax.transform.fold_constant import (
-    FoldConstant, register_call_tir_evaluator, register_fold_evaluator,
-)
+from rvm.relax.transform.fold_constant import FoldConstant
 from rvm.relax.dpl.fusion_pattern import FusionPattern, PatternCheckContext
 from rvm.relax.transform.fuse_ops import FuseOps
 from rvm.relax.transform.fuse_ops_by_pattern import FuseOpsByPattern
@@ -46,8 +43,7 @@ __all__ = [
     "FusionPattern", "KillAfterLastUse", "LEGALIZE_RULES", "LegalizeOps",
     "MergeCompositeFunctions", "PatternCheckContext", "RunCodegen", "StaticPlanBlockMemory",
     "ToNonDataflow", "VMBuiltinLower", "VMShapeLower", "dataflowblock_pass",
-    "default_build_pipeline", "function_pass", "register_call_tir_evaluator",
-    "register_fold_evaluator", "register_legalize",
+    "default_build_pipeline", "function_pass", "register_legalize",
 ]
 
 def __getattr__(name):

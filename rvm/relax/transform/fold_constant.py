@@ -2,17 +2,14 @@
 
 What is folded:
 
-- a pure operator call whose tensor arguments are all ``relax.Constant``s and
-  whose operator has an evaluator in ``FOLD_EVALUATORS`` (numpy versions of
-  the elementwise arithmetic and comparison operators, unary math,
-  ``astype``, ``matmul``, ``permute_dims``, ``reshape``, ``flatten``,
-  ``nn.relu``, ``nn.softmax`` and the reductions); ``register_fold_evaluator``
-  adds one;
-- a ``call_tir`` whose arguments are all constants and whose outputs have
-  static shapes, when a kernel evaluator is registered with
-  ``register_call_tir_evaluator`` (the transform layer cannot compile
-  kernels itself; the build driver installs one when it or this package is
-  imported, a test may install its own);
+- a ``call_tir`` whose arguments are all constants and whose outputs have static
+  shapes: its PrimFunc is lowered and run by the reference evaluator of TIR
+  (``rvm.tir.eval``), the definition of what a kernel computes (a kernel calling an
+  intrinsic it does not define, ``call_extern``, stays);
+- a pure operator call whose arguments are constants (tensors, shapes, values) and
+  whose result is a tensor of static shape: it is legalized with its rule in
+  ``LEGALIZE_RULES``, the operator's one definition, and that kernel call is folded
+  as above (an operator without a rule stays);
 - uses of a variable bound to a constant, which then see the constant.
 
 Bindings left unused by folding stay until DeadCodeElimination removes them.
@@ -20,77 +17,20 @@ Bindings left unused by folding stay until DeadCodeElimination removes them.
 import numpy as np
 
 from rvm.ir.expr import GlobalVar
-from rvm.relax.expr import Call, Constant, Tuple
+from rvm.relax.block_builder import BlockBuilder
+from rvm.relax.expr import (
+    Call, Constant, DataTypeImm, PrimValue, ShapeExpr, StringImm, Tuple,
+)
 from rvm.relax.expr_functor import ExprMutator
 from rvm.relax.op.registry import Op
 from rvm.relax.struct_info import TensorStructInfo, TupleStructInfo
-from rvm.runtime.ndarray import array
-from rvm.tir.expr import IntImm
 from rvm.relax.transform.function_pass import function_pass
-
-FOLD_EVALUATORS = {}
-_CALL_TIR_EVALUATOR = []
-
-
-def register_fold_evaluator(op_name):
-    """Decorator: ``fn(call, *numpy_args) -> numpy array`` evaluates ``op_name`` on constants."""
-
-    def register(fn):
-        FOLD_EVALUATORS[op_name] = fn
-        return fn
-
-    return register
-
-
-def register_call_tir_evaluator(fn):
-    """Installs ``fn(prim_func, args, out_sinfos) -> list of NDArrays`` to run a PrimFunc on
-    constant NDArrays (``args``: inputs; ``out_sinfos``: the outputs' static struct info)."""
-    _CALL_TIR_EVALUATOR[:] = [fn]
-    return fn
-
-
-def _simple(op_name, fn):
-    FOLD_EVALUATORS[op_name] = lambda call, *args: fn(*args)
-
-
-for _name, _fn in [("add", np.add), ("subtract", np.subtract), ("multiply", np.multiply),
-                   ("divide", np.divide), ("floor_divide", np.floor_divide),
-                   ("maximum", np.maximum), ("minimum", np.minimum), ("power", np.power),
-                   ("equal", np.equal), ("not_equal", np.not_equal), ("less", np.less),
-                   ("less_equal", np.less_equal), ("greater", np.greater),
-                   ("greater_equal", np.greater_equal), ("exp", np.exp), ("log", np.log),
-                   ("sqrt", np.sqrt), ("tanh", np.tanh), ("negative", np.negative),
-                   ("abs", np.abs), ("matmul", np.matmul)]:
-    _simple(f"relax.{_name}", _fn)
-_simple("relax.rsqrt", lambda x: 1 / np.sqrt(x))
-_simple("relax.sigmoid", lambda x: 1 / (1 + np.exp(-x)))
-_simple("relax.nn.relu", lambda x: np.maximum(x, 0))
-
-
-def _attr(call, key, default=None):
-    return (call.attrs or {}).get(key, default)
-
-
-def _axis(call):
-    axis = _attr(call, "axis")
-    return tuple(axis) if isinstance(axis, (list, tuple)) else axis
-
-
-FOLD_EVALUATORS["relax.astype"] = lambda call, x: x
-FOLD_EVALUATORS["relax.permute_dims"] = lambda call, x: np.transpose(x, _attr(call, "axes"))
-FOLD_EVALUATORS["relax.reshape"] = lambda call, x: x.reshape(_static_shape(call))
-FOLD_EVALUATORS["relax.flatten"] = lambda call, x: x.reshape(-1)
-for _name, _fn in [("sum", np.sum), ("mean", np.mean), ("max", np.max), ("min", np.min)]:
-    FOLD_EVALUATORS[f"relax.{_name}"] = (
-        lambda fn: lambda call, x: fn(x, axis=_axis(call),
-                                      keepdims=bool(_attr(call, "keepdims", False))))(_fn)
-
-
-@register_fold_evaluator("relax.nn.softmax")
-def _softmax(call, x):
-    axis = _attr(call, "axis", -1)
-    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
-    return e / np.sum(e, axis=axis, keepdims=True)
+from rvm.relax.transform.legalize_ops import LEGALIZE_RULES
+from rvm.runtime.ndarray import array, empty
+from rvm.support.recursion import deep_recursion
+from rvm.tir.eval import EvalError, evaluate_prim_func
+from rvm.tir.expr import FloatImm, IntImm
+from rvm.tir.transform.pipeline import lower_module
 
 
 def _static_shape(sinfo_or_call):
@@ -132,21 +72,29 @@ class _Folder(ExprMutator):
         if not isinstance(call.op, Op) or not call.op.purity:
             return call
         if call.op.name == "relax.call_tir":
-            return self._fold_call_tir(call)
-        evaluate = FOLD_EVALUATORS.get(call.op.name)
-        if evaluate is None or not isinstance(call.struct_info_, TensorStructInfo):
+            return self._fold_call_tir(call, self.mod)
+        rule = LEGALIZE_RULES.get(call.op.name)
+        if rule is None or _static_shape(call) is None or call.struct_info_.dtype is None:
             return call
-        if not call.args or not all(isinstance(a, Constant) for a in call.args):
+        if not any(isinstance(a, Constant) for a in call.args) \
+                or not all(_is_constant(a) for a in call.args):
             return call
-        folded = _as_constant(evaluate(call, *(a.data.numpy() for a in call.args)),
-                              call.struct_info_)
-        return folded if folded is not None else call
+        scratch = BlockBuilder()  # no function scope: a rule that emits bindings raises
+        try:
+            legal = rule(scratch, call)
+        except ValueError:  # that, or a rule refusing its arguments (LegalizeOps reports it)
+            return call
+        if not (isinstance(legal, Call) and isinstance(legal.op, Op)
+                and legal.op.name == "relax.call_tir"):
+            return call
+        folded = self._fold_call_tir(legal, scratch.get())
+        return folded if isinstance(folded, Constant) else call
 
-    def _fold_call_tir(self, call):
-        if not _CALL_TIR_EVALUATOR or len(call.args) != 2:
+    def _fold_call_tir(self, call, mod):
+        if mod is None or len(call.args) != 2:
             return call
         gvar, args = call.args
-        if not isinstance(gvar, GlobalVar) or gvar.name_hint not in self.mod:
+        if not isinstance(gvar, GlobalVar) or gvar.name_hint not in mod:
             return call
         if not isinstance(args, Tuple) or not all(isinstance(a, Constant) for a in args.fields):
             return call
@@ -154,12 +102,28 @@ class _Folder(ExprMutator):
         outs = list(out.fields) if isinstance(out, TupleStructInfo) else [out]
         if any(_static_shape(s) is None or s.dtype is None for s in outs):
             return call
-        results = _CALL_TIR_EVALUATOR[0](self.mod[gvar.name_hint], [a.data for a in args.fields],
-                                         outs)
+        results = [empty(_static_shape(s), s.dtype) for s in outs]
+        with deep_recursion():
+            lowered = lower_module(mod[gvar.name_hint])
+            func = next(iter(lowered.functions.values()))
+            try:
+                evaluate_prim_func(func, [a.data for a in args.fields] + results,
+                                   gvar.name_hint)
+            except EvalError:  # an intrinsic only compiled code defines: it runs at run time
+                return call
         constants = [_as_constant(r.numpy(), s) for r, s in zip(results, outs)]
         if any(c is None for c in constants):
             return call
         return Tuple(constants) if isinstance(out, TupleStructInfo) else constants[0]
+
+
+def _is_constant(arg):
+    """Whether a call argument is known at compile time (a legalization rule reads it)."""
+    if isinstance(arg, (Constant, StringImm, DataTypeImm)):
+        return True
+    if isinstance(arg, ShapeExpr):
+        return all(isinstance(d, IntImm) for d in arg.values)
+    return isinstance(arg, PrimValue) and isinstance(arg.value, (IntImm, FloatImm))
 
 
 def fold_constant(func, mod=None):
@@ -168,7 +132,18 @@ def fold_constant(func, mod=None):
 
 
 def FoldConstant():  # noqa: N802  (passes are CamelCase factories)
-    """A pass evaluating pure operators and kernels whose inputs are all constants."""
+    """A pass evaluating pure operators and kernels whose inputs are all constants.
+
+    >>> import numpy as np
+    >>> from rvm import relax
+    >>> bb = relax.BlockBuilder()
+    >>> c = relax.const(np.arange(3, dtype="float32"))
+    >>> with bb.function("main", []):
+    ...     out = bb.emit(relax.op.add(c, c))
+    ...     _ = bb.emit_func_output(out)
+    >>> folded = FoldConstant()(bb.get())
+    >>> folded["main"].body.blocks[0].bindings[0].value.data.numpy().tolist()
+    [0.0, 2.0, 4.0]
+    """
     return function_pass(lambda func, mod, ctx: fold_constant(func, mod), opt_level=0,
                          name="FoldConstant")
-

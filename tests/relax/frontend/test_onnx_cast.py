@@ -1,6 +1,6 @@
 """ONNX Cast to the narrow types: ``saturate`` and FLOAT8E8M0's ``round_mode`` agree with
 onnx's reference evaluator, on the graph path (C and python targets) and when the input
-is a constant folded at import."""
+is a constant (folded at build, by FoldConstant)."""
 import numpy as np
 import pytest
 

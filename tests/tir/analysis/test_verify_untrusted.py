@@ -346,7 +346,7 @@ def test_a_shared_dag_is_verified_without_expanding_it():
 
 def test_sampled_candidates_of_the_default_tuning_space_pass():
     from rvm import meta_schedule as ms
-    from rvm.codegen.kernel_signature import kernel_functions
+    from rvm.codegen.c.kernel_signature import kernel_functions
     from rvm.meta_schedule.search_strategy.search_strategy import replay, without_decisions
     from rvm.support.recursion import deep_recursion
     from rvm.tir.transform.pipeline import lower_module

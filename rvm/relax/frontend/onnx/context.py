@@ -5,8 +5,9 @@ Every ONNX value name maps to a value: a Relax tensor expression, a numpy array 
 initializer, a ``Constant``, or the result of a shape computation folded at import; see
 ``common``), or None (an omitted optional input). Sequences and optionals are
 ``values.Sequence`` and ``values.Optional``, tensors of strings ``strings.StringTensor``.
-A node whose inputs are all numpy arrays folds when its operator has a rule in
-``registry.FOLDS``; otherwise its converter emits Relax operators through the builder.
+A node whose inputs are all small integer arrays (``registry.is_shape_value``) folds when
+its operator has a rule in ``registry.FOLDS``; otherwise its converter emits Relax
+operators through the builder.
 """
 import numpy as np
 

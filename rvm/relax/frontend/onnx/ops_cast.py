@@ -7,7 +7,8 @@ to the largest finite value first, infinities included, NaN kept. A cast to
 FLOAT8E8M0 (powers of two) rounds the exponent of the float32 value as ``round_mode``
 says ("up", the default, "down" or "nearest"), ignoring the sign, as onnx's
 reference does; ``saturate`` then keeps the largest exponent from overflowing to NaN.
-A node whose input is known at import folds with numpy and ml_dtypes.
+A node whose input is a shape value known at import (``registry.is_shape_value``)
+folds with numpy and ml_dtypes.
 """
 import numpy as np
 

@@ -349,8 +349,7 @@ def _clip(ctx, inputs, attrs):
     return out
 
 
-_NUMPY_FOLDS = {"Mod": None, "Sqrt": np.sqrt, "Not": np.logical_not, "Floor": np.floor,
-                "Ceil": np.ceil, "Where": np.where}
+_NUMPY_FOLDS = {"Mod": None, "Not": np.logical_not, "Where": np.where}
 
 
 @fold(*_NUMPY_FOLDS)

@@ -4,7 +4,9 @@ A converter is ``fn(ctx, inputs, attrs) -> value or list of values``: ``ctx`` is
 the import's ``context.Context``, ``inputs`` the values of the node's inputs (None for
 an omitted optional input) and ``attrs`` its attributes by name. A fold is the
 same signature over numpy arrays only; it runs instead of the converter when
-every input is known at import (shape computations, constants).
+every input is a small integer array known at import (``is_shape_value``: shapes,
+axes, sizes, symbolic dimensions). Other constants go through the converter, and
+FoldConstant evaluates the operators it emits by their one definition (legalization).
 """
 import numpy as np
 
@@ -14,6 +16,7 @@ from rvm.relax.frontend.onnx.common import ConstantRequired, OnnxImportError
 
 CONVERTERS = {}
 FOLDS = {}
+FOLD_MAX_ELEMENTS = 64  # a shape value is at most this long (ranks, not tensors of data)
 
 
 def converter(*op_types):
@@ -38,6 +41,12 @@ def fold(*op_types):
     return register
 
 
+def is_shape_value(value):
+    """Whether a folding input is a small array of integers, bools or symbolic dimensions."""
+    return value is None or (isinstance(value, np.ndarray) and value.dtype.kind in "iubO"
+                             and value.size <= FOLD_MAX_ELEMENTS)
+
+
 def node_text(ctx, node):
     """How error messages name a node: its name (or first output), op type and opset."""
     name = node.name or (node.output[0] if node.output else "?")
@@ -59,8 +68,7 @@ def convert_node(ctx, node, attrs, converters):
             raise OnnxImportError(f"{node_text(ctx, node)}: input '{name}' is used before it "
                                   "is defined")
         inputs.append(ctx.env[name])
-    folding = node.op_type in FOLDS and all(v is None or isinstance(v, np.ndarray)
-                                            for v in inputs)
+    folding = node.op_type in FOLDS and all(is_shape_value(v) for v in inputs)
     try:
         out = (FOLDS[node.op_type] if folding else fn)(ctx, inputs, attrs)
     except OnnxImportError as err:

@@ -2,10 +2,10 @@
 import ctypes
 import pathlib
 
-from rvm.codegen.c_preamble import render_preamble
+from rvm.codegen.c.preamble import render_preamble
 from rvm.runtime.compiler import Compiler
 
-HEADER = (pathlib.Path(__file__).resolve().parents[2] / "native" / "include" / "rvm"
+HEADER = (pathlib.Path(__file__).resolve().parents[3] / "native" / "include" / "rvm"
           / "c_runtime_api.h")
 
 LAYOUT = """

@@ -5,7 +5,7 @@ import importlib
 import pytest
 
 
-@pytest.mark.parametrize("name", ["rvm.codegen.vm_codegen", "rvm.codegen.vm_args",
+@pytest.mark.parametrize("name", ["rvm.codegen.vm.codegen", "rvm.codegen.vm.args",
                                   "rvm.driver.relax_build"])
 def test_docstring_examples(name):
     result = doctest.testmod(importlib.import_module(name))

@@ -1,25 +1,25 @@
 """C source emission for lowered PrimFuncs, driven by op -> C tables.
 
 One translation unit holds every kernel of a build; each PrimFunc becomes the
-exported packed-ABI function ``rvm_kernel_<name>`` (see c_prologue for its
+exported packed-ABI function ``rvm_kernel_<name>`` (see prologue.py for its
 argument checks). Loops keep their order; ``parallel`` loops become OpenMP
 worksharing loops, ``vectorized`` loops and local-accumulator reductions
 carry ``#pragma omp simd`` (with a reduction clause), outer loops poll the
-VM's limits (see c_polls), parameters are
+VM's limits (see polls.py), parameters are
 ``restrict`` when the function has ``tir.noalias``, and single-element local
 buffers become scalars the compiler keeps in registers.
 
 >>> # render_c_source([("add", lowered_add)], use_openmp=False) -> "... rvm_kernel_add(...) ..."
 """
-from rvm.codegen.c_expr import CExprPrinter, CodegenError
-from rvm.codegen.c_narrow import cast, is_narrow
-from rvm.codegen.c_memory import STACK_TOTAL_BYTES, MemoryMixin
-from rvm.codegen.c_packed import PackedCallMixin
-from rvm.codegen import c_polls as POLLS
-from rvm.codegen.c_polls import PollMixin, contains_loop, needs_strips
-from rvm.codegen.c_preamble import render_preamble
-from rvm.codegen.c_prologue import c_string, render_prologue
-from rvm.codegen.kernel_signature import KernelSignature
+from rvm.codegen.c.expr import CExprPrinter, CodegenError
+from rvm.codegen.c.narrow import cast, is_narrow
+from rvm.codegen.c.memory import STACK_TOTAL_BYTES, MemoryMixin
+from rvm.codegen.c.packed import PackedCallMixin
+from rvm.codegen.c import polls as POLLS
+from rvm.codegen.c.polls import PollMixin, contains_loop, needs_strips
+from rvm.codegen.c.preamble import render_preamble
+from rvm.codegen.c.prologue import c_string, render_prologue
+from rvm.codegen.c.kernel_signature import KernelSignature
 from rvm.runtime.kernel_library import kernel_symbol
 from rvm.tir import expr as E
 from rvm.tir.stmt import ForKind
@@ -34,7 +34,7 @@ class CEmitter(MemoryMixin, PackedCallMixin, PollMixin, CExprPrinter):
 
     ``helpers`` (shared by the translation unit) collects the typed min/max
     helpers and the packed-function handle caches the kernel needs. Buffer
-    accesses are proven in bounds or guarded (see c_memory); ``safe`` also
+    accesses are proven in bounds or guarded (see memory.py); ``safe`` also
     refuses calls other than intrinsics and registered packed functions.
     """
 
@@ -186,7 +186,7 @@ class CEmitter(MemoryMixin, PackedCallMixin, PollMixin, CExprPrinter):
         region = parallel and not self.in_parallel and POLLS.ENABLED
         outer = contains_loop(s)
         strips = not outer and needs_strips(s)
-        if region:  # a parallel region whose threads can stop early (see c_polls)
+        if region:  # a parallel region whose threads can stop early (see polls.py)
             start, end = self.open_parallel_region(ctype, start, end, var)
         elif strips:  # an innermost loop of unknown or large extent: polls between strips
             start, end = self.open_strips(ctype, start, end, var)
@@ -263,7 +263,7 @@ def _is_zero(e):
 def render_c_source(named_funcs, use_openmp, safe=False):
     """One C translation unit for ``named_funcs`` ((name, lowered PrimFunc) pairs).
 
-    ``safe`` refuses what untrusted TIR may not use (see rvm.codegen.c_memory)."""
+    ``safe`` refuses what untrusted TIR may not use (see rvm.codegen.c.memory)."""
     symbols = {}
     for name, _ in named_funcs:
         other = symbols.setdefault(kernel_symbol(name), name)

@@ -14,9 +14,9 @@ With ``safe=True`` (TIR from an untrusted file) the emitter also refuses what
 could reach code other than the runtime's intrinsics and registered packed
 functions: ``call_extern`` and raw handles passed to packed functions.
 """
-from rvm.codegen import c_narrow
-from rvm.codegen.c_bounds import BoundsProver
-from rvm.codegen.c_prologue import c_string
+from rvm.codegen.c import narrow as c_narrow
+from rvm.codegen.c.bounds import BoundsProver
+from rvm.codegen.c.prologue import c_string
 from rvm.tir import expr as E
 
 # Total bytes of stack arrays live at once in one kernel (more goes to the heap).

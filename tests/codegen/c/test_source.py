@@ -2,8 +2,8 @@
 import pytest
 
 from rvm import te, tir
-from rvm.codegen.c_source import CodegenError, render_c_source
-from rvm.codegen.c_target import render_c
+from rvm.codegen.c.source import CodegenError, render_c_source
+from rvm.codegen.c.target import render_c
 from rvm.tir.stmt import ForKind
 from rvm.tir.transform.pipeline import lower_module
 from tests.codegen.kernel_cases import set_loop_kind
@@ -33,7 +33,7 @@ def test_loop_kinds_become_pragmas():
     func = set_loop_kind(set_loop_kind(_elementwise(), "i", ForKind.PARALLEL), "j",
                          ForKind.VECTORIZED)
     src = _source(func)
-    # a parallel loop is a region whose threads share its iterations out (see c_polls)
+    # a parallel loop is a region whose threads share its iterations out (see rvm.codegen.c.polls)
     assert "#pragma omp parallel reduction(+:rvm_polls)" in src and "#pragma omp simd" in src
     unrolled = _source(set_loop_kind(_elementwise(), "j", ForKind.UNROLLED))
     assert "#pragma GCC unroll 8" in unrolled

@@ -1,4 +1,4 @@
-"""Cancellation polls of generated kernels (rvm.codegen.c_polls): where they are emitted,
+"""Cancellation polls of generated kernels (rvm.codegen.c.polls): where they are emitted,
 that kernels stay exact with them, and that serial and parallel loops stop at them."""
 import time
 
@@ -7,8 +7,8 @@ import pytest
 
 import rvm
 from rvm import relax, te
-from rvm.codegen.c_polls import STRIP
-from rvm.codegen.c_target import render_c
+from rvm.codegen.c.polls import STRIP
+from rvm.codegen.c.target import render_c
 from rvm.script import ir as I, relax as R, tir as T
 from rvm.tir.stmt import ForKind
 from rvm.tir.transform.pipeline import lower_module

@@ -3,13 +3,13 @@ import numpy as np
 import pytest
 
 import rvm
-from rvm.codegen.vm_codegen import vm_codegen
+from rvm.codegen.vm.codegen import vm_codegen
 from rvm.ir.module import IRModule
 from rvm.relax.binding import BindingBlock, SeqExpr, VarBinding
 from rvm.relax.expr import If, PrimValue, Var
 from rvm.relax.struct_info import ObjectStructInfo, PrimStructInfo, TensorStructInfo
 from rvm.vm.machine import VirtualMachine
-from tests.codegen.vm_lowered import extern, func
+from tests.codegen.vm.lowered import extern, func
 
 
 @pytest.fixture(autouse=True)
@@ -62,7 +62,7 @@ def test_nested_if():
 
 
 def test_kill_inside_one_branch_does_not_hide_a_kill_in_the_other():
-    from tests.codegen.vm_lowered import alloc_storage, kill
+    from tests.codegen.vm.lowered import alloc_storage, kill
 
     cond, x = Var("cond", PrimStructInfo("bool")), Var("x", ObjectStructInfo())
     s = Var("s", ObjectStructInfo())

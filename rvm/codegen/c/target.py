@@ -1,8 +1,8 @@
 """The "c" target: lowered PrimFuncs -> one C translation unit -> a KernelLibrary."""
-from rvm.codegen.c_source import render_c_source
-from rvm.codegen.kernel_signature import kernel_functions
+from rvm.codegen.c.source import render_c_source
+from rvm.codegen.c.kernel_signature import kernel_functions
 from rvm.runtime.compiler import default_compiler
-from rvm.runtime.kernel_library import KernelLibrary, register_kernel_regenerator
+from rvm.runtime.kernel_library import KernelLibrary
 from rvm.support.recursion import deep_recursion
 from rvm.tir.analysis.verify_untrusted import verify_untrusted
 from rvm.tir.serialize import load_prim_funcs, save_prim_funcs
@@ -58,7 +58,6 @@ def _packed_callees(funcs):
     return sorted(found)
 
 
-@register_kernel_regenerator
 def regenerate_c(tir, compiler):
     """(C source, kernel names, use_openmp, packed callee names) of serialized lowered TIR
     from an untrusted file.

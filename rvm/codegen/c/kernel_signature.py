@@ -112,5 +112,3 @@ class KernelSignature:
         names = ", ".join(p.name for p in self.params)
         return (f"{self.name}: expected {len(self.params)} arguments ({names}), "
                 f"got {got}")
-
-

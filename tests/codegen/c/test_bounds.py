@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from rvm import tir
-from rvm.codegen.c_bounds import BoundsProver
-from rvm.codegen.c_source import render_c_source
-from rvm.codegen.kernel_signature import kernel_functions
+from rvm.codegen.c.bounds import BoundsProver
+from rvm.codegen.c.source import render_c_source
+from rvm.codegen.c.kernel_signature import kernel_functions
 from rvm.driver.build_module import build
 from rvm.ir.expr import GlobalVar
 from rvm.ir.module import IRModule

@@ -5,7 +5,7 @@ are not installed with the package), so the declarations below restate the
 parts of ``c_runtime_api.h`` and ``dlpack.h`` that kernels use; a test checks
 their layout against the real headers.
 """
-from rvm.codegen.c_narrow import render_narrow_helpers
+from rvm.codegen.c.narrow import render_narrow_helpers
 from rvm.runtime.dtype_table import BASE_TYPES
 
 ABI_DECLARATIONS = r"""

@@ -6,7 +6,7 @@ against constants and already bound variables, in the order of the
 KernelSignature plan. Every failure sets an error naming the kernel and the
 parameter ("ValueError: ..."/"TypeError: ...") and returns -1.
 """
-from rvm.codegen import c_narrow
+from rvm.codegen.c import narrow as c_narrow
 from rvm.tir.expr_printer import dim_text
 
 

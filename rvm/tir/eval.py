@@ -9,8 +9,9 @@ the narrow floats (float16, bfloat16, float8, float4), which compute as float32
 values rounded to the narrow type when cast or stored, as the C backend computes
 them; booleans are Python bools. Loops run in order whatever their kind.
 
-``compile_stmt(stmt)`` returns ``run(env)``, where ``env`` maps ``id(var)`` to
-the value of each variable (numpy 1-d arrays for buffer data).
+``Evaluator(name).stmt(stmt)`` returns ``run(env)``, where ``env`` maps ``id(var)``
+to the value of each variable (numpy 1-d arrays for buffer data);
+``evaluate_prim_func`` runs a whole lowered PrimFunc on tensors.
 """
 import math
 
@@ -386,3 +387,37 @@ def _prod(values):
     for v in values:
         out *= v
     return out
+
+
+def evaluate_prim_func(func, tensors, name="main"):
+    """Runs lowered PrimFunc ``func``, whose parameters are all buffers, on ``tensors`` (one
+    NDArray or C-contiguous numpy array per parameter, of its buffer's dtype and rank);
+    outputs are written in place. A symbolic dimension is the extent where it first
+    appears; other shapes are the caller's to check (the python target checks them all).
+
+    >>> from rvm import te
+    >>> from rvm.tir.transform.pipeline import lower_module
+    >>> A = te.placeholder((3,), name="A")
+    >>> B = te.compute((3,), lambda i: A[i] * 2.0, name="B")
+    >>> func = lower_module(te.create_prim_func([A, B]))["main"]
+    >>> a, b = np.arange(3, dtype="float32"), np.zeros(3, "float32")
+    >>> evaluate_prim_func(func, [a, b])
+    >>> b.tolist()
+    [0.0, 2.0, 4.0]
+    """
+    if len(tensors) != len(func.params):
+        raise EvalError(f"kernel '{name}': expected {len(func.params)} tensors, "
+                        f"got {len(tensors)}")
+    env = {}
+    for var, tensor in zip(func.params, tensors):
+        buffer = func.buffer_map.get(var)
+        if buffer is None:
+            raise EvalError(f"kernel '{name}': parameter '{var.name_hint}' is not a buffer")
+        data = tensor if isinstance(tensor, np.ndarray) else tensor._numpy_view()
+        for dim, extent in zip(buffer.shape, data.shape):
+            if isinstance(dim, E.Var):
+                env.setdefault(id(dim), extent)
+        env[id(buffer.data)] = data.reshape(-1)
+    run = Evaluator(name).stmt(func.body)
+    with np.errstate(all="ignore"):
+        run(env)

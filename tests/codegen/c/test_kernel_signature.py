@@ -2,7 +2,7 @@
 import pytest
 
 from rvm import te, tir
-from rvm.codegen.kernel_signature import KernelSignature
+from rvm.codegen.c.kernel_signature import KernelSignature
 from rvm.tir.expr_printer import dim_text
 
 

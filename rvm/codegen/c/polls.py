@@ -20,7 +20,7 @@ through the loops nested in it); each thread counts its polls in a private
 copy summed at the end of the region (``reduction(+:rvm_polls)``), and the
 kernel reports after it.
 """
-from rvm.codegen.c_prologue import c_string
+from rvm.codegen.c.prologue import c_string
 from rvm.tir import expr as E
 from rvm.tir.stmt import For, ForKind, While
 

@@ -27,7 +27,7 @@ into one merge register.
 """
 from rvm.bytecode.builder import ExecBuilder
 from rvm.bytecode.contract import ArgKind
-from rvm.codegen.vm_args import ArgConverter, alias_names
+from rvm.codegen.vm.args import ArgConverter, alias_names
 from rvm.ir.expr import GlobalVar
 from rvm.relax.analysis.var_analysis import used_vars
 from rvm.relax.binding import BindingBlock, MatchCast, SeqExpr, VarBinding

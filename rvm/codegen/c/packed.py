@@ -3,7 +3,7 @@
 The callee is looked up by name once and cached; tensors are passed as
 DLTensors built over the kernel's own memory, checked to fit it first.
 """
-from rvm.codegen.c_prologue import c_string
+from rvm.codegen.c.prologue import c_string
 from rvm.tir import expr as E
 from rvm.tir.buffer import Buffer
 

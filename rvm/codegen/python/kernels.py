@@ -6,8 +6,8 @@ parameter, then the body runs over flat numpy views of the tensors.
 """
 import numpy as np
 
-from rvm.codegen.kernel_signature import KernelSignature, kernel_functions
-from rvm.codegen.python_eval import Evaluator
+from rvm.codegen.c.kernel_signature import KernelSignature, kernel_functions
+from rvm.tir.eval import Evaluator
 from rvm.runtime.data_type import DataType
 from rvm.runtime.module import Module
 from rvm.runtime.ndarray import NDArray

@@ -4,7 +4,7 @@ import pytest
 
 import rvm
 from rvm.bytecode.contract import VOID_REG, ArgKind
-from rvm.codegen.vm_codegen import CodegenError, vm_codegen
+from rvm.codegen.vm.codegen import CodegenError, vm_codegen
 from rvm.driver.build_module import build as build_kernels
 from rvm.ir.module import IRModule
 from rvm.relax.binding import MatchCast
@@ -14,7 +14,7 @@ from rvm.relax.struct_info import ObjectStructInfo, TensorStructInfo
 from rvm.runtime.ndarray import array
 from rvm.tir.function import PrimFunc
 from rvm.vm.machine import VirtualMachine
-from tests.codegen.vm_lowered import (
+from tests.codegen.vm.lowered import (
     add_kernel, alloc_storage, alloc_tensor, builtin_with_ctx, dps_add_module, extern, func, kill,
     rand, tensor,
 )

@@ -14,9 +14,9 @@ wrapping into the buffer.
 """
 import math
 
-from rvm.codegen import c_narrow
-from rvm.codegen.c_bounds import common_range
-from rvm.codegen.c_prologue import c_string
+from rvm.codegen.c import narrow as c_narrow
+from rvm.codegen.c.bounds import common_range
+from rvm.codegen.c.prologue import c_string
 from rvm.support.errors import RVMError
 from rvm.tir import expr as E
 from rvm.tir.expr_printer import ExprPrinter
@@ -373,4 +373,3 @@ class CExprPrinter(ExprPrinter):
             raise CodegenError(f"kernel '{self.name}': call_packed is supported as a statement "
                                "(T.evaluate(T.call_packed(...))), not inside an expression")
         raise CodegenError(f"kernel '{self.name}': no C rendering for intrinsic '{op}'")
-

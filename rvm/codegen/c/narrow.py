@@ -22,7 +22,7 @@ _SUB_BYTE_INTS = {"int4": "int8_t", "uint4": "uint8_t", "int2": "int8_t", "uint2
 
 _GENERIC = r"""
 /* Narrow floats: E exponent bits, M mantissa bits, bias B, kind K (0 ieee, 1 fn, 2 fnuz,
- * 3 sat, 4 e8m0); see rvm/codegen/c_narrow.py. */
+ * 3 sat, 4 e8m0); see rvm/codegen/c/narrow.py. */
 static inline float rvm_narrow_decode(uint32_t v, int E, int M, int B, int K) {
   if (K == 4) return v == 0xffu ? NAN : ldexpf(1.0f, (int)v - 127);
   const uint32_t smask = 1u << (E + M), mmask = (1u << M) - 1u, emask = (1u << E) - 1u;

@@ -1,0 +1,1 @@
+"""rvm.codegen.c: the C kernel generator (lowered PrimFuncs -> C99 -> a KernelLibrary)."""

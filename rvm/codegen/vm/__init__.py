@@ -1,0 +1,1 @@
+"""rvm.codegen.vm: the VM bytecode codegen (lowered Relax -> an Executable)."""
