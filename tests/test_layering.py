@@ -236,3 +236,14 @@ def test_checker_catches_an_upward_import_between_subpackages(tmp_path, monkeypa
     user = fake_root / "relax" / "transform" / "fuse_ops.py"
     user.write_text("from rvm.relax.expr import Call\n")
     assert list(_violations(user)) == []
+
+
+def test_design_md_states_the_table_this_test_enforces():
+    text = (ROOT.parent / "DESIGN.md").read_text(encoding="utf-8")
+    rows = {}
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and cells[0].startswith("`") and cells[0] != "`unit (`rvm.`)`":
+            allowed = set(re.findall(r"`([\w.]+)`", cells[2]))
+            rows[cells[0].strip("`")] = allowed
+    assert rows == ALLOWED
