@@ -22,13 +22,16 @@ def _rows():
 
 
 def _resolves(dotted):
-    """Whether ``rvm.a.b.c`` names something (a module, then attributes)."""
+    """Whether ``rvm.a.b.c`` names something (a module, then attributes). The module part
+    must be the module of that name, not another module put in its place (an alias)."""
     parts = dotted.split(".")
     for cut in range(len(parts), 0, -1):
+        path = ".".join(parts[:cut])
         try:
-            obj = importlib.import_module(".".join(parts[:cut]))
+            obj = importlib.import_module(path)
         except ImportError:
             continue
+        assert obj.__name__ == path, f"{path} is an alias of {obj.__name__}"
         for attr in parts[cut:]:
             if not hasattr(obj, attr):
                 return False
