@@ -21,7 +21,9 @@ expressions. As the program returns a tuple, so does ``main``, unless
 """
 from rvm.relax.expr import Var
 from rvm.relax.struct_info import TensorStructInfo
-from rvm.relax.frontend.torch import converters_nn, converters_shape  # noqa: F401  (register)
+from rvm.relax.frontend.torch import (  # noqa: F401  (register)
+    converters_create, converters_nn, converters_shape,
+)
 from rvm.relax.frontend.torch.converters import CONVERTERS
 from rvm.relax.frontend.torch.importer import GraphImporter, GraphImportError, torch_dtype
 
@@ -94,27 +96,70 @@ def from_exported_program(exported_program, *, keep_params_as_input=False,
              if hasattr(s.arg, "name")}
     user_input = torch.export.graph_signature.InputKind.USER_INPUT
     inputs = []
-    graph = exported_program.graph_module.graph
+    for symbol, bounds in exported_program.range_constraints.items():
+        upper = getattr(bounds, "upper", None)
+        if getattr(symbol, "is_Symbol", False) and getattr(upper, "is_Integer", False):
+            imp.dim_upper[str(symbol)] = int(upper)
+
+    def placeholder(node):
+        spec = specs.get(node.name)
+        if spec is None or spec.kind == user_input:
+            inputs.append(_input_var(imp, node))
+            return inputs[-1]
+        return imp.tensor(_lifted_tensor(exported_program, spec), node.name)
+
     with imp.bb.function("main"):
         with imp.bb.dataflow():
-            output = None
-            for node in graph.nodes:
-                if node.op == "placeholder":
-                    spec = specs.get(node.name)
-                    if spec is None or spec.kind == user_input:
-                        imp.env[node] = _input_var(imp, node)
-                        inputs.append(imp.env[node])
-                    else:
-                        imp.env[node] = imp.tensor(_lifted_tensor(exported_program, spec),
-                                                   node.name)
-                elif node.op == "call_function":
-                    imp.env[node] = imp.convert(node, operator_name(node.target), CONVERTERS)
-                elif node.op == "output":
-                    output = imp.output(imp.value(node.args[0]), unwrap_unit_return_tuple,
-                                        no_bind_return_tuple)
-                else:
-                    raise GraphImportError(f"from_exported_program: node '{node.name}' has "
-                                           f"the kind '{node.op}'; expected placeholder, "
-                                           "call_function or output")
+            value = _run_graph(imp, exported_program.graph_module, placeholder)
+            output = imp.output(value, unwrap_unit_return_tuple, no_bind_return_tuple)
         imp.finish(inputs, output)
     return imp.module(inputs)
+
+
+def _run_graph(imp, graph_module, placeholder):
+    """Converts the nodes of ``graph_module`` in order; ``placeholder(node)`` gives the value
+    of an input. Returns the value of the output node."""
+    for node in graph_module.graph.nodes:
+        if node.op == "placeholder":
+            imp.env[node] = placeholder(node)
+        elif node.op == "get_attr":
+            imp.env[node] = _attribute(imp, graph_module, node)
+        elif node.op == "call_function" and operator_name(node.target) in _REGIONS:
+            imp.env[node] = _inline_region(imp, node)
+        elif node.op == "call_function":
+            imp.env[node] = imp.convert(node, operator_name(node.target), CONVERTERS)
+        elif node.op == "output":
+            return imp.value(node.args[0])
+        else:
+            raise GraphImportError(f"from_exported_program: node '{node.name}' has "
+                                   f"the kind '{node.op}'; expected placeholder, "
+                                   "get_attr, call_function or output")
+    raise GraphImportError("from_exported_program: the graph has no output node")
+
+
+def _attribute(imp, graph_module, node):
+    value = graph_module
+    for part in str(node.target).split("."):
+        value = getattr(value, part, None)
+    if hasattr(value, "graph") or hasattr(value, "detach"):
+        return value if hasattr(value, "graph") else imp.tensor(value, node.name)
+    raise GraphImportError(f"from_exported_program: node '{node.name}' reads the attribute "
+                           f"'{node.target}', a {type(value).__name__}; expected a submodule "
+                           "or a tensor")
+
+
+# higher-order nodes that run a submodule under a mode inference does not need
+# (gradients on/off, autocast): (the argument index of the submodule, of its first input)
+_REGIONS = {"wrap_with_set_grad_enabled": (1, 2), "wrap_with_autocast": (4, 5)}
+
+
+def _inline_region(imp, node):
+    """The value of a region node: its submodule's graph converted in place, with the
+    node's remaining arguments as the submodule's inputs."""
+    at, first = _REGIONS[operator_name(node.target)]
+    submodule = imp.value(node.args[at]) if len(node.args) > at else None
+    if not hasattr(submodule, "graph"):
+        raise GraphImportError(f"from_exported_program: node '{node.name}' "
+                               f"({operator_name(node.target)}) has no submodule argument")
+    values = iter([imp.value(a) for a in node.args[first:]])
+    return _run_graph(imp, submodule, lambda inner: next(values))

@@ -60,6 +60,7 @@ class GraphImporter:
         self.param_arrays = []
         self._param_of = {}
         self._sym_vars = {}
+        self.dim_upper = {}  # symbolic dimension name -> the largest value the program allows
 
     # -- values ---------------------------------------------------------------------------
     def emit(self, expr, name_hint=""):
@@ -84,6 +85,14 @@ class GraphImporter:
         if name not in self._sym_vars:
             self._sym_vars[name] = TirVar(name, "int64")
         return self._sym_vars[name]
+
+    def within(self, value, extent):
+        """Whether ``value`` (an int or a symbolic dimension) is known to be at most
+        ``extent`` (an int): by value, or by the bound the program recorded for the symbol."""
+        if isinstance(value, (int, np.integer)):
+            return int(value) <= extent
+        upper = self.dim_upper.get(getattr(value, "name", None))
+        return isinstance(value, TirVar) and upper is not None and upper <= extent
 
     def dims(self, shape):
         """A shape as dimensions: ints and ``tir`` expressions; strings are symbolic names."""
