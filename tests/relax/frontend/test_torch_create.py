@@ -86,3 +86,15 @@ def test_min_over_a_dimension_is_refused_with_the_node_named():
                                                r"the top module \(Fn\): min/max over a "
                                                r"dimension"):
         from_exported_program(_export(lambda x: torch.min(x, 0)[0], "float32"))
+
+
+def test_the_readme_lists_every_operator_the_importers_convert():
+    from pathlib import Path
+
+    from rvm.relax.frontend.torch.converters import CONVERTERS
+
+    text = Path(__file__).resolve().parents[3].joinpath("README.md").read_text()
+    section = text.split("## PyTorch operators", 1)[1].split("\n## ", 1)[0]
+    listed = {w.strip("`,. \n") for w in section.split("`")[1::2]}
+    claimed = {n for n in CONVERTERS if not n.startswith(("__", "functional_"))}
+    assert not claimed - listed, sorted(claimed - listed)
