@@ -76,7 +76,8 @@ def test_operator_matches_torch_at_two_lengths(name):
 
 def test_arange_keeps_the_symbolic_length_in_struct_info():
     mod = from_exported_program(_export(CASES["arange"][0], "float32"))
-    sinfos = [b.var.struct_info_ for b in mod["main"].body.blocks[0].bindings]
+    sinfos = [b.var.struct_info_ for block in mod["main"].body.blocks
+              for b in block.bindings]
     assert any(str(s.shape_values[0]).startswith("s") and s.dtype == "int64"
                for s in sinfos if getattr(s, "ndim", 0) == 1)
 
@@ -98,3 +99,19 @@ def test_the_readme_lists_every_operator_the_importers_convert():
     listed = {w.strip("`,. \n") for w in section.split("`")[1::2]}
     claimed = {n for n in CONVERTERS if not n.startswith(("__", "functional_"))}
     assert not claimed - listed, sorted(claimed - listed)
+
+
+@pytest.mark.parametrize("engine", ["python", "native"])
+def test_a_length_beyond_the_exported_maximum_is_refused_by_name(engine):
+    table = torch.arange(64, dtype=torch.float32).reshape(64, 1)
+
+    def lookup(x):  # a position table sliced to the length, as GPT-2 and BERT do
+        return x + table[:x.shape[0]]
+
+    mod = from_exported_program(_export(lookup, "float32"), unwrap_unit_return_tuple=True)
+    vm = relax.VirtualMachine(relax.build(mod), rvm.cpu(), engine=engine)
+    x = np.ones((64, 3), "float32")
+    np.testing.assert_allclose(vm["main"](x).numpy(), x + table.numpy())
+    with pytest.raises(AssertionError, match=r"main: input 'x' has 65 at axis 0 \(s\w+\); the "
+                                             r"exported program allows at most 64"):
+        vm["main"](np.ones((65, 3), "float32"))

@@ -19,7 +19,9 @@ name (``aten.linear.default`` -> ``linear``); symbolic sizes
 expressions. As the program returns a tuple, so does ``main``, unless
 ``unwrap_unit_return_tuple`` unwraps a single result.
 """
-from rvm.relax.expr import Var
+from rvm.relax.expr import PrimValue, Var
+from rvm.relax.op.debug import assert_op
+from rvm.tir.expr import Var as TirVar
 from rvm.relax.struct_info import TensorStructInfo
 from rvm.relax.frontend.torch import (  # noqa: F401  (register)
     converters_create, converters_nn, converters_shape,
@@ -95,25 +97,42 @@ def from_exported_program(exported_program, *, keep_params_as_input=False,
     specs = {s.arg.name: s for s in exported_program.graph_signature.input_specs
              if hasattr(s.arg, "name")}
     user_input = torch.export.graph_signature.InputKind.USER_INPUT
-    inputs = []
     for symbol, bounds in exported_program.range_constraints.items():
         upper = getattr(bounds, "upper", None)
         if getattr(symbol, "is_Symbol", False) and getattr(upper, "is_Integer", False):
             imp.dim_upper[str(symbol)] = int(upper)
+    graph = exported_program.graph_module.graph
+    user = {node: _input_var(imp, node) for node in graph.nodes if node.op == "placeholder"
+            and (specs.get(node.name) is None or specs[node.name].kind == user_input)}
+    inputs = list(user.values())
 
     def placeholder(node):
-        spec = specs.get(node.name)
-        if spec is None or spec.kind == user_input:
-            inputs.append(_input_var(imp, node))
-            return inputs[-1]
-        return imp.tensor(_lifted_tensor(exported_program, spec), node.name)
+        if node in user:
+            return user[node]
+        return imp.tensor(_lifted_tensor(exported_program, specs[node.name]), node.name)
 
     with imp.bb.function("main"):
+        _check_upper_bounds(imp, inputs)
         with imp.bb.dataflow():
             value = _run_graph(imp, exported_program.graph_module, placeholder)
             output = imp.output(value, unwrap_unit_return_tuple, no_bind_return_tuple)
         imp.finish(inputs, output)
     return imp.module(inputs)
+
+
+def _check_upper_bounds(imp, inputs):
+    """Emits, at the entry of ``main``, a check of each symbolic input dimension against the
+    largest value torch.export allowed for it (``Dim(max=...)``, a position table's length),
+    so a longer input is refused by name instead of failing inside a kernel."""
+    for var in inputs:
+        for axis, dim in enumerate(var.struct_info_.shape_values):
+            upper = imp.dim_upper.get(getattr(dim, "name", None))
+            if not isinstance(dim, TirVar) or upper is None:
+                continue
+            imp.bb.emit(assert_op(PrimValue(dim <= upper), [PrimValue(dim)],
+                                  format=f"main: input '{var.name_hint}' has {{}} at axis "
+                                         f"{axis} ({dim.name}); the exported program allows "
+                                         f"at most {upper}"))
 
 
 def _run_graph(imp, graph_module, placeholder):
