@@ -24,7 +24,7 @@ from rvm.relax.op.debug import assert_op
 from rvm.tir.expr import Var as TirVar
 from rvm.relax.struct_info import TensorStructInfo
 from rvm.relax.frontend.torch import (  # noqa: F401  (register)
-    converters_create, converters_nn, converters_shape,
+    converters_core, converters_create, converters_nn, converters_shape,
 )
 from rvm.relax.frontend.torch.converters import CONVERTERS
 from rvm.relax.frontend.torch.importer import GraphImporter, GraphImportError, torch_dtype
