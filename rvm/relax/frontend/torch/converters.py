@@ -85,6 +85,7 @@ def _binary(relax_fn, python_fn):
         lhs, rhs = args(imp, node, ("input", REQUIRED), ("other", REQUIRED))
         if not isinstance(lhs, RelaxExpr) and not isinstance(rhs, RelaxExpr):
             return python_fn(lhs, rhs)  # arithmetic on sizes, possibly symbolic
+        lhs, rhs = _static(lhs), _static(rhs)
         alpha = node.kwargs.get("alpha", 1)
         if alpha != 1:
             rhs = imp.emit(binary.multiply(rhs, alpha))
@@ -92,6 +93,17 @@ def _binary(relax_fn, python_fn):
         return imp.emit(relax_fn(lhs, rhs))
 
     return convert
+
+
+def _static(value):
+    """A size as an int when it is one; a symbolic size next to a tensor is refused."""
+    if isinstance(value, PrimExpr) and not isinstance(value, RelaxExpr):
+        known = getattr(value, "value", None)
+        if not isinstance(known, int):
+            raise TypeError(f"a tensor combined with the symbolic size {value} is not "
+                            "supported; expected a tensor or a number")
+        return known
+    return value
 
 
 def _kind(dtype):
