@@ -50,6 +50,15 @@ CASES = {
     "bool_times_float": (lambda x: (x > 0) * x + (x < 0).to(torch.float32), "float32"),
     "min_max_of_two": (lambda x: torch.min(x, x * 2) + torch.max(x, -x), "float32"),
     "no_grad_region": (_no_grad_region, "float32"),
+    # attention over a symbolic length: causal, and with a bool and a float mask
+    "sdpa_causal": (lambda x: torch.nn.functional.scaled_dot_product_attention(
+        x[None], x[None], x[None], is_causal=True)[0], "float32"),
+    "sdpa_masks": (lambda x: torch.nn.functional.scaled_dot_product_attention(
+        x[None], x[None], x[None], attn_mask=torch.tril(torch.ones(
+            x.shape[0], x.shape[0], dtype=torch.bool)))[0]
+        + torch.nn.functional.scaled_dot_product_attention(
+            x[None], x[None], x[None], attn_mask=torch.triu(torch.full(
+                (x.shape[0], x.shape[0]), -1e9), 1))[0], "float32"),
 }
 
 
