@@ -30,6 +30,7 @@ _INDEX = torch.tensor([2, 0, 1, 1])
 # name: (function of (module, x), x's trailing shape, dtype); x is (n, *shape), n symbolic
 CASES = {
     "index_select": (lambda m, x: torch.index_select(x, 1, _INDEX[:2]), (3,), "float32"),
+    "gather": (lambda m, x: torch.gather(x, 1, (x > 0).to(torch.int64) * 2), (3,), "float32"),
     "index_tensor": (lambda m, x: x[:, _INDEX], (3,), "float32"),
     "unbind": (lambda m, x: sum(torch.unbind(x, 1)), (3,), "float32"),
     "cumsum": (lambda m, x: torch.cumsum(x, 0) + torch.cumsum(x > 0, 1), (3,), "float32"),

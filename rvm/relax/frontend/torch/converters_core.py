@@ -2,7 +2,7 @@
 (``convolution``, ``native_layer_norm``, ``native_group_norm``,
 ``max_pool2d_with_indices``, ``_to_copy``, ``scalar_tensor``, ``any``/``all``, the
 logical operators) and of further operators transformer and CNN code writes:
-``index_select``, ``index`` with one index tensor, ``unbind``, ``cumsum``, ``var``,
+``index_select``, ``gather``, ``index`` with one index tensor, ``unbind``, ``cumsum``, ``var``,
 ``baddbmm``, ``hardswish``/``hardsigmoid``, ``sym_numel``.
 
 Operators whose ATen form returns statistics beside the result (``native_layer_norm``
@@ -126,6 +126,12 @@ converter("bitwise_or", "__or__", "or_")(_logical(binary.logical_or, True))
 def _index_select(imp, node):
     x, dim, idx = args(imp, node, ("input", REQUIRED), ("dim", REQUIRED), ("index", REQUIRED))
     return imp.emit(index.take(x, idx, axis=axis_list(dim, rank(x))[0]))
+
+
+@converter("gather")
+def _gather(imp, node):
+    x, dim, idx = args(imp, node, ("input", REQUIRED), ("dim", REQUIRED), ("index", REQUIRED))
+    return imp.emit(index.gather_elements(x, idx, axis=axis_list(dim, rank(x))[0]))
 
 
 @converter("index")
