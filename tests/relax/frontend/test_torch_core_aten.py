@@ -32,6 +32,13 @@ CASES = {
     "index_select": (lambda m, x: torch.index_select(x, 1, _INDEX[:2]), (3,), "float32"),
     "gather": (lambda m, x: torch.gather(x, 1, (x > 0).to(torch.int64) * 2), (3,), "float32"),
     "index_tensor": (lambda m, x: x[:, _INDEX], (3,), "float32"),
+    # two index tensors broadcast together, over a symbolic axis (a padding mask read at
+    # (batch, position), as transformers' masks do)
+    "index_two_tensors": (lambda m, x: x[torch.arange(x.shape[0])[:, None], _INDEX[None, :3]]
+                          + x[:, _INDEX[:2], None][torch.arange(x.shape[0]), 1:, 0],
+                          (3,), "float32"),
+    "index_three_tensors_with_trailing_axes": (
+        lambda m, x: x[:, _INDEX[:2], _INDEX[1:3], _INDEX[0:2]], (3, 3, 3, 2), "float32"),
     "unbind": (lambda m, x: sum(torch.unbind(x, 1)), (3,), "float32"),
     "cumsum": (lambda m, x: torch.cumsum(x, 0) + torch.cumsum(x > 0, 1), (3,), "float32"),
     "var": (lambda m, x: torch.var(x, 1, keepdim=True) + torch.var(x, 1, unbiased=False,
@@ -74,12 +81,14 @@ def test_operator_matches_torch_at_two_lengths(name, core_aten):
         np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=1e-5, err_msg=name)
 
 
-def test_two_index_tensors_are_refused_naming_the_node():
+def test_index_tensors_on_axes_apart_are_refused_naming_the_node():
     rows = torch.tensor([0, 1])
     with pytest.raises(GraphImportError, match=r"node 'index\w*' \(call_function "
                                                r"aten.index.Tensor\) in the top module \(Fn\): "
-                                               r"index: only one index tensor"):
-        from_exported_program(_export(lambda m, x: x[rows, rows], (3,), "float32", False))
+                                               r"index: the index tensors must be on adjacent "
+                                               r"axes \(x\[:, i, j\]\), got them on axes "
+                                               r"\[0, 2\]"):
+        from_exported_program(_export(lambda m, x: x[rows, :, rows], (3, 3), "float32", False))
 
 
 def test_a_transposed_convolution_is_refused_naming_the_node():

@@ -137,15 +137,48 @@ def _gather(imp, node):
 @converter("index")
 def _index(imp, node):
     x, indices = args(imp, node, ("input", REQUIRED), ("indices", REQUIRED))
-    given = [(axis, i) for axis, i in enumerate(indices) if i is not None]
-    if len(given) != 1 or not is_tensor(given[0][1]):
-        raise ValueError(f"index: only one index tensor (x[..., idx]) is supported, got "
-                         f"{len(given)}")
-    axis, idx = given[0]
-    if tensor_sinfo(idx).dtype == "bool":
-        raise ValueError("index: a boolean mask gives a data-dependent shape; expected an "
-                         "integer index tensor")
-    return imp.emit(index.take(x, idx, axis=axis))
+    given = [axis for axis, i in enumerate(indices) if i is not None]
+    if not given or given != list(range(given[0], given[-1] + 1)):
+        raise ValueError(f"index: the index tensors must be on adjacent axes (x[:, i, j]), got "
+                         f"them on axes {given}")
+    tensors = [indices[axis] for axis in given]
+    for idx in tensors:
+        if not is_tensor(idx) or tensor_sinfo(idx).dtype == "bool":
+            raise ValueError("index: a boolean mask gives a data-dependent shape; expected "
+                             "integer index tensors")
+    return advanced_index(imp, x, given[0], tensors)
+
+
+def _broadcast_shape(shapes):
+    ndim = max(len(s) for s in shapes)
+    out = []
+    for k in range(ndim):
+        dims = [s[k - ndim + len(s)] for s in shapes if k - ndim + len(s) >= 0]
+        wide = [d for d in dims if getattr(d, "value", None) != 1]
+        out.append(wide[0] if wide else dims[0])
+    return out
+
+
+def advanced_index(imp, x, axis, tensors):
+    """``x[..., i0, i1, ...]`` with integer index tensors on the adjacent axes from ``axis``
+    (torch's and numpy's advanced indexing): the indices broadcast together to ``B``, the
+    result is ``x.shape[:axis] + B + x.shape[axis + len(tensors):]``. The first index is a
+    ``take``; each further one picks along its axis with ``gather_elements``, so no stride
+    of a (possibly symbolic) dimension is needed."""
+    shape = list(tensor_sinfo(x).shape_values)
+    lead = shape[:axis]
+    common = _broadcast_shape([list(tensor_sinfo(i).shape_values) for i in tensors])
+    first = imp.emit(manipulate.broadcast_to(tensors[0], common))
+    out = imp.emit(index.take(x, first, axis=axis))
+    at = axis + len(common)  # where the next indexed axis of x now is
+    for step, idx in enumerate(tensors[1:], start=1):
+        rest = shape[axis + step + 1:]
+        idx = imp.emit(manipulate.broadcast_to(idx, common))
+        idx = imp.emit(manipulate.reshape(idx, [1] * len(lead) + common + [1] * (1 + len(rest))))
+        idx = imp.emit(manipulate.broadcast_to(idx, lead + common + [1] + rest))
+        out = imp.emit(index.gather_elements(out, idx, axis=at))
+        out = imp.emit(manipulate.squeeze(out, [at]))
+    return out
 
 
 @converter("unbind")
