@@ -50,6 +50,11 @@ CASES = {
     "bool_times_float": (lambda x: (x > 0) * x + (x < 0).to(torch.float32), "float32"),
     "min_max_of_two": (lambda x: torch.min(x, x * 2) + torch.max(x, -x), "float32"),
     "no_grad_region": (_no_grad_region, "float32"),
+    # a clamped slice of a concat: Relax infers max(min(1, n) + n - min(...), 0) columns,
+    # torch proves n, and the importer takes torch's shape (checked) so the difference keeps
+    # a shape the matmul can be built with
+    "slice_settled_to_torch_shape": (
+        lambda x: (torch.cat([x.T[:, :1], x.T], 1)[:, 1:] - x.T) @ x, "float32"),
     # attention over a symbolic length: causal, and with a bool and a float mask
     "sdpa_causal": (lambda x: torch.nn.functional.scaled_dot_product_attention(
         x[None], x[None], x[None], is_causal=True)[0], "float32"),
@@ -89,6 +94,17 @@ def test_arange_keeps_the_symbolic_length_in_struct_info():
               for b in block.bindings]
     assert any(str(s.shape_values[0]).startswith("s") and s.dtype == "int64"
                for s in sinfos if getattr(s, "ndim", 0) == 1)
+
+
+def test_a_compound_dimension_takes_the_shape_torch_proved():
+    mod = from_exported_program(_export(CASES["slice_settled_to_torch_shape"][0], "float32"),
+                                unwrap_unit_return_tuple=True)
+    bindings = [b for block in mod["main"].body.blocks for b in block.bindings]
+    casts = [b for b in bindings if type(b).__name__ == "MatchCast"]
+    assert [[getattr(d, "value", None) for d in c.struct_info.shape_values] for c in casts] \
+        == [[3, 1]]  # x.T[:, :1]: min(1, n) columns in Relax, 1 in torch (n >= 2)
+    assert [getattr(d, "value", None) for d in bindings[-1].var.struct_info_.shape_values] == \
+        [3, 3]
 
 
 def test_min_over_a_dimension_is_refused_with_the_node_named():

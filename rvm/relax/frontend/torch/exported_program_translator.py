@@ -19,9 +19,10 @@ name (``aten.linear.default`` -> ``linear``); symbolic sizes
 expressions. As the program returns a tuple, so does ``main``, unless
 ``unwrap_unit_return_tuple`` unwraps a single result.
 """
+from rvm.ir.expr import RelaxExpr
 from rvm.relax.expr import PrimValue, Var
 from rvm.relax.op.debug import assert_op
-from rvm.tir.expr import Var as TirVar
+from rvm.tir.expr import IntImm, Var as TirVar
 from rvm.relax.struct_info import TensorStructInfo
 from rvm.relax.frontend.torch import (  # noqa: F401  (register)
     converters_core, converters_create, converters_nn, converters_shape,
@@ -146,7 +147,8 @@ def _run_graph(imp, graph_module, placeholder):
         elif node.op == "call_function" and operator_name(node.target) in _REGIONS:
             imp.env[node] = _inline_region(imp, node)
         elif node.op == "call_function":
-            imp.env[node] = imp.convert(node, operator_name(node.target), CONVERTERS)
+            value = imp.convert(node, operator_name(node.target), CONVERTERS)
+            imp.env[node] = _settle_shape(imp, node, value)
         elif node.op == "output":
             return imp.value(node.args[0])
         else:
@@ -154,6 +156,32 @@ def _run_graph(imp, graph_module, placeholder):
                                    f"the kind '{node.op}'; expected placeholder, "
                                    "get_attr, call_function or output")
     raise GraphImportError("from_exported_program: the graph has no output node")
+
+
+def _plain(d):
+    if isinstance(d, int):
+        return True
+    expr = getattr(getattr(d, "node", None), "expr", None)
+    return expr is not None and (expr.is_Symbol or expr.is_Integer)
+
+
+def _settle_shape(imp, node, value):
+    """``value`` with the shape torch recorded for ``node`` when Relax's inference ends with
+    a compound dimension (``max(min(1, s) + s - 1, 0)`` of a clamped slice) or none where
+    torch proved a plain one (``s``): a checked match_cast, so later operators see the
+    same symbolic dimensions torch does."""
+    sinfo = getattr(value, "struct_info_", None)
+    if not isinstance(value, RelaxExpr) or not isinstance(sinfo, TensorStructInfo):
+        return value
+    dims = sinfo.shape_values
+    if dims is not None and all(isinstance(d, (IntImm, TirVar)) for d in dims):
+        return value
+    shape = getattr(node.meta.get("val"), "shape", None)
+    if shape is None or not all(_plain(d) for d in shape) or \
+            (sinfo.ndim >= 0 and len(shape) != sinfo.ndim):
+        return value
+    dims = [_dim(imp, d, node.name) for d in shape]
+    return imp.bb.match_cast(value, TensorStructInfo(dims, sinfo.dtype), name_hint=node.name)
 
 
 def _attribute(imp, graph_module, node):
