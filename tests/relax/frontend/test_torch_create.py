@@ -50,6 +50,7 @@ CASES = {
     "bool_times_float": (lambda x: (x > 0) * x + (x < 0).to(torch.float32), "float32"),
     "min_max_of_two": (lambda x: torch.min(x, x * 2) + torch.max(x, -x), "float32"),
     "no_grad_region": (_no_grad_region, "float32"),
+    "vmap_region": (lambda x: torch.vmap(lambda r: r * r.sum())(x), "float32"),
     # a clamped slice of a concat: Relax infers max(min(1, n) + n - min(...), 0) columns,
     # torch proves n, and the importer takes torch's shape (checked) so the difference keeps
     # a shape the matmul can be built with

@@ -17,7 +17,8 @@ by the converters of ``converters.CONVERTERS``, looked up by the operator's
 name (``aten.linear.default`` -> ``linear``); symbolic sizes
 (``aten.sym_size.int`` and the arithmetic on them) become ``tir``
 expressions. As the program returns a tuple, so does ``main``, unless
-``unwrap_unit_return_tuple`` unwraps a single result.
+``unwrap_unit_return_tuple`` unwraps a single result. A program holding
+``torch.vmap`` regions is decomposed (``run_decompositions()``) first.
 """
 from rvm.ir.expr import RelaxExpr
 from rvm.relax.expr import PrimValue, Var
@@ -93,6 +94,16 @@ def from_exported_program(exported_program, *, keep_params_as_input=False,
         raise TypeError(f"from_exported_program expects a torch.export.ExportedProgram "
                         f"(torch.export.export(model, args)), got "
                         f"{type(exported_program).__name__}")
+    if _has_vmap(exported_program):
+        # torch.vmap regions (transformers >= 4.53 builds its attention masks with them) stay
+        # as functorch calls before dispatch; decomposing traces them into plain ATen
+        try:
+            exported_program = exported_program.run_decompositions()
+        except Exception as err:  # torch's own tracing; its error types vary
+            raise GraphImportError(
+                f"from_exported_program: the program holds torch.vmap regions, which are "
+                f"imported after run_decompositions(), and torch failed to decompose it: "
+                f"{type(err).__name__}: {str(err).splitlines()[0]}") from err
     imp = GraphImporter("from_exported_program", torch.fx.Node, keep_params_as_input,
                         CONVERTERS, custom_convert_map)
     specs = {s.arg.name: s for s in exported_program.graph_signature.input_specs
@@ -119,6 +130,13 @@ def from_exported_program(exported_program, *, keep_params_as_input=False,
             output = imp.output(value, unwrap_unit_return_tuple, no_bind_return_tuple)
         imp.finish(inputs, output)
     return imp.module(inputs)
+
+
+def _has_vmap(program):
+    """Whether the program holds torch.vmap's pre-dispatch calls (``_add_batch_dim``...)."""
+    return any(node.op == "call_function" and (
+        str(getattr(node.target, "__module__", "")).startswith("torch._functorch")
+        or operator_name(node.target) == "flat_apply") for node in program.graph.nodes)
 
 
 def _check_upper_bounds(imp, inputs):
