@@ -1,5 +1,5 @@
-"""take, gather_elements and strided_slice: legalization, script round trips, and numbers from the c and python
-targets."""
+"""take, gather_elements and strided_slice: legalization, script round trips, and numbers
+from the c and python targets."""
 import numpy as np
 
 from rvm.relax import op as O
