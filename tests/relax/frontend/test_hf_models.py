@@ -80,10 +80,10 @@ def _export(model, kind, size):
                                dynamic_shapes={"pixel_values": {0: batch}})
 
 
-# the program as torch.export gives it, and (for the two image models, cheap to build) in the
-# core ATen opset after run_decompositions(): convolution, max_pool2d_with_indices,
-# native_layer_norm
-VARIANTS = [(name, False) for name in sorted(MODELS)] + [("resnet", True), ("vit", True)]
+# the program as torch.export gives it, and ResNet (the cheapest to build) in the core ATen
+# opset after run_decompositions(): convolution, max_pool2d_with_indices, batch norm
+# (test_torch_core_aten.py has each core ATen operator; all six models match decomposed too)
+VARIANTS = [(name, False) for name in sorted(MODELS)] + [("resnet", True)]
 
 
 @pytest.fixture(scope="module", params=VARIANTS,
