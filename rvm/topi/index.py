@@ -1,8 +1,10 @@
-"""Indexing: take (gather along an axis) and strided_slice (numpy's basic slicing).
+"""Indexing: take (gather along an axis), gather_elements (torch's gather) and
+strided_slice (numpy's basic slicing).
 
 Every read stays inside the source tensor whatever the indices: ``take``
 clamps (``mode="clip"``, and ``"fast"`` after wrapping negative indices once,
-as numpy reads them) or wraps (``mode="wrap"``) them, and ``strided_slice``
+as numpy reads them) or wraps (``mode="wrap"``) them, ``gather_elements`` reads
+them as ``"fast"`` does, and ``strided_slice``
 clamps its bounds as Python slices do.
 """
 from rvm.tir import op as _op
@@ -49,6 +51,30 @@ def take(a, indices, axis=None, mode="fast"):
         return a[tuple(i[:axis]) + (_op.cast(where, a.shape[axis].dtype),) + tuple(i[axis + k:])]
 
     return compute(shape, named(fcompute, axis_names("ax", len(shape))), name="T_take")
+
+
+def gather_elements(a, indices, axis=0):
+    """``out[i] = a[i with i[axis] replaced by indices[i]]`` (torch's ``gather``, ONNX's
+    GatherElements); ``indices`` has ``a``'s rank and the result its shape. An index is
+    read from the end when negative and clamped into the axis, so every read is in bounds.
+
+    >>> from rvm.te.operation import placeholder
+    >>> w = placeholder((10, 4), name="w")
+    >>> [d.value for d in gather_elements(w, placeholder((3, 4), "int64", name="i")).shape]
+    [3, 4]
+    """
+    ndim = len(a.shape)
+    if len(indices.shape) != ndim:
+        raise ValueError(f"gather_elements: indices must have the rank of the data ({ndim}), "
+                         f"got rank {len(indices.shape)}")
+    axis = normalize_axis(axis, ndim, "gather_elements")
+
+    def fcompute(*i):
+        where = _index_in(indices[i], a.shape[axis], "fast")
+        return a[tuple(i[:axis]) + (_op.cast(where, a.shape[axis].dtype),) + tuple(i[axis + 1:])]
+
+    return compute(list(indices.shape), named(fcompute, axis_names("ax", ndim)),
+                   name="T_gather_elements")
 
 
 def slice_bounds(dim, begin, end, stride, assume_inbound=False):

@@ -18,7 +18,7 @@ from rvm.relax.op.binary import (
     logical_and, logical_or, logical_xor, maximum, minimum, mod, multiply, not_equal, power,
     subtract,
 )
-from rvm.relax.op.index import strided_slice, take
+from rvm.relax.op.index import gather_elements, strided_slice, take
 from rvm.relax.op.join import concat, repeat, split, tile
 from rvm.relax.op.linear_algebra import linear, matmul
 from rvm.relax.op.manipulate import (
@@ -46,6 +46,7 @@ __all__ = [
     "call_tir_inplace", "invoke_closure", "make_closure", "print", "vm",
     "ceil", "clip", "concat", "cos", "cosh", "cumprod", "cumsum", "divide", "equal", "erf", "exp",
     "expand_dims", "flatten", "floor", "floor_divide", "floor_mod", "full", "full_like",
+    "gather_elements",
     "greater", "greater_equal", "isfinite", "isinf", "isnan", "kill_storage", "kill_tensor",
     "less", "less_equal", "linear", "list_op_names", "log", "logical_and", "logical_not",
     "logical_or", "logical_xor", "matmul", "max", "maximum", "mean", "min", "minimum", "mod",

@@ -1,4 +1,5 @@
-"""Indexing operators: take (gather along an axis) and strided_slice.
+"""Indexing operators: take (gather along an axis), gather_elements (torch's gather) and
+strided_slice.
 
 >>> from rvm.relax.expr import Var
 >>> from rvm.relax.struct_info import TensorStructInfo
@@ -60,6 +61,37 @@ def take(x, indices, axis=None, mode="fast"):
     return Call(Op.get(name), [x, indices], attrs={
         "axis": None if axis is None else int_attr(axis, name, "axis"),
         "mode": str_attr(mode, name, "mode", TAKE_MODES)})
+
+
+def _infer_gather_elements(call, ctx):
+    name = "relax.gather_elements"
+    check_arity(call, 2, name)
+    data = tensor_arg(call, 0, name, "x")
+    indices = tensor_arg(call, 1, name, "indices")
+    if indices.dtype is not None and not (indices.dtype.is_int or indices.dtype.is_uint):
+        raise ValueError(f"{name}: argument 'indices' must be an integer tensor, got "
+                         f"{indices.dtype}")
+    if -1 not in (data.ndim, indices.ndim) and data.ndim != indices.ndim:
+        raise ValueError(f"{name}: argument 'indices' must have the rank of 'x' ({data.ndim}), "
+                         f"got rank {indices.ndim}")
+    ndim = data.ndim if indices.ndim == -1 else indices.ndim
+    if ndim != -1:
+        normalize_axis(attr(call, "axis"), ndim, name)
+    return TensorStructInfo(indices.shape_values, data.dtype,
+                            ndim if indices.shape_values is None else -1)
+
+
+register_op("relax.gather_elements", _infer_gather_elements,
+            description="gather single elements along an axis (torch's gather)",
+            attrs={"axis": 0})
+
+
+def gather_elements(x, indices, axis=0):
+    """``out[i] = x[i with i[axis] replaced by indices[i]]``: ``indices`` has ``x``'s rank
+    and the result its shape; a negative index counts from the end and indices beyond the
+    axis are clamped (``relax.gather_elements``, torch's ``gather``)."""
+    name = "relax.gather_elements"
+    return Call(Op.get(name), [x, indices], attrs={"axis": int_attr(axis, name, "axis")})
 
 
 def slice_dim(dim, begin, end, stride, assume_inbound):

@@ -90,7 +90,9 @@ def _make_scan(name, doc):
             return with_shape(sinfo, [total], dtype)
         if sinfo.ndim != -1:
             normalize_axis(axis, sinfo.ndim, op_name)
-        return TensorStructInfo(sinfo.shape, dtype, sinfo.ndim if sinfo.shape is None else -1)
+        if sinfo.shape_values is not None:
+            return with_shape(sinfo, list(sinfo.shape_values), dtype)
+        return TensorStructInfo(None, dtype, sinfo.ndim)
 
     register_op(op_name, infer, description=doc,
                 attrs={"axis": None, "dtype": None, "exclusive": False})

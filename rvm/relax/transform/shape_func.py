@@ -8,7 +8,7 @@ result; it is compiled with the other kernels and called with the heap.
 from rvm.ir.structural import structural_equal
 from rvm.tir.free_vars import used_vars
 from rvm.tir.buffer import decl_buffer
-from rvm.tir.expr import IntImm
+from rvm.tir.expr import Cast, IntImm
 from rvm.tir.function import PrimFunc
 from rvm.tir.stmt import BufferStore, SeqStmt
 from rvm.tir.stmt_functor import substitute
@@ -61,6 +61,8 @@ def make_shape_func(layout, exprs, name):
     stores = []
     for expr in exprs:
         value = substitute(expr, load)
+        if value.dtype != "int64":  # a condition (n <= 64) is kept as 0 or 1 in the heap
+            value = Cast("int64", value)
         stores.append(BufferStore(heap, value, [IntImm("int64", layout.expr_slot(expr))]))
     body = stores[0] if len(stores) == 1 else SeqStmt(stores)
     return PrimFunc([heap], body, attrs={"global_symbol": name, "tir.noalias": True})

@@ -2,7 +2,7 @@ import pytest
 
 from rvm import tir
 from rvm.relax.expr import Var
-from rvm.relax.op.index import strided_slice, take
+from rvm.relax.op.index import gather_elements, strided_slice, take
 from rvm.relax.struct_info import TensorStructInfo
 
 n = tir.Var("n", "int64")
@@ -56,3 +56,18 @@ def test_strided_slice(infer):
         infer(strided_slice(t((3, 4)), [2], [0], [1]))
     with pytest.raises(TypeError, match="'begin' must be a list of ints or PrimExprs"):
         strided_slice(t((3, 4)), [0], 0, [1])
+
+
+def test_gather_elements(infer):
+    s = infer(gather_elements(t((10, 4)), t((n, 4), "int64"), axis=0))
+    assert s.shape_values[0] is n and dims(s)[1:] == [4] and s.dtype == "float32"
+    assert dims(infer(gather_elements(t((2, 5)), t((2, 3), "int32"), axis=-1))) == [2, 3]
+    assert infer(gather_elements(t((6, 2)), t(ndim=2, dtype="int64"), axis=1)).ndim == 2
+    with pytest.raises(ValueError, match="argument 'indices' must be an integer tensor, got "
+                                         "float32"):
+        infer(gather_elements(t((6,)), t((2,))))
+    with pytest.raises(ValueError, match=r"argument 'indices' must have the rank of 'x' \(2\), "
+                                         "got rank 1"):
+        infer(gather_elements(t((6, 2)), t((2,), "int64")))
+    with pytest.raises(ValueError, match="axis 2 is out of range"):
+        infer(gather_elements(t((6, 2)), t((2, 2), "int64"), axis=2))

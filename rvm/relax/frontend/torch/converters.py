@@ -85,12 +85,46 @@ def _binary(relax_fn, python_fn):
         lhs, rhs = args(imp, node, ("input", REQUIRED), ("other", REQUIRED))
         if not isinstance(lhs, RelaxExpr) and not isinstance(rhs, RelaxExpr):
             return python_fn(lhs, rhs)  # arithmetic on sizes, possibly symbolic
+        lhs, rhs = _static(lhs), _static(rhs)
         alpha = node.kwargs.get("alpha", 1)
         if alpha != 1:
             rhs = imp.emit(binary.multiply(rhs, alpha))
+        lhs, rhs = promote(imp, lhs, rhs)
         return imp.emit(relax_fn(lhs, rhs))
 
     return convert
+
+
+def _static(value):
+    """A size as an int when it is one; a symbolic size next to a tensor is refused."""
+    if isinstance(value, PrimExpr) and not isinstance(value, RelaxExpr):
+        known = getattr(value, "value", None)
+        if not isinstance(known, int):
+            raise TypeError(f"a tensor combined with the symbolic size {value} is not "
+                            "supported; expected a tensor or a number")
+        return known
+    return value
+
+
+def _kind(dtype):
+    return 0 if dtype.is_bool else 2 if dtype.is_float else 1
+
+
+def promote(imp, lhs, rhs):
+    """Two operands cast to one dtype as torch promotes tensors of different dtypes:
+    bool < integers < floats, then the wider type (``mask * x`` of a bool mask is float)."""
+    if not (is_tensor(lhs) and is_tensor(rhs)):
+        return lhs, rhs
+    left, right = tensor_sinfo(lhs).dtype, tensor_sinfo(rhs).dtype
+    if left is None or right is None or left == right:
+        return lhs, rhs
+    key = (_kind(left), left.bits)
+    target = left if key >= (_kind(right), right.bits) else right
+    if left != target:
+        lhs = imp.emit(unary.astype(lhs, str(target)))
+    if right != target:
+        rhs = imp.emit(unary.astype(rhs, str(target)))
+    return lhs, rhs
 
 
 for _names, _relax, _python in [
@@ -123,9 +157,11 @@ def _div(imp, node):
     return _binary(binary.floor_divide, operator.floordiv)(imp, node)
 
 
-def _unary(relax_fn):
+def _unary(relax_fn, python_fn=None):
     def convert(imp, node):
         (x,) = args(imp, node, ("input", REQUIRED))
+        if python_fn is not None and not isinstance(x, RelaxExpr):
+            return python_fn(x)  # arithmetic on sizes, possibly symbolic
         return imp.emit(relax_fn(x))
 
     return convert
@@ -134,11 +170,11 @@ def _unary(relax_fn):
 for _names, _relax in [
         (("relu", "relu_"), activation.relu), (("sigmoid",), unary.sigmoid),
         (("tanh",), unary.tanh), (("exp",), unary.exp), (("log",), unary.log),
-        (("sqrt",), unary.sqrt), (("rsqrt",), unary.rsqrt), (("neg", "negative", "__neg__"),
-                                                            unary.negative),
+        (("sqrt",), unary.sqrt), (("rsqrt",), unary.rsqrt),
         (("abs",), unary.abs), (("erf",), unary.erf), (("silu", "silu_"), activation.silu),
         (("sin",), unary.sin), (("cos",), unary.cos), (("square",), unary.square)]:
     converter(*_names)(_unary(_relax))
+converter("neg", "negative", "__neg__")(_unary(unary.negative, operator.neg))
 
 
 @converter("gelu")
@@ -169,7 +205,7 @@ def _clamp(imp, node):
     return imp.emit(unary.clip(x, low, high))
 
 
-@converter("contiguous", "clone", "detach", "identity", "alias", "lift_fresh_copy")
+@converter("contiguous", "clone", "detach", "detach_", "identity", "alias", "lift_fresh_copy")
 def _same(imp, node):
     (x,) = args(imp, node, ("input", REQUIRED))
     return x

@@ -9,10 +9,11 @@ import math
 import numpy as np
 
 from rvm.relax.expr import TupleGetItem, const
-from rvm.relax.op import binary, index, linear_algebra, manipulate
+from rvm.relax.op import binary, create, index, linear_algebra, manipulate
 from rvm.relax.op.search import where
 from rvm.relax.op.nn import activation, convolution, normalization, pooling
 from rvm.relax.frontend.torch.converters import REQUIRED, args, converter, rank, tensor_sinfo
+from rvm.relax.frontend.torch.converters_create import triangle
 
 
 def pair(value, what):
@@ -210,12 +211,10 @@ def _mask_bias(imp, mask, scores, causal):
         if tensor_sinfo(mask).dtype == "bool":
             mask = imp.emit(where(mask, const(0.0, dtype), const(-math.inf, dtype)))
         bias = mask
-    if causal:
-        length, keys = (getattr(d, "value", None) for d in tensor_sinfo(scores).shape_values[-2:])
-        if length is None or keys is None:
-            raise ValueError("a causal mask needs static sequence lengths")
-        tri = np.where(np.tril(np.ones((length, keys), bool)), 0.0, -np.inf)
-        causal_bias = const(tri.astype(dtype.numpy_dtype))
+    if causal:  # torch's is_causal: query i sees keys 0..i (top-left aligned)
+        rows, cols = tensor_sinfo(scores).shape_values[-2:]
+        hidden = imp.emit(create.full([rows, cols], const(-math.inf, dtype), dtype=str(dtype)))
+        causal_bias = triangle(imp, hidden, 1, upper=True)  # -inf above the diagonal, else 0
         bias = causal_bias if bias is None else imp.emit(binary.add(bias, causal_bias))
     return bias
 

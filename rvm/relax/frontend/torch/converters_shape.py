@@ -193,7 +193,14 @@ def _slice(imp, node):
                                     ("end", None), ("step", 1))
     start = 0 if start is None else start
     end = _BIG if end is None else min(end, _BIG) if isinstance(end, int) else end
-    return imp.emit(index.strided_slice(x, axis_list(dim, rank(x)), [start], [end], [step]))
+    axis = axis_list(dim, rank(x))
+    # a symbolic end the program bounds by the axis (a position table sliced to the sequence
+    # length) needs no clamp, so the slice keeps the plain symbolic length
+    extent = getattr(tensor_sinfo(x).shape_values[axis[0]], "value", None)
+    inbound = (isinstance(end, PrimExpr) and isinstance(start, int) and 0 <= start
+               and step == 1 and extent is not None and imp.within(end, extent))
+    return imp.emit(index.strided_slice(x, axis, [start], [end], [step],
+                                        assume_inbound=inbound))
 
 
 def tensor_getitem(imp, x, key):

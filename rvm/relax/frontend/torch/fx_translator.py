@@ -16,7 +16,9 @@ returns.
 """
 from rvm.relax.expr import Var
 from rvm.relax.struct_info import TensorStructInfo
-from rvm.relax.frontend.torch import converters_nn, converters_shape  # noqa: F401  (register)
+from rvm.relax.frontend.torch import (  # noqa: F401  (register)
+    converters_core, converters_create, converters_nn, converters_shape,
+)
 from rvm.relax.frontend.torch.converters import CONVERTERS
 from rvm.relax.frontend.torch.importer import GraphImporter, GraphImportError, torch_dtype
 from rvm.relax.frontend.torch.modules import MODULE_CONVERTERS

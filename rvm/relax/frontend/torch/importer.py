@@ -60,6 +60,7 @@ class GraphImporter:
         self.param_arrays = []
         self._param_of = {}
         self._sym_vars = {}
+        self.dim_upper = {}  # symbolic dimension name -> the largest value the program allows
 
     # -- values ---------------------------------------------------------------------------
     def emit(self, expr, name_hint=""):
@@ -84,6 +85,14 @@ class GraphImporter:
         if name not in self._sym_vars:
             self._sym_vars[name] = TirVar(name, "int64")
         return self._sym_vars[name]
+
+    def within(self, value, extent):
+        """Whether ``value`` (an int or a symbolic dimension) is known to be at most
+        ``extent`` (an int): by value, or by the bound the program recorded for the symbol."""
+        if isinstance(value, (int, np.integer)):
+            return int(value) <= extent
+        upper = self.dim_upper.get(getattr(value, "name", None))
+        return isinstance(value, TirVar) and upper is not None and upper <= extent
 
     def dims(self, shape):
         """A shape as dimensions: ints and ``tir`` expressions; strings are symbolic names."""
@@ -124,17 +133,19 @@ class GraphImporter:
         if name in self.custom:
             return self.custom[name](node, self)
         fn = self.converters.get(name)
+        where = _module_path(node)
         if fn is None:
             raise GraphImportError(
-                f"{self.who}: node '{node.name}' ({node.op} {_target_text(node.target)}) is "
-                f"not supported; supported {node.op} targets: {', '.join(sorted(supported))}")
+                f"{self.who}: node '{node.name}' ({node.op} {_target_text(node.target)}){where} "
+                f"is not supported ({len(supported)} {node.op} targets are; README lists them "
+                "under 'PyTorch operators')")
         try:
             return fn(self, node)
         except GraphImportError:
             raise
         except (TypeError, ValueError, IndexError, KeyError) as err:
             raise GraphImportError(f"{self.who}: node '{node.name}' ({node.op} "
-                               f"{_target_text(node.target)}): {err}") from err
+                                   f"{_target_text(node.target)}){where}: {err}") from err
 
     def output(self, value, unwrap_unit_return_tuple, no_bind_return_tuple):
         """Emits the graph output ``value`` (a tensor, or a tuple/list of them)."""
@@ -166,6 +177,18 @@ class GraphImporter:
             mod["main"] = mod["main"].with_attr({"num_input": len(inputs),
                                                   "params": list(self.param_arrays)})
         return mod
+
+
+def _module_path(node):
+    """`` in module 'encoder.layer.0.attention' (BertSelfAttention)``: the innermost
+    ``nn.Module`` the node was traced in, from torch's record of the module stack."""
+    stack = getattr(node, "meta", {}).get("nn_module_stack") or {}
+    if not stack:
+        return ""
+    path, kind = list(stack.values())[-1][:2]
+    kind = getattr(kind, "__name__", str(kind)).rsplit(".", 1)[-1].strip("'>")
+    path = str(path).replace("L['self'].", "").replace("L__self___", "")
+    return f" in module '{path}' ({kind})" if path else f" in the top module ({kind})"
 
 
 def _target_text(target):

@@ -1,4 +1,4 @@
-"""Legalization of the indexing operators: take and strided_slice."""
+"""Legalization of the indexing operators: take, gather_elements and strided_slice."""
 from rvm.topi import index
 from rvm.relax.transform.legalize.registry import attr, register_legalize
 
@@ -7,6 +7,12 @@ from rvm.relax.transform.legalize.registry import attr, register_legalize
 def _take(bb, call):
     return bb.call_te(index.take, call.args[0], call.args[1], axis=attr(call, "axis"),
                       mode=attr(call, "mode", "fast"), primfunc_name_hint="take")
+
+
+@register_legalize("relax.gather_elements")
+def _gather_elements(bb, call):
+    return bb.call_te(index.gather_elements, call.args[0], call.args[1],
+                      axis=attr(call, "axis"), primfunc_name_hint="gather_elements")
 
 
 @register_legalize("relax.strided_slice")

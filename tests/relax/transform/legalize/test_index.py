@@ -1,5 +1,5 @@
-"""take and strided_slice: legalization, script round trips, and numbers from the c and python
-targets."""
+"""take, gather_elements and strided_slice: legalization, script round trips, and numbers
+from the c and python targets."""
 import numpy as np
 
 from rvm.relax import op as O
@@ -30,6 +30,12 @@ CASES = numbered([
     Case("take_symbolic", lambda w, i: O.take(w, i, axis=0),
          [(("v", 3), F), (("n",), "int64", integers(0, 4))], lambda w, i: w[i],
          sizes={"v": 4, "n": 5}),
+    Case("gather_elements", lambda w, i: O.gather_elements(w, i, axis=1),
+         [((3, 5), F), ((3, 4), "int64", integers(0, 5))],
+         lambda w, i: np.take_along_axis(w, i, axis=1)),
+    Case("gather_elements_symbolic", lambda w, i: O.gather_elements(w, i, axis=0),
+         [(("v", 3), F), (("n", 3), "int64", integers(0, 4))],
+         lambda w, i: np.take_along_axis(w, i, axis=0), sizes={"v": 4, "n": 6}),
     Case("strided_slice", lambda x: O.strided_slice(x, axes=[0, 1, 3], begin=[1, 0, 8],
                                                     end=[8, 9, 0], strides=[2, 1, -3]),
          [((8, 9, 10, 10), F)], lambda a: a[1:8:2, 0:9, :, 8:0:-3]),
