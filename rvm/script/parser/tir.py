@@ -64,4 +64,16 @@ globals().update(_INTRINSICS)
 for _name in _TABLE:
     if "." not in _name and _name not in globals():
         globals()[_name] = Annotation(_name)
-axis = Annotation("axis")
+
+
+class _Axis:
+    """``T.axis``: its members (``T.axis.remap``, ``T.axis.spatial``...) are statement markers."""
+
+    def __repr__(self):
+        return "<T.axis>"
+
+
+axis = _Axis()
+for _name in _TABLE:
+    if _name.startswith("axis."):
+        setattr(axis, _name[len("axis."):], Annotation(_name))
