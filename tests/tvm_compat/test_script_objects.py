@@ -2,6 +2,7 @@
 decorated function: ``R.add`` is ``relax.op.add``, ``R.call_packed`` builds the packed call,
 ``T.meta_var``/``T.FloatImm``/``T.Var`` and the ``T.tvm_*`` intrinsics work from Python, and
 what they build is what the parser builds from the same text."""
+import numpy as np
 import pytest
 
 import rvm
@@ -12,10 +13,11 @@ from rvm.script import from_source, ir as I, relax as R, tir as T
 from rvm.script.parser.relax_builtins import RELAX_TABLE
 from rvm.script.parser.tir_builtins import TIR_TABLE
 from rvm.script.parser.tir_intrinsics import SIGNATURES
+from tests.tvm_compat.helpers import run_both
 
 
-def _x(shape=(2, 3)):
-    return relax.Var("x", R.Tensor(shape, "float32"))
+def _x(name="x", shape=(2, 3)):
+    return relax.Var(name, R.Tensor(shape, "float32"))
 
 
 def test_operators_are_the_relax_op_constructors():
@@ -157,3 +159,19 @@ def test_gpu_intrinsic_refused_on_cpu_naming_it(target):
     func = from_source(TVM_PRINTED)
     with pytest.raises(Exception, match="tir.tvm_fill_fragment"):
         rvm.build(func, target=target)
+
+
+def test_invoke_pure_closure_runs():
+    bb = relax.BlockBuilder()
+    a, b = _x("a", (3,)), _x("b", (3,))
+    with bb.function("add", [a, b], private=True):
+        added = bb.emit_func_output(bb.emit(R.add(a, b)))
+    x = _x("x", (3,))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            clo = bb.emit(R.make_closure(added, (x,)))
+            y = bb.emit_output(R.invoke_pure_closure(clo, (x,), sinfo_args=[R.Tensor((3,),
+                                                                                    "float32")]))
+        bb.emit_func_output(y)
+    data = np.array([1, 2, 3], "float32")
+    np.testing.assert_allclose(run_both(bb.get(), data), 2 * data)
