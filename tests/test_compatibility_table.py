@@ -41,10 +41,18 @@ def _resolves(dotted):
 
 
 def _script_name(name):
+    """Whether the parser knows ``name`` and the namespace module has it as a Python object."""
     dialect, rest = name.split(".", 1)
     if dialect == "T":
-        return rest in TIR_TABLE or any(k.startswith(rest + ".") for k in TIR_TABLE)
-    return rest in RELAX_TABLE or operator_builtin(rest) is not None
+        parsed = rest in TIR_TABLE or any(k.startswith(rest + ".") for k in TIR_TABLE)
+    else:
+        parsed = rest in RELAX_TABLE or operator_builtin(rest) is not None
+    obj = importlib.import_module("rvm.script.parser." + ("tir" if dialect == "T" else "relax"))
+    for attr in rest.split("."):
+        if not hasattr(obj, attr):
+            return False
+        obj = getattr(obj, attr)
+    return parsed
 
 
 @pytest.mark.parametrize("tvm_name, rvm", _rows())

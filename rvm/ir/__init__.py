@@ -8,11 +8,13 @@ from rvm.ir.expr import BaseExpr, BaseFunc, GlobalVar, PrimExpr, RelaxExpr
 from rvm.ir.json_io import load_json, save_json
 from rvm.ir.module import IRModule, register_printer
 from rvm.ir.node import Node, Span
+from rvm.ir.op import Op, register_op_attr
+from rvm.ir.type import FuncType, PrimType, TupleType, Type
 from rvm.ir.structural import assert_structural_equal, structural_equal, structural_hash
 
 __all__ = [
-    "BaseExpr", "BaseFunc", "GlobalVar", "IRModule", "Node", "PrimExpr", "RelaxExpr", "Span",
-    "assert_structural_equal", "load_json", "register_printer", "save_json", "structural_equal",
+    "BaseExpr", "BaseFunc", "FuncType", "PrimType", "TupleType", "Type", "GlobalVar", "IRModule", "Node", "Op", "PrimExpr", "RelaxExpr", "Span",
+    "assert_structural_equal", "load_json", "register_op_attr", "register_printer", "save_json", "structural_equal",
     "structural_hash", "transform",
 ]
 import rvm.script.printer  # noqa: E402,F401  (installs the script printer behind script()/show()/repr)

@@ -67,6 +67,17 @@ class BaseFunc(RelaxExpr):
             attrs[key_or_dict] = value
         return self.with_fields(attrs=attrs)
 
+    def with_attrs(self, attr_map):
+        """A copy with every pair of ``attr_map`` (a dict of str keys) set, as TVM's
+        ``BaseFunc.with_attrs``."""
+        if not hasattr(attr_map, "items"):
+            raise TypeError(f"with_attrs expects a dict of attributes, got "
+                            f"{type(attr_map).__name__}")
+        for key in attr_map:
+            if not isinstance(key, str):
+                raise TypeError(f"with_attrs: attribute names must be str, got {key!r}")
+        return self.with_attr(dict(attr_map))
+
     def without_attr(self, key):
         """A copy without attribute ``key`` (no error when absent)."""
         attrs = dict(self.attrs or {})

@@ -19,6 +19,9 @@ from rvm.relax.expr import (
 )
 from rvm.relax.expr_functor import ExprMutator, ExprVisitor
 from rvm.relax.function import Function
+from rvm.relax.ty import (
+    FuncType, ObjectType, PackedFuncType, PrimType, ShapeType, TensorType, TupleType, Type,
+)
 from rvm.relax.op.base import call_dps_packed, call_packed, call_pure_packed, call_tir
 from rvm.relax.op.registry import Op
 from rvm.relax.struct_info import (
@@ -29,6 +32,8 @@ from rvm.relax.struct_info import (
 Expr = RelaxExpr
 
 __all__ = [
+    "FuncType", "ObjectType", "PackedFuncType", "PrimType", "ShapeType", "TensorType",
+    "TupleType", "Type",
     "Binding", "BindingBlock", "BlockBuilder", "Call", "Constant", "DataTypeImm", "DataflowBlock",
     "DataflowVar", "Expr", "ExprMutator", "ExprVisitor", "ExternFunc", "FuncStructInfo", "Function", "GlobalVar", "If",
     "MatchCast", "ObjectStructInfo", "Op", "PrimStructInfo", "PrimValue", "RelaxExpr", "SeqExpr",

@@ -13,6 +13,7 @@
 """
 import contextlib
 
+from rvm.ir.expr import BaseFunc
 from rvm.ir.module import IRModule
 from rvm.ir.structural import structural_equal, structural_hash
 from rvm.relax.binding import BindingBlock, DataflowBlock, MatchCast, SeqExpr, VarBinding
@@ -51,11 +52,21 @@ class BlockBuilder(Normalizer):
     ``mod`` is a module to extend (copied). See the module docstring for an example.
     """
 
+    _current = []  # builders inside a function scope, innermost last (BlockBuilder.current())
+
     def __init__(self, mod=None, check_global_vars=True):
         super().__init__(mod.copy() if mod is not None else IRModule(), check_global_vars)
         self._func = None
+        self._block_stack = []  # blocks interrupted by _begin_*_block, innermost last
+        self._outer_funcs = []  # (function, block, block stack) of enclosing function scopes
         self._output_of = {}
         self._hash_to_gvars = None  # structural hash -> GlobalVars, built on first add_func
+
+    @staticmethod
+    def current():
+        """The BlockBuilder whose function scope is innermost, or None (TVM's
+        ``BlockBuilder.current()``)."""
+        return BlockBuilder._current[-1] if BlockBuilder._current else None
 
     # -- scopes ---------------------------------------------------------------------------
     @contextlib.contextmanager
@@ -64,25 +75,31 @@ class BlockBuilder(Normalizer):
 
         ``params`` may be given here or to ``emit_func_output``. Unless
         ``private``, the function gets the ``global_symbol`` attribute ``name``.
+        A function scope may open inside another (as in TVM): the inner
+        function is added to the module when it ends, and the outer one
+        continues where it was (its GlobalVar can be called from there).
         """
-        if self._func is not None:
-            raise ValueError(f"bb.function('{name}'): already inside the scope of function "
-                             f"'{self._func.name}'; function scopes do not nest")
         if not isinstance(name, str):
             raise TypeError(f"bb.function: name must be a str, got {type(name).__name__}")
+        enclosing = [f.name for f, _, _ in self._outer_funcs if f is not None] + \
+            ([self._func.name] if self._func is not None else [])
+        if name in enclosing:
+            raise ValueError(f"bb.function('{name}'): already inside the scope of function "
+                             f"'{name}'; a nested function needs a name of its own")
         if params is not None:
             params = _check_params(params, f"bb.function('{name}')")
         frame = _FunctionFrame(name, params, dict(attrs or {}), pure, private)
-        self._func = frame
-        self._block = _BlockFrame(is_dataflow=False)
+        self._outer_funcs.append((self._func, self._block, self._block_stack))
+        self._func, self._block, self._block_stack = frame, _BlockFrame(is_dataflow=False), []
+        BlockBuilder._current.append(self)
         try:
             yield frame
             if frame.gvar is None:
                 raise ValueError(f"function '{name}': the scope ended without "
                                  "bb.emit_func_output(...)")
         finally:
-            self._func = None
-            self._block = None
+            BlockBuilder._current.pop()
+            self._func, self._block, self._block_stack = self._outer_funcs.pop()
 
     @contextlib.contextmanager
     def dataflow(self):
@@ -90,15 +107,15 @@ class BlockBuilder(Normalizer):
         self._require_function("bb.dataflow()")
         if self._block.is_dataflow:
             raise ValueError("bb.dataflow(): already inside a dataflow block; they do not nest")
-        self._end_block()
-        self._block = _BlockFrame(is_dataflow=True)
+        self._flush_block()
+        self._begin_dataflow_block()
         frame = self._func
         try:
             yield
         finally:
             if self._func is frame and self._block is not None and self._block.is_dataflow:
-                self._end_block()
-                self._block = _BlockFrame(is_dataflow=False)
+                self._flush_block()
+                self._begin_binding_block()
 
     def _require_function(self, who):
         if self._func is None or self._block is None:
@@ -106,14 +123,35 @@ class BlockBuilder(Normalizer):
 
     def _require_block(self, who):
         if self._block is None:
-            raise ValueError(f"{who} must be called inside 'with bb.function(...)'")
+            raise ValueError(f"{who} must be called inside 'with bb.function(...)' or a block "
+                             "begun by bb._begin_binding_block()/_begin_dataflow_block()")
+
+    def _begin_dataflow_block(self):
+        """Begins a dataflow block (TVM's developer API): emitted values are DataflowVars
+        until ``_end_block``. The block open before, if any, resumes after it."""
+        self._block_stack.append(self._block)
+        self._block = _BlockFrame(is_dataflow=True)
+
+    def _begin_binding_block(self):
+        """Begins a binding block (TVM's developer API), ended by ``_end_block``."""
+        self._block_stack.append(self._block)
+        self._block = _BlockFrame(is_dataflow=False)
 
     def _end_block(self):
+        """Ends the innermost block and returns it (a DataflowBlock or BindingBlock, possibly
+        empty); the block open before it resumes."""
+        if self._block is None:
+            raise ValueError("bb._end_block(): no block is open; expected "
+                             "bb._begin_binding_block() or bb._begin_dataflow_block() first")
         block = self._block
-        if block is not None and block.bindings:
-            cls = DataflowBlock if block.is_dataflow else BindingBlock
-            self._func.blocks.append(cls(block.bindings))
-        self._block = None
+        self._block = self._block_stack.pop() if self._block_stack else None
+        return (DataflowBlock if block.is_dataflow else BindingBlock)(block.bindings)
+
+    def _flush_block(self):
+        """Ends the current block of the function, keeping it when it has bindings."""
+        block = self._end_block()
+        if block.bindings:
+            self._func.blocks.append(block)
 
     # -- emitting -------------------------------------------------------------------------
     def emit(self, expr, name_hint=""):
@@ -186,7 +224,7 @@ class BlockBuilder(Normalizer):
         if isinstance(output, (list, tuple)):
             output = Tuple([self._emitted_output(o) for o in output])
         output = self.normalize(self._emitted_output(output))
-        self._end_block()
+        self._flush_block()
         attrs = dict(frame.attrs)
         if not frame.private:
             attrs.setdefault("global_symbol", frame.name)
@@ -261,6 +299,39 @@ class BlockBuilder(Normalizer):
         if self._hash_to_gvars is not None:
             self._hash_to_gvars.setdefault(structural_hash(func), []).append(gvar)
 
+    def finalize(self):
+        """The module built, with every public function named by its ``global_symbol``
+        (TVM's ``bb.finalize()``): a function added under another name is renamed, and a
+        private function holding that name moves aside. Two public functions claiming one
+        symbol are an error. GlobalVars returned before are renamed in place."""
+        if self._func is not None:
+            raise ValueError(f"bb.finalize() inside the scope of function '{self._func.name}'; "
+                             "call it after the 'with bb.function(...)' block")
+        claimed = {}
+        for gvar, func in self._mod.items():
+            symbol = func.get_attr("global_symbol") if isinstance(func, BaseFunc) else None
+            if symbol is None:
+                continue
+            if symbol in claimed:
+                raise ValueError(f"bb.finalize(): functions '{claimed[symbol].name_hint}' and "
+                                 f"'{gvar.name_hint}' are both public as '{symbol}'; make one "
+                                 "private or give it another global_symbol")
+            claimed[symbol] = gvar
+        for symbol, gvar in claimed.items():
+            if gvar.name_hint == symbol:
+                continue
+            holder = self._mod.get_global_var(symbol) if symbol in self._mod else None
+            if holder is not None:
+                _rename(holder, self._fresh_name(symbol, claimed))
+            _rename(gvar, symbol)
+        return self._mod.copy()
+
+    def _fresh_name(self, base, reserved):
+        suffix = 1
+        while f"{base}_{suffix}" in self._mod or f"{base}_{suffix}" in reserved:
+            suffix += 1
+        return f"{base}_{suffix}"
+
     def get(self):
         """The module built so far (a copy); not allowed inside a function scope."""
         if self._func is not None:
@@ -271,6 +342,10 @@ class BlockBuilder(Normalizer):
     def current_function_name(self):
         """The name of the function being built, or None."""
         return self._func.name if self._func is not None else None
+
+
+def _rename(gvar, name):
+    object.__setattr__(gvar, "name_hint", name)
 
 
 def _with_sinfo(gvar, func):

@@ -4,7 +4,8 @@ Checks, naming the function and the variable at fault:
 - every variable is defined before use, and bound only once in the module;
 - a DataflowVar is defined in a dataflow block and used only inside it;
 - symbolic shape variables are defined (by a parameter's shape or a
-  match_cast) before struct info uses them;
+  match_cast) before struct info uses them; inside a function's struct info
+  (``R.Callable``) the variables its parameters define are its own;
 - dataflow blocks hold no impure calls and no If; pure functions call no
   impure function;
 - GlobalVars (call_tir callees included) name functions of the module;
@@ -27,7 +28,7 @@ from rvm.relax.expr import (
 )
 from rvm.relax.function import Function
 from rvm.relax.op.registry import Op
-from rvm.relax.struct_info import FuncStructInfo
+from rvm.relax.struct_info import FuncStructInfo, TupleStructInfo
 
 
 def well_formed(obj, check_struct_info=True, raise_error=False):
@@ -65,6 +66,24 @@ def well_formed_errors(obj, check_struct_info=True):
         return checker.errors
     raise TypeError(f"well_formed expects an IRModule or a relax Function, got "
                     f"{type(obj).__name__}")
+
+
+def _free_tir_vars(value):
+    """collect_tir_vars of ``value`` without the variables a FuncStructInfo inside it binds
+    through its parameters (TVM: a signature's symbolic variables are local to it)."""
+    if isinstance(value, FuncStructInfo) and value.params is not None:
+        own = {id(v) for p in value.params for v in definable_tir_vars(p)}
+        parts, skip = [*value.params, value.ret], own
+    elif isinstance(value, TupleStructInfo):
+        parts, skip = value.fields, set()
+    else:
+        return collect_tir_vars(value)
+    found = {}
+    for part in parts:
+        for tvar in _free_tir_vars(part):
+            if id(tvar) not in skip:
+                found.setdefault(id(tvar), tvar)
+    return list(found.values())
 
 
 def _var_kind(var):
@@ -114,7 +133,7 @@ class _Checker:
     def check_tir_uses(self, value, where):
         if value is None:
             return
-        for tvar in collect_tir_vars(value):
+        for tvar in _free_tir_vars(value):
             if not self._tir_is_defined(tvar):
                 self.fail(f"symbolic variable '{tvar.name_hint}' used in {where} is not "
                           "defined; expected it in a parameter's shape or a match_cast")

@@ -7,7 +7,7 @@ functions here build Calls of them.
 from rvm.relax.op import builtin, nn, vm
 from rvm.relax.op.base import (
     call_dps_packed, call_packed, call_pure_packed, call_tir, call_tir_inplace, invoke_closure,
-    make_closure,
+    invoke_pure_closure, make_closure,
 )
 from rvm.relax.op.debug import assert_op, print  # noqa: A004  (TVM's relax.op.print)
 from rvm.relax.op.create import (
@@ -43,7 +43,7 @@ __all__ = [
     "abs", "acos", "acosh", "add", "alloc_storage", "assert_op", "builtin", "alloc_tensor", "alloc_tensor_in_storage",
     "arange", "argmax", "argmin", "asin", "asinh", "astype", "atan", "atanh", "broadcast_to",
     "call_builtin_with_ctx", "call_dps_packed", "call_packed", "call_pure_packed", "call_tir",
-    "call_tir_inplace", "invoke_closure", "make_closure", "print", "vm",
+    "call_tir_inplace", "invoke_closure", "invoke_pure_closure", "make_closure", "print", "vm",
     "ceil", "clip", "concat", "cos", "cosh", "cumprod", "cumsum", "divide", "equal", "erf", "exp",
     "expand_dims", "flatten", "floor", "floor_divide", "floor_mod", "full", "full_like",
     "gather_elements",

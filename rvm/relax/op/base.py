@@ -182,6 +182,17 @@ def invoke_closure(closure, args, sinfo_args):
                 sinfo_args=sinfos)
 
 
+def invoke_pure_closure(closure, args, sinfo_args):
+    """``invoke_closure`` declared pure (``relax.invoke_pure_closure``), so it may appear in a
+    dataflow block; it runs as invoke_closure does."""
+    sinfos = _sinfo_args(sinfo_args, "invoke_pure_closure")
+    if len(sinfos) != 1:
+        raise TypeError(f"invoke_pure_closure: sinfo_args must be one StructInfo, got "
+                        f"{len(sinfos)}")
+    return Call(Op.get("relax.invoke_pure_closure"),
+                [closure, _args_tuple(args, "invoke_pure_closure")], sinfo_args=sinfos)
+
+
 def _infer_dps(name, callee_type):
     def infer(call, ctx):
         max_args = 2 if name == "relax.call_dps_packed" else 3
@@ -260,14 +271,15 @@ def _infer_make_closure(call, ctx):
 
 
 def _infer_invoke_closure(call, ctx):
+    name = call.op.name
     if len(call.sinfo_args) != 1:
-        raise ValueError(f"relax.invoke_closure expects one sinfo_args entry, got "
+        raise ValueError(f"{name} expects one sinfo_args entry, got "
                          f"{len(call.sinfo_args)}")
     if not isinstance(call.args[1].struct_info_, TupleStructInfo):
-        raise ValueError("relax.invoke_closure: the arguments must be a tuple")
+        raise ValueError(f"{name}: the arguments must be a tuple")
     if isinstance(call.args[0].struct_info_, (TensorStructInfo, ShapeStructInfo,
                                               TupleStructInfo)):
-        raise ValueError(f"relax.invoke_closure: expected a closure, got a value of struct "
+        raise ValueError(f"{name}: expected a closure, got a value of struct "
                          f"info {call.args[0].struct_info_!r}")
     return call.sinfo_args[0]
 
@@ -289,6 +301,8 @@ register_op("relax.make_closure", _infer_make_closure, num_inputs=2,
             description="bind the first arguments of a Relax function")
 register_op("relax.invoke_closure", _infer_invoke_closure, purity=False, num_inputs=2,
             description="call a closure")
+register_op("relax.invoke_pure_closure", _infer_invoke_closure, num_inputs=2,
+            description="call a closure declared pure")
 register_op("relax.call_dps_packed", _infer_dps("relax.call_dps_packed", ExternFunc),
             description="call a packed function in destination passing style")
 register_op("relax.call_pure_packed", _infer_pure_packed,

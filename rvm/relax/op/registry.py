@@ -11,63 +11,9 @@ high-level operator is one ``register_op`` call plus its Python constructor.
 """
 import difflib
 
-from rvm.ir.expr import RelaxExpr
+from rvm.ir.op import _OPS, Op
 
-_OPS = {}
 REQUIRED = type("Required", (), {"__repr__": lambda self: "REQUIRED"})()
-
-
-class Op(RelaxExpr):
-    """A primitive operator such as ``relax.call_tir``; one instance per name.
-
-    >>> Op.get("relax.call_tir").name
-    'relax.call_tir'
-    """
-
-    _fields = ("name",)
-
-    def __init__(self, name, span=None):
-        self.name = name
-        self.span = span
-        self._attrs = {}
-
-    @staticmethod
-    def get(name):
-        """The operator registered as ``name`` (ValueError naming it when absent)."""
-        op = _OPS.get(name)
-        if op is None:
-            close = difflib.get_close_matches(name, list(_OPS), n=3)
-            hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-            raise ValueError(f"operator '{name}' is not registered{hint}")
-        return op
-
-    def get_attr(self, key, default=None):
-        """The attribute ``key`` of this operator, or ``default``."""
-        return self._attrs.get(key, default)
-
-    def set_attr(self, key, value, override=False):
-        """Sets attribute ``key``; setting an existing one needs ``override``."""
-        if key in self._attrs and not override:
-            raise ValueError(f"operator '{self.name}' already has attribute '{key}'; "
-                             "pass override=True to replace it")
-        self._attrs[key] = value
-        return self
-
-    @property
-    def purity(self):
-        """Whether calls of this operator are free of visible side effects."""
-        return self._attrs.get("FPurity", True)
-
-    def infer_struct_info(self, call, ctx=None):
-        """The struct info of ``call`` (a Call of this operator with normalized arguments)."""
-        infer = self._attrs.get("FInferStructInfo")
-        if infer is None:
-            raise ValueError(f"operator '{self.name}' has no struct info inference "
-                             "(FInferStructInfo)")
-        return infer(call, ctx)
-
-    def __repr__(self):
-        return f"Op({self.name!r})"
 
 
 def register_op(name, infer_struct_info, purity=True, num_inputs=None, description="",

@@ -114,7 +114,7 @@ class _Lowerer:
         if op == "relax.make_closure":
             return _extern_call(ExternFunc("vm.builtin.make_closure"),
                                 [args[0], *_fields(args[1])], call.struct_info_)
-        if op == "relax.invoke_closure":
+        if op in ("relax.invoke_closure", "relax.invoke_pure_closure"):
             return _extern_call(args[0], _fields(args[1]), call.struct_info_)
         if op == "relax.print":
             return _extern_call(ExternFunc("relax.run.print"),

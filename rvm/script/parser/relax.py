@@ -14,13 +14,24 @@ call, and expressions such as ``"n * 2"`` are allowed):
 R.Tensor((n, 4), dtype="float32")
 >>> R.Tuple(R.Tensor((2,), "int32"), R.Prim("int64"))
 R.Tuple(R.Tensor((2,), dtype="int32"), R.Prim("int64"))
+
+The operators are the constructors of ``rvm.relax.op`` themselves, as in TVM
+(``R.add is relax.op.add``); the value helpers (``R.const``, ``R.shape``,
+``R.call_packed``...) live in ``relax_values``:
+
+>>> from rvm.relax import op
+>>> R.add is op.add, R.nn is op.nn
+(True, True)
 """
 import ast
 import operator
 
 from rvm.ir.expr import PrimExpr
 from rvm.relax import struct_info as _si
+from rvm.relax import expr as _expr
+from rvm.relax.op import base as _base
 from rvm.script._decorators import function_decorator, frame_depth_env
+from rvm.script.parser import relax_values as _values
 from rvm.tir.expr import Var as _TirVar
 
 
@@ -122,3 +133,30 @@ def _as_sinfo(value, who):
         return value()
     raise TypeError(f"{who}: expected a struct info such as R.Tensor((n, 4), \"float32\"), got "
                     f"{type(value).__name__}")
+
+
+# Names whose Python object is not a constructor of rvm.relax.op of the same name.
+_VALUES = {
+    "const": _values.const, "shape": _values.shape, "prim_value": _values.prim_value,
+    "str": _values.str_imm, "dtype": _values.dtype, "tuple": _values.make_tuple,
+    "match_cast": _values.match_cast, "ExternFunc": _expr.ExternFunc,
+    "call_packed": _base.call_packed, **_values.STATEMENT_ONLY,
+}
+
+
+def __getattr__(name):
+    """``R.add``, ``R.nn``, ``R.const``...: operators and value helpers (module docstring)."""
+    if name in _VALUES:
+        return _VALUES[name]
+    found = None if name.startswith("_") else _values.operator_object(name)
+    if found is None:
+        raise AttributeError(f"module 'rvm.script.relax' has no attribute {name!r}; R has no "
+                             "such operator, type or helper")
+    return found
+
+
+def __dir__():
+    names = set(globals()) | set(_VALUES)
+    names.update(op[len("relax."):].split(".")[0] for op in _values.list_op_names()
+                 if op.startswith("relax."))
+    return sorted(n for n in names if n == "__doc__" or not n.startswith("_"))

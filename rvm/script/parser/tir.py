@@ -4,7 +4,10 @@
 The other names are what TensorIR scripts write (``T.Buffer``, ``T.grid``,
 ``T.block``...); the parser reads them from the source and never calls
 them, so here they only need to exist for Python to evaluate annotations.
-The intrinsics (``T.exp``, ``T.max``...) also work on TIR expressions.
+The intrinsics (``T.exp``, ``T.max``...), the node classes (``T.Var``,
+``T.IntImm``, ``T.FloatImm``...), the dtypes (``T.int32(5)`` is a constant,
+``T.int32()`` a fresh variable), ``T.meta_var`` and TVM's ``T.tvm_*``/GPU
+intrinsics (``tir_intrinsics``) also work from plain Python, as in TVM.
 
 >>> from rvm.script import tir as T
 >>> @T.prim_func
@@ -14,10 +17,12 @@ The intrinsics (``T.exp``, ``T.max``...) also work on TIR expressions.
 >>> add_one.attrs["global_symbol"]
 'add_one'
 """
+from rvm.tir import expr as _e
 from rvm.tir.expr import Cast as _Cast, Select as _Select
 from rvm.tir import op as _op
 from rvm.script._decorators import Annotation, function_decorator, frame_depth_env
 from rvm.script.parser.tir_builtins import DTYPES as _DTYPES, TIR_TABLE as _TABLE
+from rvm.script.parser.tir_intrinsics import FUNCTIONS as _INTRINSICS, meta_var
 
 
 def prim_func(func=None, **options):
@@ -27,9 +32,12 @@ def prim_func(func=None, **options):
 
 def _scalar(dtype):
     def make(value=None, is_size_var=False):
-        """A constant of this dtype (or, without a value, an annotation marker)."""
+        """A constant of this dtype, a cast of an expression, or (without a value) a fresh
+        variable of this dtype, as TVM's ``T.int32()``."""
         if value is None:
-            return Annotation(dtype)
+            return (_e.SizeVar if is_size_var else _e.Var)("", dtype)
+        if isinstance(value, _e.PrimExpr):
+            return _op.cast(value, dtype)
         return _op.const(value, dtype)
 
     make.__name__ = dtype
@@ -47,9 +55,25 @@ max, min, floordiv, floormod = _op.max, _op.min, _op.floordiv, _op.floormod
 truncdiv, truncmod = _op.truncdiv, _op.truncmod
 Cast = _Cast
 Select = _Select
+Var, SizeVar, IntImm, FloatImm, StringImm = _e.Var, _e.SizeVar, _e.IntImm, _e.FloatImm, _e.StringImm
+Ramp, Broadcast, Let, Not = _e.Ramp, _e.Broadcast, _e.Let, _e.Not
+call_extern, call_intrin, cast = _op.call_extern, _op.call_intrin, _op.cast
+globals().update(_INTRINSICS)
 
 # Script-only names (statements the parser understands): markers for Python.
 for _name in _TABLE:
     if "." not in _name and _name not in globals():
         globals()[_name] = Annotation(_name)
-axis = Annotation("axis")
+
+
+class _Axis:
+    """``T.axis``: its members (``T.axis.remap``, ``T.axis.spatial``...) are statement markers."""
+
+    def __repr__(self):
+        return "<T.axis>"
+
+
+axis = _Axis()
+for _name in _TABLE:
+    if _name.startswith("axis."):
+        setattr(axis, _name[len("axis."):], Annotation(_name))

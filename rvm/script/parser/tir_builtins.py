@@ -10,6 +10,7 @@ from rvm.runtime.data_type import DataType
 from rvm.tir import expr as _e
 from rvm.tir import op as _op
 from rvm.script.parser.core import Builtin
+from rvm.script.parser import tir_intrinsics as _intrin
 
 DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
           "float16", "float32", "float64", "bfloat16")
@@ -94,6 +95,10 @@ def _intrinsic(name, arity):
         return value
 
     return Builtin(name, build)
+
+
+def _intrinsic_call(name):
+    return Builtin(name, lambda parser, node, *args: _intrin.make_call(name, args))
 
 
 def _imm(kind):
@@ -220,6 +225,9 @@ def build_table():
     for kind in (_e.Var, _e.SizeVar):
         table[kind.__name__] = _var(kind)
     table["StringImm"] = Builtin("StringImm", lambda parser, node, value: _e.StringImm(value))
+    for name in _intrin.SIGNATURES:
+        table[name] = _intrinsic_call(name)
+    table["meta_var"] = Builtin("meta_var", lambda parser, node, value: _intrin.meta_var(value))
     for kind in (_e.Add, _e.Sub, _e.Mul, _e.Mod, _e.FloorDiv, _e.FloorMod, _e.Min, _e.Max,
                  _e.EQ, _e.NE, _e.LT, _e.LE, _e.GT, _e.GE, _e.And, _e.Or):
         table.setdefault(kind.__name__, _node(kind))

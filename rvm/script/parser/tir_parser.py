@@ -12,6 +12,7 @@ from rvm.script.parser.diagnostics import ParseError
 from rvm.script.parser.tir_blocks import (
     AXIS_KINDS, Frame, block_axes, block_statement, bounds, parse_for, parse_with,
 )
+from rvm.script.parser.tir_intrinsics import meta_var
 from rvm.script.parser.tir_builtins import DTYPES, TIR_TABLE, DTypeAnnotation, Spec, VarDecl
 from rvm.script.parser.tir_ops import build_binop
 
@@ -241,6 +242,15 @@ class TIRParser(ScriptParser):
         if isinstance(target, ast.Subscript):
             return self.buffer_store(target, node.value)
         value = self.eval(node.value)
+        if isinstance(value, meta_var):  # a Python value standing for itself, no LetStmt
+            names = self.target_names(target)
+            values = [value.value] if len(names) == 1 else list(value.value)
+            if len(values) != len(names):
+                raise self.error(target, f"T.meta_var: {len(names)} names for "
+                                         f"{len(values)} values")
+            for name, item in zip(names, values):
+                self.define(name, item)
+            return None
         if isinstance(value, tuple) and value and all(isinstance(v, VarDecl) for v in value):
             for name, decl in zip(self.target_names(target, len(value)), value):
                 self.define(name, decl.make(name))

@@ -58,6 +58,12 @@ class ExprPrinter(_ScriptSyntax):
         name = op[4:] if op.startswith("tir.") else None
         from rvm.script.parser.tir_builtins import INTRINSICS  # the parser reads these back
 
+        from rvm.script.parser.tir_intrinsics import printed_args
+
+        tvm_args = printed_args(x)
+        if tvm_args is not None:  # T.tvm_fill_fragment(...), T.ptx_ldmatrix("float16", ...)
+            text = [quote(a) if isinstance(a, str) else self(a) for a in tvm_args]
+            return f"T.{name}({', '.join(text)})"
         args = [self(a) for a in x.args]
         if name is not None and INTRINSICS.get(name) is not None and \
                 INTRINSICS[name](*x.args).dtype == x.dtype:
