@@ -25,8 +25,10 @@ from fuzz.stages import STAGES, InternalError, check_run_error, load_stage
 
 PROGRESS = struct.Struct("<QQ" + "Q" * len(STAGES))
 ENGINES = ("native", "python")
-# What a user gives the VM for an untrusted model (README, Limits).
-VM_LIMITS = {"memory_limit": 256 << 20, "step_limit": 10 ** 6}
+# What a user gives the VM for an untrusted model (README, Limits): a runaway kernel loop
+# stops at its next poll, at step_limit or within time_limit seconds, far below the
+# campaign's hang deadline.
+VM_LIMITS = {"memory_limit": 256 << 20, "step_limit": 10 ** 6, "time_limit": 2.0}
 
 
 def read_progress(path):
@@ -215,6 +217,8 @@ def _raise_injected(*args, **kwargs):
 def child(kind, seed, state, inject=""):
     """Runs inputs of ``kind`` from ``seed`` until SIGTERM; see the module docstring."""
     import warnings
+    from fuzz.asan import started_under_asan
+    started_under_asan()
     warnings.filterwarnings("ignore")  # mutated sources make Python warn about literals
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(1))

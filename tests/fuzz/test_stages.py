@@ -3,7 +3,7 @@ there, and an undocumented exception inside the loader reported as an internal e
 import pytest
 
 from fuzz.stages import InternalError, check_run_error, load_stage
-from fuzz.tir_graph import TIRGraph
+from fuzz.tir_graph import TIRGraph, map_refs
 from rvm import relax
 from rvm.bytecode.executable import Executable
 from rvm.bytecode.function import FuncInfo
@@ -51,6 +51,17 @@ def test_bad_registers_stop_at_the_verifier(saved):
                           for f in parts["functions"]]
     assert isinstance(parts["functions"][0], FuncInfo)
     assert _stage(dump_executable(parts)) == "rejected_verifier"
+
+
+def test_a_narrowing_let_stops_at_the_tir_verifier(saved):
+    g = TIRGraph(save_prim_funcs(kernel_tir(saved)))
+    store = g.indices("BufferStore")[0]
+    index = g.field(store, "indices")[0]
+    var = store + 1  # LetStmt t: int8 = <the int64 index>, the store indexed by t
+    copy = map_refs(g.nodes[store], lambda r: var if r == index else r, binding=False)
+    g.redirect(store, g.insert(var, [["Var", ["t", "int8"]], copy,
+                                     ["LetStmt", [var, index, var + 1]]]))
+    assert _stage(with_kernels(saved, tir=g.to_bytes())) == "rejected_tir_verifier"
 
 
 def test_a_call_extern_kernel_is_refused_at_regeneration(saved):
