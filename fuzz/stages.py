@@ -5,11 +5,11 @@ Loader stages, in order: refused by a section checksum (``rejected_crc``), by th
 TIR format (``rejected_format``), by the bytecode verifier (``rejected_verifier``), by the
 TIR verifier of untrusted kernels (``rejected_tir_verifier``: typed lets and casts, scopes,
 one dtype per memory, bounded unrolling), kernel TIR refused by the code generator when
-its C is regenerated (``rejected_kernel``), the compiler out of memory
-under the campaign's limit (``out_of_memory``: a resource blow-up, not a refusal),
-``loaded``; then per engine:
-refused when the VM links the functions (``refused_at_link``), ``ran`` or
-``ran_with_error``. Parser stages: Python's own syntax check (``python_syntax_error``),
+its C is regenerated (``rejected_kernel``), the compiler stopped at its time limit
+(``compile_limit``: a source too large to compile in the campaign's budget, not a
+refusal), the compiler out of memory under the campaign's limit (``out_of_memory``: a
+resource blow-up, not a refusal), ``loaded``; then per engine: refused when the VM links
+the functions (``refused_at_link``), ``ran`` or ``ran_with_error``. Parser stages: Python's own syntax check (``python_syntax_error``),
 rvm's parser (``rejected_by_parser``), ``parsed``.
 """
 import os
@@ -22,7 +22,7 @@ from rvm.tir.analysis.verify_untrusted import UntrustedTIRError
 from rvm.tir.serialize import TIRFormatError
 
 LOADER_STAGES = ("rejected_crc", "rejected_format", "rejected_verifier",
-                 "rejected_tir_verifier", "rejected_kernel",
+                 "rejected_tir_verifier", "rejected_kernel", "compile_limit",
                  "out_of_memory", "loaded", "refused_at_link", "ran", "ran_with_error",
                  "engine_mismatch")
 PARSER_STAGES = ("python_syntax_error", "rejected_by_parser", "parsed")
@@ -39,7 +39,8 @@ _KERNEL_FILES = (os.path.join("rvm", "codegen"), os.path.join("rvm", "tir"))
 RUN_ERRORS = (TypeError, ValueError, IndexError, MemoryError, RuntimeError, TimeoutError)
 # Compiler failures (the first line of a CompileError) that are limits, not code
 # generator bugs.
-_COMPILE_LIMITS = ("timed out", "memory limit", "size limit", "time limit")
+_COMPILE_LIMITS = ("memory limit", "size limit")
+_COMPILE_TIME = ("timed out", "time limit")
 _COMPILER_OOM = ("out of memory", "memory exhausted", "Cannot allocate memory")
 
 
@@ -94,6 +95,9 @@ def load_stage(err):
         return "rejected_kernel"  # the code generator or the TIR verifier refused the kernel
     if isinstance(root, CompileError) and any(w in str(root) for w in _COMPILER_OOM):
         return "out_of_memory"
+    if isinstance(root, CompileError) and any(
+            w in str(root).splitlines()[0] for w in _COMPILE_TIME):
+        return "compile_limit"
     if isinstance(root, CompileError) and any(
             w in str(root).splitlines()[0] for w in _COMPILE_LIMITS):
         return "rejected_kernel"

@@ -64,12 +64,13 @@ class _Clock:
 def profile(inputs, seed):
     """{stage: {inputs, seconds, per_minute}} over ``inputs`` mutants from ``seed``."""
     import rvm.codegen.c.target as target
-    from fuzz.child import ENGINES, VM_LIMITS, _tir_inputs
+    from fuzz.child import ENGINES, VM_LIMITS, _tir_inputs, campaign_limits
     from rvm.bytecode.executable import Executable
     from rvm.runtime import compiler, kernel_library
     from rvm.runtime.device import cpu
     from rvm.vm.machine import VirtualMachine
 
+    campaign_limits()
     clock = _Clock()
     clock.wrap(target, "verify_untrusted", "verify_tir")
     clock.wrap(target, "render_c_source", "codegen")
