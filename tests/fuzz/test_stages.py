@@ -87,3 +87,20 @@ def test_run_errors_outside_the_documented_ones_are_internal():
     check_run_error(MemoryError("memory_limit"), "run")
     with pytest.raises(InternalError, match="run: AttributeError"):
         check_run_error(AttributeError("x"), "run")
+
+
+def test_a_compile_stopped_at_its_time_limit_is_counted_apart(saved, monkeypatch):
+    from rvm.runtime.compiler import Compiler, CompileLimitError
+
+    def slow(self, *args, **kwargs):
+        raise CompileLimitError("C compilation timed out after 5 s (cc)")
+    monkeypatch.setattr(Compiler, "_compile_in", slow)
+    data = bytearray(saved)  # a source not in the kernel cache
+    g = TIRGraph(save_prim_funcs(kernel_tir(saved)))
+    c = [i for i in g.indices("FloatImm")][0]
+    g.nodes[c] = ["FloatImm", [g.field(c, "dtype"), 2.5]]
+    assert _stage(with_kernels(bytes(data), tir=g.to_bytes())) == "compile_limit"
+    monkeypatch.setattr(Compiler, "_compile_in", lambda self, *a, **k: (_ for _ in ()).throw(
+        CompileLimitError("C compilation of untrusted code exceeded its memory limit of 1 MiB")))
+    g.nodes[c] = ["FloatImm", [g.field(c, "dtype"), 3.5]]
+    assert _stage(with_kernels(bytes(data), tir=g.to_bytes())) == "rejected_kernel"
