@@ -3,14 +3,15 @@ rvm's documented errors (anything else escaping the loader or the VM is an inter
 
 Loader stages, in order: refused by a section checksum (``rejected_crc``), by the file or
 TIR format (``rejected_format``), by the bytecode verifier (``rejected_verifier``), by the
-TIR verifier of untrusted kernels (``rejected_tir_verifier``: typed lets and casts, scopes,
-one dtype per memory, bounded unrolling), kernel TIR refused by the code generator when
-its C is regenerated (``rejected_kernel``), the compiler stopped at its time limit
+TIR verifier of untrusted kernels (``rejected_tir_verifier``: typed lets and casts,
+scopes, one dtype per memory, bounded unrolling), kernel TIR refused by the code generator
+when its C is regenerated (``rejected_kernel``), the compiler stopped at its time limit
 (``compile_limit``: a source too large to compile in the campaign's budget, not a
 refusal), the compiler out of memory under the campaign's limit (``out_of_memory``: a
 resource blow-up, not a refusal), ``loaded``; then per engine: refused when the VM links
-the functions (``refused_at_link``), ``ran`` or ``ran_with_error``. Parser stages: Python's own syntax check (``python_syntax_error``),
-rvm's parser (``rejected_by_parser``), ``parsed``.
+the functions (``refused_at_link``), ``ran`` or ``ran_with_error``. Parser stages:
+Python's own syntax check (``python_syntax_error``), rvm's parser
+(``rejected_by_parser``), ``parsed``.
 """
 import os
 import traceback

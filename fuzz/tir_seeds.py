@@ -5,8 +5,8 @@ local and global allocations, and parallel, vectorized and unrolled loops.
 ``tir_seeds()`` gives ``[(name, executable bytes, inputs)]``; each seed's ``main`` runs on
 its inputs. Shapes are small: every mutant that reaches the compiler compiles its seed's
 whole translation unit, and an unrolled loop's body is compiled once per iteration (the
-unrolled seed's inner loops have 16). Loop kinds are set on the saved TIR (each changed loop is one whose iterations
-are independent), so the seeds stay valid files.
+unrolled seed's inner loops have 16). Loop kinds are set on the saved TIR (each changed
+loop is one whose iterations are independent), so the seeds stay valid files.
 """
 import numpy as np
 
