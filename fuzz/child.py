@@ -32,8 +32,10 @@ VM_LIMITS = {"memory_limit": 256 << 20, "step_limit": 10 ** 6, "time_limit": 1.0
 # The compiler of a mutant's kernels stops after this many seconds of CPU time and of wall
 # time (rvm's defaults, 60 and 120, are meant for real models; a seed compiles in well under
 # a second at -O1): a source made huge by DAG sharing (a 500 KB expression takes gcc ~30 s)
-# is then counted at the ``compile_limit`` stage instead of passing the hang deadline. With
-# the two runs' time_limit, an input takes at most ~8 s, under the 10 s deadline.
+# is then counted at the ``compile_limit`` stage instead of passing the hang deadline. The
+# compile and the two runs' time_limit take at most ~7 s; what rvm spends generating the C
+# comes on top (~4 s for 2 MB of C, near the decoder's expanded-size cap), and can still
+# pass the 10 s deadline.
 COMPILE_SECONDS = {"cpu_seconds": 4, "seconds": 5}
 
 
