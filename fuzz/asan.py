@@ -1,11 +1,18 @@
 """Kernels compiled under AddressSanitizer for a fuzz campaign.
 
 ``asan_env(directory, memory_mb)`` writes a compiler wrapper (set as ``RVM_CC``) that adds
-``-fsanitize=address -fno-omit-frame-pointer`` to every compile, runs the compiler without
-the preloaded runtime and under an address-space limit, and gives the environment of a
-child process: libasan preloaded (Python itself is not instrumented, the kernels are) and
-``ASAN_OPTIONS`` making a report exit with ``ASAN_EXIT`` and write its text to
-``<directory>/asan.<pid>``.
+``-fsanitize=address -fno-omit-frame-pointer -O1`` to every compile (``-O1``, the usual
+setting of sanitizer fuzzing, comes last so it overrides rvm's ``-O3``: a mutant's compile
+takes a fraction of the time), runs the compiler without the preloaded runtime and under
+an address-space limit, and gives the environment of a child process: libasan preloaded
+(Python itself is not instrumented, the kernels are) and ``ASAN_OPTIONS`` making a report
+exit with ``ASAN_EXIT`` and write its text to ``<directory>/asan.<pid>``.
+
+``started_under_asan()``, called first thing in a child, takes ``LD_PRELOAD`` out of the
+child's environment once the runtime is loaded: a program the child starts (the compiler
+of an untrusted kernel, which rvm runs under an address-space limit) would otherwise load
+libasan too, fail to reserve its shadow memory under that limit and abort before
+compiling anything.
 """
 import ctypes
 import os
@@ -47,12 +54,18 @@ def asan_env(directory, memory_mb, cc=None):
         # ASan process would make its own allocator fail
         f.write("#!/usr/bin/env -S -u LD_PRELOAD /bin/sh\n"
                 f"ulimit -v {memory_mb * 1024} 2>/dev/null\n"
-                f"exec {cc} \"$@\" -fsanitize=address -fno-omit-frame-pointer\n")
+                f"exec {cc} \"$@\" -fsanitize=address -fno-omit-frame-pointer -O1\n")
     os.chmod(wrapper, 0o755)
     options = [f"exitcode={ASAN_EXIT}", "detect_leaks=0", "allocator_may_return_null=1",
                f"hard_rss_limit_mb={memory_mb}", f"log_path={os.path.join(directory, 'asan')}",
                "handle_abort=1"]
     return {"RVM_CC": wrapper, "LD_PRELOAD": lib, "ASAN_OPTIONS": ":".join(options)}
+
+
+def started_under_asan():
+    """In a child started with ``asan_env``: drops ``LD_PRELOAD`` from the environment the
+    child's own subprocesses inherit (see the module docstring); True when it was set."""
+    return os.environ.pop("LD_PRELOAD", None) is not None
 
 
 def inject_oob_write():

@@ -25,8 +25,25 @@ from fuzz.stages import STAGES, InternalError, check_run_error, load_stage
 
 PROGRESS = struct.Struct("<QQ" + "Q" * len(STAGES))
 ENGINES = ("native", "python")
-# What a user gives the VM for an untrusted model (README, Limits).
-VM_LIMITS = {"memory_limit": 256 << 20, "step_limit": 10 ** 6}
+# What a user gives the VM for an untrusted model (README, Limits): a runaway kernel loop
+# stops at its next poll, at step_limit or within time_limit seconds, far below the
+# campaign's hang deadline.
+VM_LIMITS = {"memory_limit": 256 << 20, "step_limit": 10 ** 6, "time_limit": 1.0}
+# The compiler of a mutant's kernels stops after this many seconds of CPU time and of wall
+# time (rvm's defaults, 60 and 120, are meant for real models; a seed compiles in well under
+# a second at -O1): a source made huge by DAG sharing (a 500 KB expression takes gcc ~30 s)
+# is then counted at the ``compile_limit`` stage instead of passing the hang deadline. The
+# compile and the two runs' time_limit take at most ~7 s; what rvm spends generating the C
+# comes on top (~4 s for 2 MB of C, near the decoder's expanded-size cap), and can still
+# pass the 10 s deadline.
+COMPILE_SECONDS = {"cpu_seconds": 4, "seconds": 5}
+
+
+def campaign_limits():
+    """Sets the process's compiler limits to the campaign's (``COMPILE_SECONDS``)."""
+    from rvm.runtime.compiler import default_compiler
+    limits = default_compiler().limits
+    limits.cpu_seconds, limits.seconds = COMPILE_SECONDS["cpu_seconds"], COMPILE_SECONDS["seconds"]
 
 
 def read_progress(path):
@@ -215,6 +232,9 @@ def _raise_injected(*args, **kwargs):
 def child(kind, seed, state, inject=""):
     """Runs inputs of ``kind`` from ``seed`` until SIGTERM; see the module docstring."""
     import warnings
+    from fuzz.asan import started_under_asan
+    started_under_asan()
+    campaign_limits()
     warnings.filterwarnings("ignore")  # mutated sources make Python warn about literals
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(1))

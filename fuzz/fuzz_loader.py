@@ -11,20 +11,23 @@ node level (fuzz/tir_mutate.py: narrowing lets, index arithmetic, dtype aliasing
 sharing, call_packed of every registered global, allocations, loops, swapped buffers),
 re-serialized with valid checksums. Both load each mutant with
 ``Executable.from_bytes`` (kernels regenerated from their TIR) and, when it loads, run it
-on the native and the python engine with ``memory_limit``/``step_limit`` as for an
-untrusted model. ``--asan`` compiles the kernels under AddressSanitizer (fuzz/asan.py).
+on the native and the python engine with ``memory_limit``/``step_limit``/``time_limit`` as
+for an untrusted model, the kernels compiled under the campaign's compile time limit
+(fuzz/child.py). ``--asan`` compiles the kernels under AddressSanitizer at -O1
+(fuzz/asan.py). ``python fuzz/tir_profile.py`` times each stage of a TIR mutant.
 ``parser``: mutants of a script-form program (text edits, and syntax-tree edits that
 Python accepts) parsed with ``rvm.script.from_source``.
 
 The summary (JSON on stdout) counts where the inputs stopped (fuzz/stages.py: rejected by
-a checksum, by the format, by the bytecode verifier, kernel refused at regeneration,
-loaded, refused at link, ran, ran with an error; for the parser Python's syntax check,
-rvm's parser, parsed), internal errors (an exception that is not one of rvm's documented
-errors: the first input of each kind saved, with its traceback), engine mismatches,
-crashes, ASan reports and hangs (an input over ``--hang-seconds``, 10 by default, from
-the first input on). Children run under ``--memory-mb`` (address space; ASan's RSS
-limit under --asan) with a fresh kernel cache per campaign; see fuzz/harness.py.
-The exit status is 1 when there was a crash, hang, internal error or harness error.
+a checksum, by the format, by the bytecode verifier, by the TIR verifier, kernel refused
+by the code generator, compile stopped at its time limit, loaded, refused at link, ran,
+ran with an error; for the parser Python's syntax check, rvm's parser, parsed), internal
+errors (an exception that is not one of rvm's documented errors: the first input of each
+kind saved, with its traceback), engine mismatches, crashes, ASan reports and hangs (an
+input over ``--hang-seconds``, 10 by default, from the first input on). Children run under
+``--memory-mb`` (address space; ASan's RSS limit under --asan) with a fresh kernel cache
+per campaign; see fuzz/harness.py. The exit status is 1 when there was a crash, hang,
+internal error or harness error.
 
 Test hook: ``RVM_FUZZ_INJECT=KIND@N`` (segv, hang, internal, asan) makes the first child
 do that on its input N, so a test can check the harness reports it (fuzz/child.py).

@@ -2,13 +2,16 @@
 rvm's documented errors (anything else escaping the loader or the VM is an internal error).
 
 Loader stages, in order: refused by a section checksum (``rejected_crc``), by the file or
-TIR format (``rejected_format``), by the bytecode verifier (``rejected_verifier``), kernel
-TIR refused when its C is regenerated (``rejected_kernel``), the compiler out of memory
-under the campaign's limit (``out_of_memory``: a resource blow-up, not a refusal),
-``loaded``; then per engine:
-refused when the VM links the functions (``refused_at_link``), ``ran`` or
-``ran_with_error``. Parser stages: Python's own syntax check (``python_syntax_error``),
-rvm's parser (``rejected_by_parser``), ``parsed``.
+TIR format (``rejected_format``), by the bytecode verifier (``rejected_verifier``), by the
+TIR verifier of untrusted kernels (``rejected_tir_verifier``: typed lets and casts,
+scopes, one dtype per memory, bounded unrolling), kernel TIR refused by the code generator
+when its C is regenerated (``rejected_kernel``), the compiler stopped at its time limit
+(``compile_limit``: a source too large to compile in the campaign's budget, not a
+refusal), the compiler out of memory under the campaign's limit (``out_of_memory``: a
+resource blow-up, not a refusal), ``loaded``; then per engine: refused when the VM links
+the functions (``refused_at_link``), ``ran`` or ``ran_with_error``. Parser stages:
+Python's own syntax check (``python_syntax_error``), rvm's parser
+(``rejected_by_parser``), ``parsed``.
 """
 import os
 import traceback
@@ -16,9 +19,11 @@ import traceback
 from rvm.bytecode.errors import BytecodeVerificationError, ExecutableFormatError
 from rvm.runtime.compiler import CompileError
 from rvm.support.errors import RVMError
+from rvm.tir.analysis.verify_untrusted import UntrustedTIRError
 from rvm.tir.serialize import TIRFormatError
 
-LOADER_STAGES = ("rejected_crc", "rejected_format", "rejected_verifier", "rejected_kernel",
+LOADER_STAGES = ("rejected_crc", "rejected_format", "rejected_verifier",
+                 "rejected_tir_verifier", "rejected_kernel", "compile_limit",
                  "out_of_memory", "loaded", "refused_at_link", "ran", "ran_with_error",
                  "engine_mismatch")
 PARSER_STAGES = ("python_syntax_error", "rejected_by_parser", "parsed")
@@ -30,12 +35,13 @@ _LOADER_FILES = (os.path.join("rvm", "runtime"), os.path.join("rvm", "bytecode")
 _KERNEL_FILES = (os.path.join("rvm", "codegen"), os.path.join("rvm", "tir"))
 # The run-time errors the VM documents: argument and shape checks (TypeError, ValueError),
 # guarded kernel accesses (IndexError), memory_limit and impossible allocations
-# (MemoryError), step_limit and call depth (RuntimeError, RecursionError), rvm's own
-# errors raised in kernels or builtins (RVMError).
-RUN_ERRORS = (TypeError, ValueError, IndexError, MemoryError, RuntimeError)
+# (MemoryError), step_limit and call depth (RuntimeError, RecursionError), time_limit
+# (TimeoutError), rvm's own errors raised in kernels or builtins (RVMError).
+RUN_ERRORS = (TypeError, ValueError, IndexError, MemoryError, RuntimeError, TimeoutError)
 # Compiler failures (the first line of a CompileError) that are limits, not code
 # generator bugs.
-_COMPILE_LIMITS = ("timed out", "memory limit", "size limit", "time limit")
+_COMPILE_LIMITS = ("memory limit", "size limit")
+_COMPILE_TIME = ("timed out", "time limit")
 _COMPILER_OOM = ("out of memory", "memory exhausted", "Cannot allocate memory")
 
 
@@ -82,12 +88,17 @@ def load_stage(err):
         return "rejected_verifier"
     if isinstance(root, ExecutableFormatError):
         return "rejected_crc" if "checksum mismatch" in str(root) else "rejected_format"
+    if isinstance(root, UntrustedTIRError):
+        return "rejected_tir_verifier"
     if isinstance(root, TIRFormatError):
         return "rejected_format"
     if isinstance(root, RVMError) and isinstance(root, ValueError):
         return "rejected_kernel"  # the code generator or the TIR verifier refused the kernel
     if isinstance(root, CompileError) and any(w in str(root) for w in _COMPILER_OOM):
         return "out_of_memory"
+    if isinstance(root, CompileError) and any(
+            w in str(root).splitlines()[0] for w in _COMPILE_TIME):
+        return "compile_limit"
     if isinstance(root, CompileError) and any(
             w in str(root).splitlines()[0] for w in _COMPILE_LIMITS):
         return "rejected_kernel"

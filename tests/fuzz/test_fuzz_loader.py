@@ -13,8 +13,8 @@ from fuzz.asan import libasan
 
 pytestmark = pytest.mark.slow  # campaigns of a few hundred inputs each
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-LOADER = ("rejected_crc", "rejected_format", "rejected_verifier", "rejected_kernel",
-          "out_of_memory", "loaded")
+LOADER = ("rejected_crc", "rejected_format", "rejected_verifier", "rejected_tir_verifier",
+          "rejected_kernel", "compile_limit", "out_of_memory", "loaded")
 
 
 def _fuzz(tmp_path, kind, executions, *extra, inject=None):

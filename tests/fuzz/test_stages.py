@@ -3,7 +3,7 @@ there, and an undocumented exception inside the loader reported as an internal e
 import pytest
 
 from fuzz.stages import InternalError, check_run_error, load_stage
-from fuzz.tir_graph import TIRGraph
+from fuzz.tir_graph import TIRGraph, map_refs
 from rvm import relax
 from rvm.bytecode.executable import Executable
 from rvm.bytecode.function import FuncInfo
@@ -53,6 +53,17 @@ def test_bad_registers_stop_at_the_verifier(saved):
     assert _stage(dump_executable(parts)) == "rejected_verifier"
 
 
+def test_a_narrowing_let_stops_at_the_tir_verifier(saved):
+    g = TIRGraph(save_prim_funcs(kernel_tir(saved)))
+    store = g.indices("BufferStore")[0]
+    index = g.field(store, "indices")[0]
+    var = store + 1  # LetStmt t: int8 = <the int64 index>, the store indexed by t
+    copy = map_refs(g.nodes[store], lambda r: var if r == index else r, binding=False)
+    g.redirect(store, g.insert(var, [["Var", ["t", "int8"]], copy,
+                                     ["LetStmt", [var, index, var + 1]]]))
+    assert _stage(with_kernels(saved, tir=g.to_bytes())) == "rejected_tir_verifier"
+
+
 def test_a_call_extern_kernel_is_refused_at_regeneration(saved):
     g = TIRGraph(save_prim_funcs(kernel_tir(saved)))
     c = g.indices("BufferStore")[0]
@@ -76,3 +87,20 @@ def test_run_errors_outside_the_documented_ones_are_internal():
     check_run_error(MemoryError("memory_limit"), "run")
     with pytest.raises(InternalError, match="run: AttributeError"):
         check_run_error(AttributeError("x"), "run")
+
+
+def test_a_compile_stopped_at_its_time_limit_is_counted_apart(saved, monkeypatch):
+    from rvm.runtime.compiler import Compiler, CompileLimitError
+
+    def slow(self, *args, **kwargs):
+        raise CompileLimitError("C compilation timed out after 5 s (cc)")
+    monkeypatch.setattr(Compiler, "_compile_in", slow)
+    data = bytearray(saved)  # a source not in the kernel cache
+    g = TIRGraph(save_prim_funcs(kernel_tir(saved)))
+    c = [i for i in g.indices("FloatImm")][0]
+    g.nodes[c] = ["FloatImm", [g.field(c, "dtype"), 2.5]]
+    assert _stage(with_kernels(bytes(data), tir=g.to_bytes())) == "compile_limit"
+    monkeypatch.setattr(Compiler, "_compile_in", lambda self, *a, **k: (_ for _ in ()).throw(
+        CompileLimitError("C compilation of untrusted code exceeded its memory limit of 1 MiB")))
+    g.nodes[c] = ["FloatImm", [g.field(c, "dtype"), 3.5]]
+    assert _stage(with_kernels(bytes(data), tir=g.to_bytes())) == "rejected_kernel"

@@ -12,9 +12,10 @@ class PackedCallMixin:
     """The part of CEmitter that renders ``T.evaluate(T.call_packed(name, ...))``."""
 
     def _call_packed(self, call):
-        if self.in_parallel:
-            self.error("call_packed inside a parallel loop is not supported; expected it in "
-                       "serial code")
+        if self.in_parallel or self.in_simd:  # a return from the call's error path would
+            # branch out of an OpenMP structured block, which C compilers refuse
+            self.error("call_packed inside a parallel or vectorized loop is not supported; "
+                       "expected it in serial code")
         if not call.args or not isinstance(call.args[0], E.StringImm):
             self.error("call_packed needs the function name as its first argument")
         fname = call.args[0].value

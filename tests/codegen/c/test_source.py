@@ -109,5 +109,22 @@ def test_call_packed_inside_a_parallel_loop_is_reported():
         for i in T.parallel(8):
             T.evaluate(T.call_packed("env.peek", X))
 
-    with pytest.raises(CodegenError, match="kernel 'kernel': call_packed inside a parallel loop"):
+    with pytest.raises(CodegenError, match="kernel 'kernel': call_packed inside a parallel or "
+                       "vectorized loop"):
         render_c_source([("kernel", kernel)], use_openmp=True)
+
+
+def test_call_packed_inside_a_vectorized_loop_is_reported():
+    # Found by the TIR fuzzer: the call's error path returned from inside `#pragma omp simd`,
+    # C that gcc refuses ("invalid branch to/from OpenMP structured block").
+    from rvm.script import tir as T
+
+    @T.prim_func
+    def kernel(x: T.handle):
+        X = T.match_buffer(x, (8,), "float32")
+        for i in T.vectorized(8):
+            T.evaluate(T.call_packed("env.peek", X))
+
+    with pytest.raises(CodegenError, match="kernel 'kernel': call_packed inside a parallel or "
+                       "vectorized loop"):
+        render_c_source([("kernel", kernel)], use_openmp=False)
