@@ -3,17 +3,23 @@ EyeLike, OneHot.
 
 Pad's reflect, edge and wrap modes are a ``take`` of the mirrored, clamped or
 wrapped indices (computed at import); constant padding concatenates filled
-blocks. Trilu keeps a triangle through a constant mask.
+blocks. Trilu keeps a triangle through a mask, computed at run time when k is.
+Tile's repeats may be known only at run time (``runtime_shape.tile``).
 """
 import numpy as np
 
 from rvm.relax.frontend.onnx.ops_shape import cast_dtype, normalize_axis
+from rvm.relax.frontend.onnx import runtime_shape
 from rvm.relax.frontend.onnx.registry import converter, optional_const
+from rvm.relax.frontend.onnx.runtime_shape import int64_tensor, is_run_time, static_length
 from rvm.relax.op import binary, create, index, join, manipulate, search
 
 
 @converter("Tile")
 def _tile(ctx, inputs, attrs):
+    if is_run_time(inputs[1]):
+        static_length(ctx, inputs[1], "Tile's repeats")
+        return runtime_shape.tile(ctx, inputs[0], int64_tensor(ctx, inputs[1]))
     repeats = [int(r) for r in ctx.constant(inputs[1], "Tile's repeats").reshape(-1)]
     return ctx.emit(join.tile(ctx.tensor(inputs[0]), repeats))
 
@@ -22,15 +28,21 @@ def _tile(ctx, inputs, attrs):
 def _trilu(ctx, inputs, attrs):
     x = ctx.tensor(inputs[0])
     dims = ctx.shape(x)
-    k = optional_const(ctx, inputs[1] if len(inputs) > 1 else None, "Trilu's k",
-                       np.array(0))
+    k = inputs[1] if len(inputs) > 1 and inputs[1] is not None else np.array(0)
     rows, cols = dims[-2], dims[-1]
     if not isinstance(rows, int) or not isinstance(cols, int):
         raise ValueError("Trilu needs static matrix dimensions")
-    fn = np.triu if attrs.get("upper", 1) else np.tril
-    mask = fn(np.ones((rows, cols), bool), int(k.reshape(())))
+    upper = attrs.get("upper", 1)
+    if is_run_time(k):  # a value, not a shape: the mask is computed at run time
+        diagonal = np.arange(cols, dtype="int64")[None, :] - np.arange(rows, dtype="int64")[:, None]
+        k = ctx.emit(manipulate.reshape(int64_tensor(ctx, k), []))
+        mask = ctx.emit((binary.greater_equal if upper else binary.less_equal)(
+            ctx.tensor(diagonal), k))
+    else:
+        fn = np.triu if upper else np.tril
+        mask = ctx.tensor(fn(np.ones((rows, cols), bool), int(k.reshape(()))))
     zero = ctx.tensor(np.array(0, ctx.dtype(x)))
-    return ctx.emit(search.where(ctx.tensor(mask), x, zero))
+    return ctx.emit(search.where(mask, x, zero))
 
 
 @converter("Pad")
