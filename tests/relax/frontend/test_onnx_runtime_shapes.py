@@ -108,3 +108,12 @@ def test_a_bad_run_time_shape_operand_is_a_named_error(name):
         vm["main"](*inputs.values())  # the good value runs
         with pytest.raises(ValueError, match=message):
             vm["main"](*{**inputs, **bad}.values())
+
+
+def test_an_empty_tensor_reshaped_to_a_run_time_shape():
+    x = np.zeros((0, 3, 4), "float32")
+    model = _model("Reshape", {"x": x, "s": np.array([3, 4, 0])}, allowzero=1)
+    for vm in _machines(model):
+        assert vm["main"](x, np.array([3, 4, 0])).numpy().shape == (3, 4, 0)
+        with pytest.raises(ValueError, match="reshape_element_count"):
+            vm["main"](x, np.array([3, 4, 1]))

@@ -84,9 +84,13 @@ def reshape_checked(ctx, data, target, hint):
     data = ctx.tensor(data)
     dims = ctx.shape(data)
     new = shape_vars(ctx, target, [None] * ctx.shape(target)[0], hint)
-    flat = ctx.emit(manipulate.reshape(data, [_product(dims)]))
-    flat = ctx.bb.match_cast(flat, TensorStructInfo([_product(new)], ctx.dtype(data)),
+    empty = isinstance(_product(dims), int) and _product(dims) == 0
+    flat = create.zeros([0], ctx.dtype(data)) if empty else \
+        manipulate.reshape(data, [_product(dims)])
+    flat = ctx.bb.match_cast(ctx.emit(flat), TensorStructInfo([_product(new)], ctx.dtype(data)),
                              name_hint=f"{hint}_element_count")
+    if empty:  # no elements to move
+        return ctx.emit(create.zeros(new, ctx.dtype(data)))
     return ctx.emit(manipulate.reshape(flat, new))
 
 
