@@ -117,3 +117,66 @@ def test_an_empty_tensor_reshaped_to_a_run_time_shape():
         assert vm["main"](x, np.array([3, 4, 0])).numpy().shape == (3, 4, 0)
         with pytest.raises(ValueError, match="reshape_element_count"):
             vm["main"](x, np.array([3, 4, 1]))
+
+
+def test_a_fused_kernel_waits_for_the_match_cast_of_its_run_time_dimensions():
+    """Relu fused with the Expand to a run-time shape: the fused call must come after the
+    match_cast that binds the expanded dimension (FuseOps orders groups by it)."""
+    nodes = [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Expand", ["r", "s"], ["y"])]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 1]),
+                     helper.make_tensor_value_info("s", TensorProto.INT64, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    x = np.array([[-1.0], [2.0], [3.0]], "float32")
+    for vm in _machines(model):
+        np.testing.assert_array_equal(vm["main"](x, np.array([3, 4])).numpy(),
+                                      np.broadcast_to(np.maximum(x, 0), (3, 4)))
+
+
+@pytest.mark.parametrize("keepdims", [0, 1])
+@pytest.mark.parametrize("op", ["ReduceSum", "ReduceMax", "ReduceL2", "ReduceLogSumExp"])
+def test_a_reduction_over_run_time_axes_matches_the_reference(op, keepdims):
+    x = np.random.default_rng(0).standard_normal((3, 2, 4)).astype("float32")
+    model = _model(op, {"x": x, "a": np.array([0, 2])}, opset=18, keepdims=keepdims)
+    reference = ReferenceEvaluator(model)
+    for vm in _machines(model):
+        for axes in ([0, 2], [-1, 1], [1, 0]):
+            want = reference.run(None, {"x": x, "a": np.array(axes)})[0]
+            got = vm["main"](x, np.array(axes)).numpy()
+            assert got.shape == want.shape
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("reverse", [0, 1])
+def test_cumsum_over_a_run_time_axis(reverse):
+    x = np.arange(24, dtype="float32").reshape(2, 3, 4)
+    model = _model("CumSum", {"x": x, "a": np.array(0)}, opset=14, reverse=reverse)
+    reference = ReferenceEvaluator(model)
+    for vm in _machines(model):
+        for axis in (0, 1, 2, -1):
+            want = reference.run(None, {"x": x, "a": np.array(axis)})[0]
+            np.testing.assert_array_equal(vm["main"](x, np.array(axis)).numpy(), want)
+        with pytest.raises(ValueError, match="cumsum_axis_in_range"):
+            vm["main"](x, np.array(3))
+
+
+def test_reduction_axes_of_length_zero_need_no_value():
+    x = np.arange(6, dtype="float32").reshape(2, 3)
+    model = _model("ReduceSum", {"x": x, "a": np.zeros(0, "int64")}, opset=18, keepdims=0)
+    for vm in _machines(model):
+        np.testing.assert_allclose(vm["main"](x, np.zeros(0, "int64")).numpy(), x.sum())
+
+
+@pytest.mark.parametrize("keepdims", [0, 1])
+@pytest.mark.parametrize("op", ["ReduceSum", "ReduceMax", "ReduceProd", "ReduceLogSumExp"])
+def test_a_reduction_of_no_elements_over_run_time_axes_is_its_identity(op, keepdims):
+    x = np.zeros((2, 0, 4), "float32")
+    model = _model(op, {"x": x, "a": np.array([1])}, opset=18, keepdims=keepdims)
+    reference = ReferenceEvaluator(model)
+    for vm in _machines(model):
+        for axes in ([1], [0], [-1]):
+            want = reference.run(None, {"x": x, "a": np.array(axes)})[0]
+            got = vm["main"](x, np.array(axes)).numpy()
+            assert got.shape == want.shape, axes
+            np.testing.assert_array_equal(got, want)

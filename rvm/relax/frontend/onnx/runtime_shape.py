@@ -1,13 +1,18 @@
 """Shapes decided by values known only at run time (TVM's approach).
 
 When an operand that decides an output's shape (Reshape's shape, Expand's shape,
-ConstantOfShape's input, Tile's repeats, Range's bounds, Squeeze/Unsqueeze's axes) is a
-graph input or computed at run time, the importer computes the output's dimensions as
-a small int64 tensor, turns it into a shape (``vm.builtin.tensor_to_shape``) and binds
-fresh symbolic dimensions to it with ``match_cast``; the operator then works on those
-dimensions. Where a wrong value would make a kernel read or write out of bounds, a
-``match_cast`` checks it at run time first (the element count of a reshape, the
-non-broadcast dimensions of an expand), so a bad value is a named error.
+ConstantOfShape's input, Tile's repeats, Range's bounds, Squeeze/Unsqueeze's and the
+reductions' axes) is a graph input or computed at run time, the importer computes the
+output's dimensions as a small int64 tensor, turns it into a shape
+(``vm.builtin.tensor_to_shape``) and binds fresh symbolic dimensions to it with
+``match_cast``; the operator then works on those dimensions. Where a wrong value would
+make a kernel read or write out of bounds, a ``match_cast`` checks it at run time first
+(the element count of a reshape, the non-broadcast dimensions of an expand, Range's
+non-zero delta), so a bad value is a named error naming the check.
+
+A reduction over run-time axes reduces each axis in place when it is selected (the
+shape is kept, so the selection may be a run-time value), then cuts the selected axes
+to one element (``reduce_in_place``, ``keep_reduced``).
 """
 import numpy as np
 
@@ -191,7 +196,12 @@ def squeeze(ctx, data, axes):
     """``data`` without the axes named by the run-time ``axes`` (1-D int64 tensor); the
     element count check refuses squeezing an axis that is not 1."""
     data = ctx.tensor(data)
-    dims = ctx.shape(data)
+    return reshape_checked(ctx, data, squeeze_target(ctx, ctx.shape(data), axes), "squeeze")
+
+
+def squeeze_target(ctx, dims, axes):
+    """The dimensions ``dims`` without those the run-time ``axes`` name, as a 1-D int64
+    tensor (of ``len(dims) - len(axes)`` elements)."""
     rank = len(dims) - ctx.shape(axes)[0]
     if rank < 0:
         raise ValueError(f"Squeeze: {ctx.shape(axes)[0]} axes for a rank-{len(dims)} tensor")
@@ -207,5 +217,48 @@ def squeeze(ctx, data, axes):
                                          manipulate.reshape(keep, [1, len(dims)])))
     picked = search.where(chosen, manipulate.reshape(dims_tensor(ctx, dims), [1, len(dims)]),
                           ctx.tensor(np.array(0, "int64")))
-    target = ctx.emit(statistical.sum(picked, axis=1))
-    return reshape_checked(ctx, data, target, "squeeze")
+    return ctx.emit(statistical.sum(picked, axis=1))
+
+
+def selected_axes(ctx, axes, rank):
+    """A bool tensor of ``rank`` elements: which axes the run-time ``axes`` (1-D int64
+    tensor, negative ones counted from the end) name."""
+    positions, axes = _axes_positions(ctx, axes, rank)
+    return ctx.emit(binary.greater(_count(ctx, binary.equal(positions, axes)),
+                                   ctx.tensor(np.array(0, "int64"))))
+
+
+def reduce_in_place(ctx, x, selected, reducer):
+    """``x`` with each axis the run-time bool tensor ``selected`` names reduced by
+    ``reducer(x, axis)`` (keeping dims) and broadcast back: the shape of ``x`` is kept, so
+    which axes are reduced may be decided at run time."""
+    rank = len(ctx.shape(x))
+    for k in range(rank):
+        chosen = ctx.emit(manipulate.reshape(
+            index.take(selected, ctx.tensor(np.array([k], "int64")), axis=0), [1] * rank))
+        x = ctx.emit(search.where(chosen, reducer(x, k), x))
+    return x
+
+
+def keep_reduced(ctx, x, selected, axes, keepdims):
+    """The first element along each selected axis of a ``reduce_in_place`` result: the
+    reduction with its axes kept as 1, or removed (``keepdims`` false, ``axes`` the
+    run-time axes tensor)."""
+    dims = ctx.shape(x)
+    ends = ctx.emit(search.where(selected, ctx.tensor(np.ones(len(dims), "int64")),
+                                 dims_tensor(ctx, dims)))
+    ends = shape_vars(ctx, ends, [None] * len(dims), "reduced")
+    out = ctx.emit(index.strided_slice(x, list(range(len(dims))), [0] * len(dims), ends))
+    return out if keepdims else squeeze(ctx, out, axes)
+
+
+def reduced_fill(ctx, dims, selected, axes, keepdims, value, dtype):
+    """The reduction of a tensor of dimensions ``dims`` that has no elements, over the
+    run-time axes: ``value`` (the reduction's identity) in the reduced shape."""
+    if keepdims:
+        target = ctx.emit(search.where(selected, ctx.tensor(np.ones(len(dims), "int64")),
+                                       dims_tensor(ctx, dims)))
+    else:
+        target = squeeze_target(ctx, dims, axes)
+    shape = shape_vars(ctx, target, [None] * ctx.shape(target)[0], "reduced")
+    return ctx.emit(create.full(shape, ctx.tensor(np.array(value, dtype)), dtype))
