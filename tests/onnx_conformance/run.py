@@ -84,7 +84,11 @@ def _table(results, bundled, unclaimed, onnx_version, target):
         rate = f"{_rate(e):.0%}" if _run(e) else "-"
         lines.append(f"| {op} | {_run(e)} | {len(e['passed'])} | {rate} | {len(e['bound'])} "
                      f"| {len(e['not_run'])} |")
-    lines += ["", "## Bound inputs", ""]
+    lines += ["", "## Bound inputs", "",
+              "Graph inputs the importer needs at import, bound to the test's value, with "
+              "its reason (a test may bind several; a value that does not decide a shape, "
+              "such as Pad's constant_value or Resize's roi, is bound only when its "
+              "converter takes it as a constant).", ""]
     why = {}
     for op, e in sorted(results.items()):
         for name, inputs in e["bound"].items():
