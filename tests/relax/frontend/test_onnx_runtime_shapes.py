@@ -180,3 +180,18 @@ def test_a_reduction_of_no_elements_over_run_time_axes_is_its_identity(op, keepd
             got = vm["main"](x, np.array(axes)).numpy()
             assert got.shape == want.shape, axes
             np.testing.assert_array_equal(got, want)
+
+
+def test_one_hot_with_a_run_time_depth():
+    indices = np.array([[1, -1], [0, 7]], "int64")
+    values = np.array([0.0, 5.0], "float32")
+    model = _model("OneHot", {"i": indices, "d": np.array(3.0, "float32"), "v": values},
+                   opset=11, axis=1)
+    reference = ReferenceEvaluator(model)
+    for vm in _machines(model):
+        for depth in (3.0, 8.0, 1.0):
+            feeds = {"i": indices, "d": np.array(depth, "float32"), "v": values}
+            want = reference.run(None, feeds)[0]
+            np.testing.assert_array_equal(vm["main"](*feeds.values()).numpy(), want)
+        with pytest.raises(ValueError, match="one_hot_depth_positive"):
+            vm["main"](indices, np.array(0.0, "float32"), values)

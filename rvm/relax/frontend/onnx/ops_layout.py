@@ -4,7 +4,7 @@ EyeLike, OneHot.
 Pad's reflect, edge and wrap modes are a ``take`` of the mirrored, clamped or
 wrapped indices (computed at import); constant padding concatenates filled
 blocks. Trilu keeps a triangle through a mask, computed at run time when k is.
-Tile's repeats may be known only at run time (``runtime_shape.tile``).
+Tile's repeats and OneHot's depth may be known only at run time (``runtime_shape``).
 """
 import numpy as np
 
@@ -12,7 +12,7 @@ from rvm.relax.frontend.onnx.ops_shape import cast_dtype, normalize_axis
 from rvm.relax.frontend.onnx import runtime_shape
 from rvm.relax.frontend.onnx.registry import converter, optional_const
 from rvm.relax.frontend.onnx.runtime_shape import int64_tensor, is_run_time, static_length
-from rvm.relax.op import binary, create, index, join, manipulate, search
+from rvm.relax.op import binary, create, index, join, manipulate, search, unary
 
 
 @converter("Tile")
@@ -134,19 +134,36 @@ def _eye_like(ctx, inputs, attrs):
 @converter("OneHot")
 def _one_hot(ctx, inputs, attrs):
     indices = ctx.tensor(inputs[0])
-    depth = int(ctx.constant(inputs[1], "OneHot's depth").reshape(-1)[0])
     values = ctx.tensor(inputs[2])
     rank = len(ctx.shape(indices)) + 1
     axis = normalize_axis(attrs.get("axis", -1), rank)
     dtype = ctx.dtype(indices)
+    shape = [1] * rank
+    if is_run_time(inputs[1]):
+        depth, shape[axis] = _run_time_depth(ctx, inputs[1], dtype)
+        iota = ctx.emit(manipulate.reshape(create.arange(0, shape[axis], 1, dtype=dtype),
+                                           shape))
+    else:
+        shape[axis] = int(ctx.constant(inputs[1], "OneHot's depth").reshape(-1)[0])
+        depth = ctx.tensor(np.array(shape[axis], dtype))
+        iota = ctx.tensor(np.arange(shape[axis], dtype=dtype).reshape(shape))
     # negative indices count from the end of the depth
     negative = ctx.emit(binary.less(indices, ctx.tensor(np.array(0, dtype))))
-    indices = ctx.emit(search.where(negative, ctx.emit(binary.add(
-        indices, ctx.tensor(np.array(depth, dtype)))), indices))
-    shape = [1] * rank
-    shape[axis] = depth
-    iota = ctx.tensor(np.arange(depth, dtype=dtype).reshape(shape))
+    indices = ctx.emit(search.where(negative, ctx.emit(binary.add(indices, depth)), indices))
     hot = ctx.emit(binary.equal(ctx.emit(manipulate.expand_dims(indices, [axis])), iota))
     off = ctx.emit(index.take(values, ctx.tensor(np.array(0, "int64")), axis=0))
     on = ctx.emit(index.take(values, ctx.tensor(np.array(1, "int64")), axis=0))
     return ctx.emit(search.where(hot, on, off))
+
+
+def _run_time_depth(ctx, value, dtype):
+    """OneHot's run-time depth (any number type, truncated to an integer): ``(scalar
+    tensor of dtype, symbolic dimension)``; a depth below 1 is refused at run time."""
+    static_length(ctx, value, "OneHot's depth")
+    depth = ctx.emit(manipulate.reshape(ctx.tensor(value), [1]))
+    depth = ctx.emit(unary.astype(depth, "int64"))
+    positive = ctx.emit(unary.astype(binary.greater(depth, ctx.tensor(np.array(0, "int64"))),
+                                     "int64"))
+    runtime_shape.shape_vars(ctx, positive, [1], "one_hot_depth_positive")
+    (dim,) = runtime_shape.shape_vars(ctx, depth, [None], "one_hot_depth")
+    return ctx.emit(unary.astype(manipulate.reshape(depth, []), dtype)), dim
