@@ -195,3 +195,24 @@ def test_one_hot_with_a_run_time_depth():
             np.testing.assert_array_equal(vm["main"](*feeds.values()).numpy(), want)
         with pytest.raises(ValueError, match="one_hot_depth_positive"):
             vm["main"](indices, np.array(0.0, "float32"), values)
+
+
+def test_split_into_run_time_sizes():
+    x = np.arange(12, dtype="float32").reshape(2, 6)
+    node = helper.make_node("Split", ["x", "s"], ["a", "b", "c"], axis=1)
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 6]),
+                      helper.make_tensor_value_info("s", TensorProto.INT64, [3])],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in "abc"])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    for vm in _machines(model):
+        for sizes in ([1, 2, 3], [0, 6, 0], [3, 3, 0]):
+            got = [t.numpy() for t in vm["main"](x, np.array(sizes))]
+            want = np.split(x, np.cumsum(sizes)[:-1], axis=1)
+            assert [g.shape for g in got] == [w.shape for w in want]
+            for g, w in zip(got, want):
+                np.testing.assert_array_equal(g, w)
+        with pytest.raises(ValueError, match="split_total"):
+            vm["main"](x, np.array([1, 2, 2]))
+        with pytest.raises(ValueError, match="split_sizes_non_negative"):
+            vm["main"](x, np.array([4, -1, 3]))

@@ -6,8 +6,8 @@ as inputs) fold when known at import: each operator has a fold rule so the shape
 arithmetic of exported models (Shape -> Gather -> Concat -> Reshape) runs at import,
 with symbolic dimensions kept as ``tir`` expressions. Reshape's and Expand's shape,
 ConstantOfShape's input, Range's bounds, Squeeze/Unsqueeze's axes and Slice's starts and
-ends may also be known only at run time (``runtime_shape``); Slice's axes and steps and
-Split's sizes must be known at import.
+ends and Split's sizes may also be known only at run time (``runtime_shape``); Slice's
+axes and steps must be known at import.
 """
 import numpy as np
 
@@ -227,6 +227,8 @@ def _split(ctx, inputs, attrs):
     dims = ctx.shape(data)
     axis = normalize_axis(attrs.get("axis", 0), len(dims))
     parts = len(ctx.node.output)
+    if len(inputs) > 1 and is_run_time(inputs[1]):
+        return runtime_shape.split(ctx, data, int64_tensor(ctx, inputs[1]), axis)
     sizes = optional_const(ctx, inputs[1] if len(inputs) > 1 else None, "Split's split")
     if sizes is None and "split" in attrs:
         sizes = attrs["split"]

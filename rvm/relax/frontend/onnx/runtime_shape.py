@@ -1,8 +1,8 @@
 """Shapes decided by values known only at run time (TVM's approach).
 
 When an operand that decides an output's shape (Reshape's shape, Expand's shape,
-ConstantOfShape's input, Tile's repeats, Range's bounds, Squeeze/Unsqueeze's and the
-reductions' axes) is a graph input or computed at run time, the importer computes the
+ConstantOfShape's input, Tile's repeats, Range's bounds, Split's sizes, Squeeze/Unsqueeze's
+and the reductions' axes) is a graph input or computed at run time, the importer computes the
 output's dimensions as a small int64 tensor, turns it into a shape
 (``vm.builtin.tensor_to_shape``) and binds fresh symbolic dimensions to it with
 ``match_cast``; the operator then works on those dimensions. Where a wrong value would
@@ -262,3 +262,24 @@ def reduced_fill(ctx, dims, selected, axes, keepdims, value, dtype):
         target = squeeze_target(ctx, dims, axes)
     shape = shape_vars(ctx, target, [None] * ctx.shape(target)[0], "reduced")
     return ctx.emit(create.full(shape, ctx.tensor(np.array(value, dtype)), dtype))
+
+
+def split(ctx, data, sizes, axis):
+    """``data`` split along ``axis`` into parts of the run-time ``sizes`` (1-D int64
+    tensor, one per output); the sizes must be non-negative and add up to the axis
+    length (checked at run time)."""
+    data = ctx.tensor(data)
+    length = ctx.shape(data)[axis]
+    count = ctx.shape(sizes)[0]
+    total = ctx.emit(manipulate.reshape(statistical.sum(sizes), [1]))
+    shape_vars(ctx, total, [length], "split_total")
+    smallest = ctx.emit(manipulate.reshape(statistical.min(sizes), [1]))
+    non_negative = ctx.emit(unary.astype(binary.greater_equal(
+        smallest, ctx.tensor(np.array(0, "int64"))), "int64"))
+    shape_vars(ctx, non_negative, [1], "split_sizes_non_negative")
+    parts = shape_vars(ctx, sizes, [None] * count, "split")
+    out, begin = [], 0
+    for part in parts:
+        out.append(ctx.emit(index.strided_slice(data, [axis], [begin], [begin + part])))
+        begin = begin + part
+    return out
