@@ -56,15 +56,15 @@ def test_a_drop_below_the_record_is_reported():
 
 
 def test_a_graph_input_the_importer_needs_at_import_is_bound_with_its_reason(cases):
-    # OneHot's depth decides the output's shape and is needed at import
-    (passed, reason, bound), = harness.run_cases([cases["test_onehot_with_axis"][1]],
+    # Pad's pads decide the output's shape and are needed at import
+    (passed, reason, bound), = harness.run_cases([cases["test_edge_pad"][1]],
                                                  target="python")
     assert passed, reason
-    assert bound == {"depth": "OneHot's depth must be known at import"}
+    assert bound == {"pads": "Pad's pads must be known at import"}
 
 
 @pytest.mark.parametrize("name", ["test_reshape_extended_dims",
-                                  "test_reduce_sum_keepdims_example"])
+                                  "test_reduce_sum_keepdims_example", "test_onehot_with_axis"])
 def test_a_shape_operand_fed_at_run_time_is_not_bound(cases, name):
     (passed, reason, bound), = harness.run_cases([cases[name][1]], target="python")
     assert passed, reason
