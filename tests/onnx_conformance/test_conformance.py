@@ -56,15 +56,16 @@ def test_a_drop_below_the_record_is_reported():
 
 
 def test_a_graph_input_the_importer_needs_at_import_is_bound_with_its_reason(cases):
-    # Pad's pads decide the output's shape and are needed at import
-    (passed, reason, bound), = harness.run_cases([cases["test_edge_pad"][1]],
-                                                 target="python")
+    # Resize's sizes decide the output's shape and are needed at import
+    (passed, reason, bound), = harness.run_cases(
+        [cases["test_resize_upsample_sizes_nearest"][1]], target="python")
     assert passed, reason
-    assert bound == {"pads": "Pad's pads must be known at import"}
+    assert bound == {"sizes": "Resize's sizes must be known at import"}
 
 
 @pytest.mark.parametrize("name", ["test_reshape_extended_dims",
-                                  "test_reduce_sum_keepdims_example", "test_onehot_with_axis"])
+                                  "test_reduce_sum_keepdims_example", "test_onehot_with_axis",
+                                  "test_edge_pad"])
 def test_a_shape_operand_fed_at_run_time_is_not_bound(cases, name):
     (passed, reason, bound), = harness.run_cases([cases[name][1]], target="python")
     assert passed, reason

@@ -293,12 +293,13 @@ class _OperatorFusor(ExprMutator):
         return DataflowBlock(frame.bindings, block.span)
 
     def _boundaries(self, block, creators):
-        """The groups each group reads from (values, and symbolic dimensions a match_cast
-        defines); values read across groups become results."""
+        """The groups each group reads from (values, and the symbolic dimensions a
+        match_cast defines that a binding's value or struct info uses); values read across
+        groups become results."""
         deps, definers = {}, {}
         for binding in block.bindings:
             cur = self._group(binding.var)
-            for var in collect_tir_vars(binding.var.struct_info_):
+            for var in collect_tir_vars([binding.var.struct_info_, binding.value]):
                 definer = definers.get(id(var))
                 if definer is not None and definer is not cur and \
                         not any(d is definer for d in deps.get(id(cur), ())):

@@ -216,3 +216,26 @@ def test_split_into_run_time_sizes():
             vm["main"](x, np.array([1, 2, 2]))
         with pytest.raises(ValueError, match="split_sizes_non_negative"):
             vm["main"](x, np.array([4, -1, 3]))
+
+
+@pytest.mark.parametrize("mode", ["constant", "edge", "reflect", "wrap"])
+def test_pad_by_run_time_amounts(mode):
+    """The constant mode also checks FuseOps orders a fused kernel after the match_cast
+    that defines a dimension its arguments are computed from."""
+    x = np.arange(12, dtype="float32").reshape(3, 4)
+    inputs = {"x": x, "p": np.array([1, 0, 2, 3])}
+    if mode == "constant":
+        inputs["v"] = np.array(-1.5, "float32")
+    model = _model("Pad", inputs, opset=18, mode=mode)
+    reference = ReferenceEvaluator(model)
+    for vm in _machines(model):
+        for pads in ([1, 0, 2, 3], [0, 2, 0, 1], [0, 0, 0, 0]):
+            feeds = {**inputs, "p": np.array(pads)}
+            want = reference.run(None, feeds)[0]
+            got = vm["main"](*feeds.values()).numpy()
+            assert got.shape == want.shape, pads
+            np.testing.assert_array_equal(got, want)
+        if mode == "constant":  # negative amounts crop
+            got = vm["main"](x, np.array([-1, 1, 1, -2]), inputs["v"]).numpy()
+            np.testing.assert_array_equal(got, np.pad(x[1:, :-2], ((0, 1), (1, 0)),
+                                                      constant_values=-1.5))

@@ -1,14 +1,15 @@
 """Shapes decided by values known only at run time (TVM's approach).
 
 When an operand that decides an output's shape (Reshape's shape, Expand's shape,
-ConstantOfShape's input, Tile's repeats, Range's bounds, Split's sizes, Squeeze/Unsqueeze's
-and the reductions' axes) is a graph input or computed at run time, the importer computes the
-output's dimensions as a small int64 tensor, turns it into a shape
-(``vm.builtin.tensor_to_shape``) and binds fresh symbolic dimensions to it with
-``match_cast``; the operator then works on those dimensions. Where a wrong value would
-make a kernel read or write out of bounds, a ``match_cast`` checks it at run time first
-(the element count of a reshape, the non-broadcast dimensions of an expand, Range's
-non-zero delta), so a bad value is a named error naming the check.
+ConstantOfShape's input, Tile's repeats, Range's bounds, Split's sizes, Pad's
+pads, Squeeze/Unsqueeze's and the reductions' axes) is a graph input or computed at
+run time, the importer computes the output's dimensions as a small int64 tensor,
+turns it into a shape (``vm.builtin.tensor_to_shape``) and binds fresh symbolic
+dimensions to it with ``match_cast``; the operator then works on those dimensions.
+Where a wrong value would make a kernel read or write out of bounds, a ``match_cast``
+checks it at run time first (the element count of a reshape, the non-broadcast
+dimensions of an expand, Range's non-zero delta, Split's sizes), so a bad value is an
+error naming the check.
 
 A reduction over run-time axes reduces each axis in place when it is selected (the
 shape is kept, so the selection may be a run-time value), then cuts the selected axes
@@ -283,3 +284,41 @@ def split(ctx, data, sizes, axis):
         out.append(ctx.emit(index.strided_slice(data, [axis], [begin], [begin + part])))
         begin = begin + part
     return out
+
+
+def pad(ctx, x, pads, axes, mode, value):
+    """ONNX Pad with run-time ``pads`` (1-D int64 tensor: the befores, then the afters, of
+    ``axes``): along each axis, the output's positions ``arange(before + length + after)
+    - before`` index ``x`` as ``mode`` says (constant: ``value`` outside ``x``; edge,
+    wrap, reflect: a clamped, wrapped or mirrored index). Negative pads crop."""
+    x = ctx.tensor(x)
+    amounts = shape_vars(ctx, pads, [None] * (2 * len(axes)), "pad")
+    zero = ctx.tensor(np.array(0, "int64"))
+    for k, axis in enumerate(axes):
+        dims = ctx.shape(x)
+        length = dims[axis]
+        if not isinstance(length, int) or length == 0:
+            raise ValueError(f"padding by run-time amounts needs a static, non-empty axis, "
+                             f"got dimension {length}")
+        before, after = amounts[k], amounts[k + len(axes)]
+        positions = ctx.emit(binary.subtract(
+            create.arange(0, before + length + after, 1, dtype="int64"),
+            scalar_tensor(ctx, before)))
+        size = ctx.tensor(np.array(length, "int64"))
+        if mode == "wrap":
+            positions = ctx.emit(binary.floor_mod(positions, size))
+        elif mode == "reflect":
+            period = ctx.tensor(np.array(2 * (length - 1) if length > 1 else 1, "int64"))
+            positions = ctx.emit(binary.floor_mod(unary.abs(positions), period))
+            positions = ctx.emit(search.where(binary.greater_equal(positions, size),
+                                              binary.subtract(period, positions), positions))
+        taken = ctx.emit(index.take(x, positions, axis=axis, mode="clip"))
+        if mode == "constant":
+            inside = ctx.emit(binary.logical_and(binary.greater_equal(positions, zero),
+                                                 binary.less(positions, size)))
+            others = [a for a in range(len(dims)) if a != axis]
+            if others:
+                inside = ctx.emit(manipulate.expand_dims(inside, others))
+            taken = ctx.emit(search.where(inside, taken, value))
+        x = taken
+    return x
