@@ -4,17 +4,20 @@ The onnx package generates its node tests (a model, input and expected output
 arrays, tolerances) from ``onnx.backend.test.case.node``; each test belongs to
 the operator its case was written for (``test_softmax_axis_0`` and its
 function-expanded twin ``test_softmax_axis_0_expanded`` both test Softmax).
-A test of a claimed operator is imported with ``from_onnx``, built and run,
-and its outputs compared with the expected ones at the test's own tolerances. The
-tests of one operator and target are built as the functions of one module
-(``run_cases``), which shares the build's fixed costs and the C compilation.
+A test of a claimed operator is imported with ``from_onnx``, built for the C target
+(``TARGET``; the ``python`` reference target is an option for debugging) and run with
+every graph input fed at run time, and its outputs compared with the expected ones at
+the test's own tolerances. The tests of one operator are built as the functions of one
+module (``run_cases``), which shares the build's fixed costs and the C compilation.
 
 Tests whose model inputs or outputs have an element type rvm has no dtype
 for are not run, and are counted apart; tensors of strings run on the VM's
 string builtins. A sequence is fed and compared as a list of arrays, an empty
-optional as None. A graph input that decides an output's shape (Reshape's
-shape, Slice's starts, Resize's scales) is bound to the test's value as an
-initializer, as a deployed model holds it; the table counts such tests.
+optional as None. A graph input the importer needs at import
+(``ConstantRequired``: an operand that decides an output's shape which its converter
+cannot take at run time, such as ReduceSum's axes or Resize's sizes) is bound to the
+test's value as an initializer, as a deployed model holds it; such tests count as
+*bound*, with the importer's reason.
 """
 import time
 import warnings
@@ -25,9 +28,8 @@ import numpy as np
 EXPECTED_FILE = "expected.json"
 #: TensorProto.STRING
 STRING = 8
-#: Tests moving at most this many elements (inputs and outputs) build for the ``python``
-#: reference target, which builds in milliseconds; larger ones for ``llvm``.
-SMALL_TEST = 4096
+#: The target tests build for: the compiled C path users run.
+TARGET = "c"
 
 
 def collect():
@@ -105,15 +107,9 @@ def _bind_inputs(model, names, feeds):
     return model
 
 
-def pick_target(case):
-    """The target a test builds for: ``python`` for small tests, ``llvm`` otherwise."""
-    inputs, expected = case.data_sets[0]
-    size = sum(_size(v) for v in list(inputs) + list(expected))
-    return "python" if size <= SMALL_TEST else "llvm"
-
-
 class _Prepared:
-    """A test imported and ready to build: its module, arguments and expected outputs."""
+    """A test imported and ready to build: its module, arguments and expected outputs;
+    ``bound`` maps the graph inputs bound as initializers to the importer's reason."""
 
     def __init__(self, case, mod, args, expected, bound, target):
         self.case, self.mod, self.args, self.expected = case, mod, args, expected
@@ -128,7 +124,7 @@ def _prepare(case, target):
     inputs, expected = ([_value(v) for v in values] for values in case.data_sets[0])
     names = [v.name for v in case.model.graph.input]
     feeds = {n: _feed(v) for n, v in zip(names, inputs)}
-    bound = []
+    bound = {}
     model = case.model
     for _ in range(len(names) + 1):
         try:
@@ -137,12 +133,19 @@ def _prepare(case, target):
         except ConstantRequired as err:
             if err.input_name in bound:
                 return False, f"import: {err}", bound
-            bound.append(err.input_name)
-            model = _bind_inputs(case.model, bound, feeds)
+            bound[err.input_name] = _bound_reason(err)
+            model = _bind_inputs(case.model, list(bound), feeds)
         except Exception as err:  # noqa: BLE001 - the reason goes in the table
             return False, f"import: {type(err).__name__}: {_first_line(err)}", bound
     args = [feeds[n] for n in names if n not in bound]
-    return _Prepared(case, mod, args, expected, bound, target or pick_target(case))
+    return _Prepared(case, mod, args, expected, bound, target or TARGET)
+
+
+def _bound_reason(err):
+    """What the importer needed at import, without the node and input names:
+    "ReduceSum's axes must be known at import"."""
+    text = str(err).split(": ", 1)[-1]
+    return text.split(", but it is", 1)[0]
 
 
 def _run_built(vm, name, test):
@@ -222,7 +225,7 @@ def _what(value):
 
 def run_case(case, target=None):
     """``(passed, reason, bound)``: reason is None on success, ``bound`` the graph inputs
-    bound as initializers. ``target`` None picks one by the test's size."""
+    bound as initializers (name -> why). ``target`` None builds for ``TARGET``."""
     test = _prepare(case, target)
     if not isinstance(test, _Prepared):
         return test
@@ -315,10 +318,10 @@ def _first_line(err):
 
 
 def run_operators(cases, ops, target=None, progress=None):
-    """``{op: {"run": [...], "passed": [...], "failed": {name: reason}, "not_run": {name:
-    reason}, "bound": [...]}}`` for the operators ``ops``; each operator's tests are built
-    together (``run_cases``)."""
-    results = {op: {"passed": [], "failed": {}, "not_run": {}, "bound": []} for op in ops}
+    """``{op: {"passed": [...], "failed": {name: reason}, "not_run": {name: reason},
+    "bound": {name: {input: why}}}}`` for the operators ``ops``; each operator's tests are
+    built together (``run_cases``)."""
+    results = {op: {"passed": [], "failed": {}, "not_run": {}, "bound": {}} for op in ops}
     by_op = {}
     for name in sorted(cases):
         op, case = cases[name]
@@ -342,9 +345,25 @@ def run_operators(cases, ops, target=None, progress=None):
             if progress:
                 progress(name, passed, reason, seconds)
             if bound:
-                entry["bound"].append(name)
+                entry["bound"][name] = bound
             if passed:
                 entry["passed"].append(name)
             else:
                 entry["failed"][name] = reason
     return results
+
+
+def unclaimed(cases, ops):
+    """``{operator: test count}`` of the bundled tests whose operator is not in ``ops``
+    (``None`` for the tests no single operator owns)."""
+    out = {}
+    for op, _ in cases.values():
+        if op not in ops:
+            out[op] = out.get(op, 0) + 1
+    return out
+
+
+def sample(expected):
+    """``{op: test name}``: the first recorded passing test of each operator of
+    ``expected`` (``{op: [passing test names]}``)."""
+    return {op: names[0] for op, names in sorted(expected.items()) if names}

@@ -293,10 +293,20 @@ class _OperatorFusor(ExprMutator):
         return DataflowBlock(frame.bindings, block.span)
 
     def _boundaries(self, block, creators):
-        """The groups each group reads from; values read across groups become results."""
-        deps = {}
+        """The groups each group reads from (values, and the symbolic dimensions a
+        match_cast defines that a binding's value or struct info uses); values read across
+        groups become results."""
+        deps, definers = {}, {}
         for binding in block.bindings:
             cur = self._group(binding.var)
+            for var in collect_tir_vars([binding.var.struct_info_, binding.value]):
+                definer = definers.get(id(var))
+                if definer is not None and definer is not cur and \
+                        not any(d is definer for d in deps.get(id(cur), ())):
+                    deps.setdefault(id(cur), []).append(definer)
+            if isinstance(binding, MatchCast):
+                for var in definable_tir_vars(binding.struct_info):
+                    definers.setdefault(id(var), cur)
             for leaf in _leaves_of(binding.value):
                 if not isinstance(leaf, Var) or id(leaf) not in self.group_of:
                     continue

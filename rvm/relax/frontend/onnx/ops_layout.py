@@ -3,17 +3,24 @@ EyeLike, OneHot.
 
 Pad's reflect, edge and wrap modes are a ``take`` of the mirrored, clamped or
 wrapped indices (computed at import); constant padding concatenates filled
-blocks. Trilu keeps a triangle through a constant mask.
+blocks. Trilu keeps a triangle through a mask, computed at run time when k is.
+Tile's repeats, Pad's pads and constant value and OneHot's depth may be known only at run
+time (``runtime_shape``).
 """
 import numpy as np
 
 from rvm.relax.frontend.onnx.ops_shape import cast_dtype, normalize_axis
+from rvm.relax.frontend.onnx import runtime_shape
 from rvm.relax.frontend.onnx.registry import converter, optional_const
-from rvm.relax.op import binary, create, index, join, manipulate, search
+from rvm.relax.frontend.onnx.runtime_shape import int64_tensor, is_run_time, static_length
+from rvm.relax.op import binary, create, index, join, manipulate, search, unary
 
 
 @converter("Tile")
 def _tile(ctx, inputs, attrs):
+    if is_run_time(inputs[1]):
+        static_length(ctx, inputs[1], "Tile's repeats")
+        return runtime_shape.tile(ctx, inputs[0], int64_tensor(ctx, inputs[1]))
     repeats = [int(r) for r in ctx.constant(inputs[1], "Tile's repeats").reshape(-1)]
     return ctx.emit(join.tile(ctx.tensor(inputs[0]), repeats))
 
@@ -22,30 +29,45 @@ def _tile(ctx, inputs, attrs):
 def _trilu(ctx, inputs, attrs):
     x = ctx.tensor(inputs[0])
     dims = ctx.shape(x)
-    k = optional_const(ctx, inputs[1] if len(inputs) > 1 else None, "Trilu's k",
-                       np.array(0))
+    k = inputs[1] if len(inputs) > 1 and inputs[1] is not None else np.array(0)
     rows, cols = dims[-2], dims[-1]
     if not isinstance(rows, int) or not isinstance(cols, int):
         raise ValueError("Trilu needs static matrix dimensions")
-    fn = np.triu if attrs.get("upper", 1) else np.tril
-    mask = fn(np.ones((rows, cols), bool), int(k.reshape(())))
+    upper = attrs.get("upper", 1)
+    if is_run_time(k):  # a value, not a shape: the mask is computed at run time
+        diagonal = np.arange(cols, dtype="int64")[None, :] - np.arange(rows, dtype="int64")[:, None]
+        k = ctx.emit(manipulate.reshape(int64_tensor(ctx, k), []))
+        mask = ctx.emit((binary.greater_equal if upper else binary.less_equal)(
+            ctx.tensor(diagonal), k))
+    else:
+        fn = np.triu if upper else np.tril
+        mask = ctx.tensor(fn(np.ones((rows, cols), bool), int(k.reshape(()))))
     zero = ctx.tensor(np.array(0, ctx.dtype(x)))
-    return ctx.emit(search.where(ctx.tensor(mask), x, zero))
+    return ctx.emit(search.where(mask, x, zero))
 
 
 @converter("Pad")
 def _pad(ctx, inputs, attrs):
     x = ctx.tensor(inputs[0])
     dims = ctx.shape(x)
-    pads = [int(p) for p in ctx.constant(inputs[1], "Pad's pads").reshape(-1)]
-    value = optional_const(ctx, inputs[2] if len(inputs) > 2 else None,
-                           "Pad's constant_value", np.array(0))
     axes = optional_const(ctx, inputs[3] if len(inputs) > 3 else None, "Pad's axes")
     axes = list(range(len(dims))) if axes is None else \
         [normalize_axis(a, len(dims)) for a in axes.reshape(-1)]
     mode = attrs.get("mode", "constant")
     if mode not in ("constant", "reflect", "edge", "wrap"):
         raise ValueError(f"Pad mode {mode!r}; expected constant, reflect, edge or wrap")
+    value = inputs[2] if len(inputs) > 2 and inputs[2] is not None else np.array(0)
+    if is_run_time(inputs[1]):
+        if static_length(ctx, inputs[1], "Pad's pads") != 2 * len(axes):
+            raise ValueError(f"Pad's pads must hold 2 x {len(axes)} amounts, got "
+                             f"{ctx.shape(inputs[1])}")
+        value = ctx.emit(manipulate.reshape(ctx.tensor(value, ctx.dtype(x))
+                                            if not is_run_time(value) else value, []))
+        if ctx.dtype(value) != ctx.dtype(x):
+            value = ctx.emit(unary.astype(value, ctx.dtype(x)))
+        return runtime_shape.pad(ctx, x, int64_tensor(ctx, inputs[1]), axes, mode, value)
+    pads = [int(p) for p in ctx.constant(inputs[1], "Pad's pads").reshape(-1)]
+    value = ctx.constant(value, "Pad's constant_value")
     count = len(axes)
     for k, axis in enumerate(axes):
         x = pad_axis(ctx, x, axis, pads[k], pads[k + count], mode,
@@ -122,19 +144,36 @@ def _eye_like(ctx, inputs, attrs):
 @converter("OneHot")
 def _one_hot(ctx, inputs, attrs):
     indices = ctx.tensor(inputs[0])
-    depth = int(ctx.constant(inputs[1], "OneHot's depth").reshape(-1)[0])
     values = ctx.tensor(inputs[2])
     rank = len(ctx.shape(indices)) + 1
     axis = normalize_axis(attrs.get("axis", -1), rank)
     dtype = ctx.dtype(indices)
+    shape = [1] * rank
+    if is_run_time(inputs[1]):
+        depth, shape[axis] = _run_time_depth(ctx, inputs[1], dtype)
+        iota = ctx.emit(manipulate.reshape(create.arange(0, shape[axis], 1, dtype=dtype),
+                                           shape))
+    else:
+        shape[axis] = int(ctx.constant(inputs[1], "OneHot's depth").reshape(-1)[0])
+        depth = ctx.tensor(np.array(shape[axis], dtype))
+        iota = ctx.tensor(np.arange(shape[axis], dtype=dtype).reshape(shape))
     # negative indices count from the end of the depth
     negative = ctx.emit(binary.less(indices, ctx.tensor(np.array(0, dtype))))
-    indices = ctx.emit(search.where(negative, ctx.emit(binary.add(
-        indices, ctx.tensor(np.array(depth, dtype)))), indices))
-    shape = [1] * rank
-    shape[axis] = depth
-    iota = ctx.tensor(np.arange(depth, dtype=dtype).reshape(shape))
+    indices = ctx.emit(search.where(negative, ctx.emit(binary.add(indices, depth)), indices))
     hot = ctx.emit(binary.equal(ctx.emit(manipulate.expand_dims(indices, [axis])), iota))
     off = ctx.emit(index.take(values, ctx.tensor(np.array(0, "int64")), axis=0))
     on = ctx.emit(index.take(values, ctx.tensor(np.array(1, "int64")), axis=0))
     return ctx.emit(search.where(hot, on, off))
+
+
+def _run_time_depth(ctx, value, dtype):
+    """OneHot's run-time depth (any number type, truncated to an integer): ``(scalar
+    tensor of dtype, symbolic dimension)``; a depth below 1 is refused at run time."""
+    static_length(ctx, value, "OneHot's depth")
+    depth = ctx.emit(manipulate.reshape(ctx.tensor(value), [1]))
+    depth = ctx.emit(unary.astype(depth, "int64"))
+    positive = ctx.emit(unary.astype(binary.greater(depth, ctx.tensor(np.array(0, "int64"))),
+                                     "int64"))
+    runtime_shape.shape_vars(ctx, positive, [1], "one_hot_depth_positive")
+    (dim,) = runtime_shape.shape_vars(ctx, depth, [None], "one_hot_depth")
+    return ctx.emit(unary.astype(manipulate.reshape(depth, []), dtype)), dim

@@ -2,8 +2,10 @@
 Gemm and Einsum.
 
 Reductions take their axes from an attribute (older opsets) or an optional
-input (ReduceSum from opset 13, the others from 18); the composite ones are
-built of Relax reductions (ReduceL2 is ``sqrt(sum(x * x))``). Einsum
+input (ReduceSum from opset 13, the others from 18), which may be known only at
+run time (``runtime_shape``); the composite ones are built of Relax reductions
+(ReduceL2 is ``sqrt(sum(x * x))``). CumSum's axis may be a run-time value too
+(the sum along every axis, one chosen by it). Einsum
 multiplies its operands broadcast over every letter and sums the letters the
 output drops, with matmul for the two-operand contractions of one letter.
 """
@@ -12,8 +14,11 @@ import numpy as np
 from rvm.relax.frontend.onnx.common import is_float
 from rvm.relax.frontend.onnx.ops_math import scalar
 from rvm.relax.frontend.onnx.ops_shape import normalize_axis
+from rvm.relax.frontend.onnx import runtime_shape
 from rvm.relax.frontend.onnx.registry import converter
+from rvm.relax.frontend.onnx.runtime_shape import int64_tensor, is_run_time, static_length
 from rvm.relax.op import binary, index, linear_algebra, manipulate, search, statistical, unary
+from rvm.runtime.data_type import DataType
 
 _AXES_AS_INPUT = {"ReduceSum": 13}
 
@@ -22,6 +27,8 @@ def _reduce_axes(ctx, inputs, attrs, op_type):
     ndim = ctx.ndim(inputs[0])
     if ctx.opset >= _AXES_AS_INPUT.get(op_type, 18):
         axes = inputs[1] if len(inputs) > 1 else None
+        if is_run_time(axes) and static_length(ctx, axes, f"{op_type}'s axes") == 0:
+            axes = None  # no axes, whatever the run time holds
         axes = None if axes is None else [int(a) for a in ctx.constant(
             axes, f"{op_type}'s axes").reshape(-1)]
     else:
@@ -38,8 +45,10 @@ def _reduce_axes(ctx, inputs, attrs, op_type):
 def _reduce(ctx, inputs, attrs):
     op = ctx.node.op_type
     x = ctx.tensor(inputs[0])
-    axes = _reduce_axes(ctx, inputs, attrs, op)
     keep = bool(attrs.get("keepdims", 1))
+    if _run_time_axes(ctx, inputs, op, x):
+        return _reduce_run_time_axes(ctx, op, x, int64_tensor(ctx, inputs[1]), keep)
+    axes = _reduce_axes(ctx, inputs, attrs, op)
     if axes is None:  # noop_with_empty_axes
         return x
     simple = {"ReduceSum": statistical.sum, "ReduceMean": statistical.mean,
@@ -66,6 +75,66 @@ def _reduce(ctx, inputs, attrs):
                                      axis=axes, keepdims=True))
     out = ctx.emit(binary.add(ctx.emit(unary.log(total)), peak))
     return out if keep else ctx.emit(manipulate.squeeze(out, axes))
+
+
+def _run_time_axes(ctx, inputs, op, x):
+    """Whether the axes are a run-time input: a non-empty 1-D tensor (an empty one names
+    no axes whatever it holds)."""
+    if ctx.opset < _AXES_AS_INPUT.get(op, 18) or len(inputs) < 2 or \
+            not is_run_time(inputs[1]):
+        return False
+    return static_length(ctx, inputs[1], f"{op}'s axes") > 0
+
+
+def _identity(op, dtype):
+    """The value a reduction gives over no elements."""
+    np_dtype = np.dtype(DataType(dtype).numpy_dtype)
+    if op in ("ReduceMax", "ReduceMin"):
+        if np_dtype.kind == "b":
+            return op == "ReduceMin"
+        if np_dtype.kind in "iu":
+            info = np.iinfo(np_dtype)
+            return info.min if op == "ReduceMax" else info.max
+        return -np.inf if op == "ReduceMax" else np.inf
+    return {"ReduceProd": 1, "ReduceMean": np.nan, "ReduceLogSum": -np.inf,
+            "ReduceLogSumExp": -np.inf}.get(op, 0)
+
+
+def _reduce_run_time_axes(ctx, op, x, axes, keep):
+    """A reduction over axes known at run time: each axis is reduced in place when
+    selected (``runtime_shape.reduce_in_place``), then the selected axes are cut to one
+    element (and removed unless ``keep``)."""
+    selected = runtime_shape.selected_axes(ctx, axes, ctx.ndim(x))
+    dims = ctx.shape(x)
+    if any(isinstance(d, int) and d == 0 for d in dims):  # no elements: the identity
+        return runtime_shape.reduced_fill(ctx, dims, selected, axes, keep,
+                                          _identity(op, ctx.dtype(x)), ctx.dtype(x))
+
+    def over(value, fn):
+        return runtime_shape.reduce_in_place(
+            ctx, value, selected, lambda v, k: ctx.emit(fn(v, axis=[k], keepdims=True)))
+
+    simple = {"ReduceSum": statistical.sum, "ReduceMean": statistical.mean,
+              "ReduceMax": statistical.max, "ReduceMin": statistical.min,
+              "ReduceProd": statistical.prod}
+    if op in simple:
+        out = over(x, simple[op])
+    elif op == "ReduceL1":
+        out = over(ctx.emit(unary.abs(x)), statistical.sum)
+    elif op in ("ReduceL2", "ReduceSumSquare"):
+        out = over(ctx.emit(binary.multiply(x, x)), statistical.sum)
+        if op == "ReduceL2" and not is_float(ctx.dtype(x)):
+            out = ctx.emit(unary.astype(unary.sqrt(unary.astype(out, "float64")),
+                                        ctx.dtype(x)))
+        elif op == "ReduceL2":
+            out = ctx.emit(unary.sqrt(out))
+    elif op == "ReduceLogSum":
+        out = ctx.emit(unary.log(over(x, statistical.sum)))
+    else:  # ReduceLogSumExp, shifted by the maximum
+        peak = over(x, statistical.max)
+        total = over(ctx.emit(unary.exp(binary.subtract(x, peak))), statistical.sum)
+        out = ctx.emit(binary.add(unary.log(total), peak))
+    return runtime_shape.keep_reduced(ctx, out, selected, axes, keep)
 
 
 def reverse(ctx, x, axis):
@@ -99,8 +168,28 @@ def cast_int64(ctx, x):
 @converter("CumSum")
 def _cumsum(ctx, inputs, attrs):
     x = ctx.tensor(inputs[0])
+    if is_run_time(inputs[1]):
+        # the axis decides values, not the shape: every axis's sum, chosen at run time
+        axis = ctx.emit(manipulate.reshape(int64_tensor(ctx, inputs[1]), []))
+        rank = ctx.ndim(x)
+        axis = ctx.emit(search.where(binary.less(axis, scalar(ctx, 0, "int64")),
+                                     binary.add(axis, scalar(ctx, rank, "int64")), axis))
+        inside = binary.logical_and(binary.greater_equal(axis, scalar(ctx, 0, "int64")),
+                                    binary.less(axis, scalar(ctx, rank, "int64")))
+        inside = ctx.emit(manipulate.reshape(unary.astype(inside, "int64"), [1]))
+        runtime_shape.shape_vars(ctx, inside, [1], "cumsum_axis_in_range")
+        out = None
+        for k in range(rank):
+            along = _cumsum_along(ctx, x, k, attrs)
+            out = along if out is None else ctx.emit(search.where(
+                binary.equal(axis, scalar(ctx, k, "int64")), along, out))
+        return out
     axis = normalize_axis(int(ctx.constant(inputs[1], "CumSum's axis").reshape(())),
                           ctx.ndim(x))
+    return _cumsum_along(ctx, x, axis, attrs)
+
+
+def _cumsum_along(ctx, x, axis, attrs):
     backward = bool(attrs.get("reverse", 0))
     if backward:
         x = reverse(ctx, x, axis)

@@ -1,22 +1,28 @@
 """ONNX operators that move data or compute shapes: Reshape, Transpose, Concat, Split,
 Slice, Gather, Shape, Cast, Expand, Range ...
 
-Operands that decide an output's shape (Reshape's shape, Slice's starts, Pad's
-pads, axes given as inputs) must be known at import; each has a fold rule so
-the shape arithmetic of exported models (Shape -> Gather -> Concat -> Reshape)
-runs at import, with symbolic dimensions kept as ``tir`` expressions.
+Operands that decide an output's shape (Reshape's shape, Slice's starts, axes given
+as inputs) fold when known at import: each operator has a fold rule so the shape
+arithmetic of exported models (Shape -> Gather -> Concat -> Reshape) runs at import,
+with symbolic dimensions kept as ``tir`` expressions. Reshape's and Expand's shape,
+ConstantOfShape's input, Range's bounds, Squeeze/Unsqueeze's axes and Slice's starts and
+ends and Split's sizes may also be known only at run time (``runtime_shape``); Slice's
+axes and steps must be known at import.
 """
 import numpy as np
 
 from rvm.relax.frontend.onnx.common import ONNX_DTYPES, OnnxImportError, static_array
 from rvm.relax.frontend.onnx.registry import attr_ints, converter, fold, optional_const
+from rvm.relax.frontend.onnx import runtime_shape
+from rvm.relax.frontend.onnx.runtime_shape import (
+    broadcast_target, int64_tensor, is_run_time, reshape_checked, resolve_reshape, shape_vars,
+    static_length,
+)
 from rvm.relax.frontend.onnx.values import tensor_value
 from rvm.ir.expr import PrimExpr
-from rvm.relax.expr import TupleGetItem, Var
-from rvm.relax.op import base, binary, create, index, join, manipulate, search, unary
-from rvm.relax.struct_info import ShapeStructInfo
+from rvm.relax.expr import TupleGetItem
+from rvm.relax.op import binary, create, index, join, manipulate, search, unary
 from rvm.runtime.data_type import DataType
-from rvm.tir.expr import Var as TirVar
 
 
 def normalize_axis(axis, ndim):
@@ -93,7 +99,11 @@ def _constant(ctx, inputs, attrs):
 
 @converter("ConstantOfShape")
 def _constant_of_shape(ctx, inputs, attrs):
-    shape = shape_list(ctx, inputs[0], "ConstantOfShape's shape")
+    if is_run_time(inputs[0]):
+        length = static_length(ctx, inputs[0], "ConstantOfShape's input")
+        shape = shape_vars(ctx, int64_tensor(ctx, inputs[0]), [None] * length, "fill")
+    else:
+        shape = shape_list(ctx, inputs[0], "ConstantOfShape's shape")
     value = tensor_value(attrs["value"]).reshape(-1) if "value" in attrs else \
         np.zeros(1, "float32")
     return ctx.emit(create.full(shape, ctx.tensor(value.reshape(())), str(value.dtype)))
@@ -113,6 +123,10 @@ def _fold_constant_of_shape(ctx, inputs, attrs):
 def _reshape(ctx, inputs, attrs):
     data, shape = inputs
     dims = ctx.shape(data)
+    if is_run_time(shape):
+        static_length(ctx, shape, "Reshape's shape")
+        target = resolve_reshape(ctx, dims, int64_tensor(ctx, shape), attrs.get("allowzero", 0))
+        return reshape_checked(ctx, data, target, "reshape")
     target = shape_list(ctx, shape, "Reshape's shape")
     if not attrs.get("allowzero", 0):
         target = [dims[k] if not isinstance(d, PrimExpr) and d == 0 else d
@@ -163,6 +177,9 @@ def _axes_operand(ctx, inputs, attrs, position):
 def _squeeze(ctx, inputs, attrs):
     data = inputs[0]
     dims = ctx.shape(data)
+    if len(inputs) > 1 and is_run_time(inputs[1]):
+        static_length(ctx, inputs[1], "Squeeze's axes")
+        return runtime_shape.squeeze(ctx, data, int64_tensor(ctx, inputs[1]))
     axes = _axes_operand(ctx, inputs, attrs, 1)
     if axes is None:
         axes = [k for k, d in enumerate(dims) if _is_one(d)]
@@ -178,6 +195,9 @@ fold("Squeeze")(_squeeze)
 @converter("Unsqueeze")
 def _unsqueeze(ctx, inputs, attrs):
     data = inputs[0]
+    if len(inputs) > 1 and is_run_time(inputs[1]):
+        static_length(ctx, inputs[1], "Unsqueeze's axes")
+        return runtime_shape.unsqueeze(ctx, data, int64_tensor(ctx, inputs[1]))
     axes = _axes_operand(ctx, inputs, attrs, 1)
     rank = len(ctx.shape(data)) + len(axes)
     axes = sorted(normalize_axis(a, rank) for a in axes)
@@ -207,6 +227,8 @@ def _split(ctx, inputs, attrs):
     dims = ctx.shape(data)
     axis = normalize_axis(attrs.get("axis", 0), len(dims))
     parts = len(ctx.node.output)
+    if len(inputs) > 1 and is_run_time(inputs[1]):
+        return runtime_shape.split(ctx, data, int64_tensor(ctx, inputs[1]), axis)
     sizes = optional_const(ctx, inputs[1] if len(inputs) > 1 else None, "Split's split")
     if sizes is None and "split" in attrs:
         sizes = attrs["split"]
@@ -238,28 +260,21 @@ def _length(ctx, value, what):
 
 
 def _slice_bounds(ctx, value, dims, what):
-    """Slice's starts or ends as ints, or, when computed at run time, as symbolic values
-    read from the tensor (``vm.builtin.tensor_to_shape``), negative ones counted from the
-    end of their axis (which must then be static)."""
-    if isinstance(value, np.ndarray) or not isinstance(value, Var) or \
-            value.name_hint in ctx.graph_inputs:
+    """Slice's starts or ends as ints, or, when known only at run time (a graph input or
+    computed), as symbolic values read from the tensor (``vm.builtin.tensor_to_shape``),
+    negative ones counted from the end of their axis (which must then be static)."""
+    if not is_run_time(value):
         limit = 1 << 62
         return [max(min(int(v), limit), -limit)
                 for v in ctx.constant(value, f"Slice's {what}s").reshape(-1)]
     if not all(isinstance(d, int) for d in dims):
         raise ValueError(f"Slice's {what}s are computed at run time; the sliced axes must "
                          f"then be static, got {dims}")
-    bounds = ctx.tensor(value)
-    if ctx.dtype(bounds) != "int64":
-        bounds = unary.astype(bounds, "int64")
+    bounds = int64_tensor(ctx, value)
     size = ctx.tensor(np.array(dims, "int64"))
     zero = ctx.tensor(np.array(0, "int64"))
     bounds = ctx.emit(search.where(binary.less(bounds, zero), binary.add(bounds, size), bounds))
-    shape = ctx.emit(base.call_pure_packed("vm.builtin.tensor_to_shape", bounds,
-                                           sinfo_args=ShapeStructInfo(ndim=len(dims))))
-    values = [TirVar(f"slice_{what}{k}", "int64") for k in range(len(dims))]
-    ctx.bb.match_cast(shape, ShapeStructInfo(values))
-    return values
+    return shape_vars(ctx, bounds, [None] * len(dims), f"slice_{what}")
 
 
 @converter("Slice")
@@ -351,6 +366,10 @@ def _identity(ctx, inputs, attrs):
 @converter("Expand")
 def _expand(ctx, inputs, attrs):
     data = inputs[0]
+    if is_run_time(inputs[1]):
+        static_length(ctx, inputs[1], "Expand's shape")
+        target = broadcast_target(ctx, ctx.shape(data), int64_tensor(ctx, inputs[1]), "expand")
+        return ctx.emit(manipulate.broadcast_to(ctx.tensor(data), target))
     target = broadcast_dims(ctx.shape(data), shape_list(ctx, inputs[1], "Expand's shape"))
     if isinstance(data, np.ndarray) and all(isinstance(d, int) for d in target):
         return np.broadcast_to(data, target).copy()
@@ -370,6 +389,8 @@ def _fold_range(ctx, inputs, attrs):
 
 @converter("Range")
 def _range(ctx, inputs, attrs):
+    if any(is_run_time(v) for v in inputs):
+        return runtime_shape.arange(ctx, *inputs, ctx.dtype(inputs[0]))
     start, limit, delta = (ctx.constant(v, f"Range's {w}").reshape(()).item()
                            for v, w in zip(inputs, ("start", "limit", "delta")))
     dtype = ctx.dtype(inputs[0])

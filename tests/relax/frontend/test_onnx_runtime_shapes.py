@@ -1,0 +1,241 @@
+"""from_onnx with shape-deciding operands fed at run time (Reshape's shape, Expand's shape,
+ConstantOfShape's input, Tile's repeats, Range's bounds, Squeeze/Unsqueeze's axes,
+Slice's starts and ends) and Trilu's k: the model is compiled for the C target and runs
+on both VM engines, matching onnx's reference evaluator; values that would make a kernel
+read or write out of bounds are refused at run time with a named error."""
+import numpy as np
+import pytest
+
+import rvm
+from rvm import relax
+
+onnx = pytest.importorskip("onnx")
+from onnx import TensorProto, helper  # noqa: E402
+from onnx.reference import ReferenceEvaluator  # noqa: E402
+
+from rvm.relax.frontend.onnx import from_onnx  # noqa: E402
+
+pytestmark = pytest.mark.frontend
+
+ENGINES = ("python", "native")
+
+
+def _model(op, inputs, opset=19, **attrs):
+    """A one-node model whose graph inputs are ``inputs`` (name -> example array)."""
+    node = helper.make_node(op, list(inputs), ["y"], **attrs)
+    graph = helper.make_graph(
+        [node], "g",
+        [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(v.dtype),
+                                       list(v.shape)) for n, v in inputs.items()],
+        [helper.make_tensor_value_info("y", TensorProto.UNDEFINED, None)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def _machines(model):
+    ex = relax.build(from_onnx(model), target="c")
+    return [relax.VirtualMachine(ex, rvm.cpu(), engine=e) for e in ENGINES]
+
+
+X = np.arange(24, dtype="float32").reshape(2, 3, 4)
+CASES = {
+    "reshape": ("Reshape", {"x": X, "s": np.array([4, 0, -1])}, {},
+                [{"s": np.array([24, 1, 1])}, {"s": np.array([0, 0, -1])}]),
+    "reshape_allowzero": ("Reshape", {"x": X, "s": np.array([6, 4])}, {"allowzero": 1},
+                          [{"s": np.array([2, 12])}]),
+    "expand": ("Expand", {"x": np.arange(3, dtype="float32").reshape(3, 1),
+                          "s": np.array([2, 1, 6])}, {}, [{"s": np.array([1, 3, 1])}]),
+    "constant_of_shape": ("ConstantOfShape", {"s": np.array([2, 3])},
+                          {"value": helper.make_tensor("v", TensorProto.FLOAT, [1], [2.5])},
+                          [{"s": np.array([0, 5])}]),
+    "tile": ("Tile", {"x": X[0], "r": np.array([2, 3])}, {}, [{"r": np.array([1, 0])}]),
+    "range_float": ("Range", {"a": np.array(1.0, "float32"), "b": np.array(7.5, "float32"),
+                              "d": np.array(2.0, "float32")}, {},
+                    [{"b": np.array(-1.0, "float32")}]),
+    "range_int": ("Range", {"a": np.array(10), "b": np.array(1), "d": np.array(-3)}, {},
+                  [{"d": np.array(-1)}]),
+    "unsqueeze": ("Unsqueeze", {"x": X[0], "a": np.array([0, -1])}, {},
+                  [{"a": np.array([1, 3])}, {"a": np.array([2, 0])}]),
+    "squeeze": ("Squeeze", {"x": X.reshape(1, 2, 1, 12), "a": np.array([0, -2])}, {},
+                [{"a": np.array([2, 0])}]),
+    "slice": ("Slice", {"x": X[0], "s": np.array([1, -2]), "e": np.array([2, 100])}, {},
+              [{"s": np.array([0, 0]), "e": np.array([-1, 2])}]),
+    "trilu": ("Trilu", {"x": X[0], "k": np.array(1)}, {}, [{"k": np.array(-1)}]),
+    "tril": ("Trilu", {"x": X[0], "k": np.array(0)}, {"upper": 0}, [{"k": np.array(2)}]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_a_shape_operand_fed_at_run_time_matches_the_reference(name):
+    op, inputs, attrs, variants = CASES[name]
+    model = _model(op, inputs, **attrs)
+    reference = ReferenceEvaluator(model)
+    machines = _machines(model)
+    for changes in [{}] + variants:
+        feeds = {**inputs, **changes}
+        want = reference.run(None, feeds)[0]
+        for vm in machines:
+            got = vm["main"](*feeds.values()).numpy()
+            assert got.shape == want.shape, (name, changes)
+            np.testing.assert_allclose(got, want, err_msg=f"{name} {changes}")
+
+
+def test_the_shape_operand_is_not_folded_into_the_module():
+    """One compiled model serves every shape: the operand stays a parameter."""
+    model = _model("Reshape", {"x": X, "s": np.array([4, 0, -1])})
+    assert [p.name_hint for p in from_onnx(model)["main"].params] == ["x", "s"]
+
+
+BAD = {
+    "reshape_element_count": ("Reshape", {"x": X, "s": np.array([4, 6])},
+                              {"s": np.array([5, 5])}, "reshape_element_count"),
+    "reshape_two_wildcards": ("Reshape", {"x": X, "s": np.array([4, 6, 1])},
+                              {"s": np.array([-1, -1, 2])}, "reshape_element_count"),
+    "expand_mismatch": ("Expand", {"x": np.ones((3, 1), "float32"), "s": np.array([3, 2])},
+                        {"s": np.array([4, 2])}, "expand_shape"),
+    "squeeze_not_one": ("Squeeze", {"x": np.ones((1, 2, 3), "float32"), "a": np.array([0])},
+                        {"a": np.array([1])}, "squeeze_element_count"),
+    "range_zero_delta": ("Range", {"a": np.array(0), "b": np.array(4), "d": np.array(1)},
+                         {"d": np.array(0)}, "range_delta_nonzero"),
+    "constant_of_shape_negative": ("ConstantOfShape", {"s": np.array([2, 3])},
+                                   {"s": np.array([-2, 3])}, "must be >= 0"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+def test_a_bad_run_time_shape_operand_is_a_named_error(name):
+    op, inputs, bad, message = BAD[name]
+    for vm in _machines(_model(op, inputs)):
+        vm["main"](*inputs.values())  # the good value runs
+        with pytest.raises(ValueError, match=message):
+            vm["main"](*{**inputs, **bad}.values())
+
+
+def test_an_empty_tensor_reshaped_to_a_run_time_shape():
+    x = np.zeros((0, 3, 4), "float32")
+    model = _model("Reshape", {"x": x, "s": np.array([3, 4, 0])}, allowzero=1)
+    for vm in _machines(model):
+        assert vm["main"](x, np.array([3, 4, 0])).numpy().shape == (3, 4, 0)
+        with pytest.raises(ValueError, match="reshape_element_count"):
+            vm["main"](x, np.array([3, 4, 1]))
+
+
+def test_a_fused_kernel_waits_for_the_match_cast_of_its_run_time_dimensions():
+    """Relu fused with the Expand to a run-time shape: the fused call must come after the
+    match_cast that binds the expanded dimension (FuseOps orders groups by it)."""
+    nodes = [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Expand", ["r", "s"], ["y"])]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 1]),
+                     helper.make_tensor_value_info("s", TensorProto.INT64, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    x = np.array([[-1.0], [2.0], [3.0]], "float32")
+    for vm in _machines(model):
+        np.testing.assert_array_equal(vm["main"](x, np.array([3, 4])).numpy(),
+                                      np.broadcast_to(np.maximum(x, 0), (3, 4)))
+
+
+@pytest.mark.parametrize("keepdims", [0, 1])
+@pytest.mark.parametrize("op", ["ReduceSum", "ReduceMax", "ReduceL2", "ReduceLogSumExp"])
+def test_a_reduction_over_run_time_axes_matches_the_reference(op, keepdims):
+    x = np.random.default_rng(0).standard_normal((3, 2, 4)).astype("float32")
+    model = _model(op, {"x": x, "a": np.array([0, 2])}, opset=18, keepdims=keepdims)
+    reference = ReferenceEvaluator(model)
+    for vm in _machines(model):
+        for axes in ([0, 2], [-1, 1], [1, 0]):
+            want = reference.run(None, {"x": x, "a": np.array(axes)})[0]
+            got = vm["main"](x, np.array(axes)).numpy()
+            assert got.shape == want.shape
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("reverse", [0, 1])
+def test_cumsum_over_a_run_time_axis(reverse):
+    x = np.arange(24, dtype="float32").reshape(2, 3, 4)
+    model = _model("CumSum", {"x": x, "a": np.array(0)}, opset=14, reverse=reverse)
+    reference = ReferenceEvaluator(model)
+    for vm in _machines(model):
+        for axis in (0, 1, 2, -1):
+            want = reference.run(None, {"x": x, "a": np.array(axis)})[0]
+            np.testing.assert_array_equal(vm["main"](x, np.array(axis)).numpy(), want)
+        with pytest.raises(ValueError, match="cumsum_axis_in_range"):
+            vm["main"](x, np.array(3))
+
+
+def test_reduction_axes_of_length_zero_need_no_value():
+    x = np.arange(6, dtype="float32").reshape(2, 3)
+    model = _model("ReduceSum", {"x": x, "a": np.zeros(0, "int64")}, opset=18, keepdims=0)
+    for vm in _machines(model):
+        np.testing.assert_allclose(vm["main"](x, np.zeros(0, "int64")).numpy(), x.sum())
+
+
+@pytest.mark.parametrize("keepdims", [0, 1])
+@pytest.mark.parametrize("op", ["ReduceSum", "ReduceMax", "ReduceProd", "ReduceLogSumExp"])
+def test_a_reduction_of_no_elements_over_run_time_axes_is_its_identity(op, keepdims):
+    x = np.zeros((2, 0, 4), "float32")
+    model = _model(op, {"x": x, "a": np.array([1])}, opset=18, keepdims=keepdims)
+    reference = ReferenceEvaluator(model)
+    for vm in _machines(model):
+        for axes in ([1], [0], [-1]):
+            want = reference.run(None, {"x": x, "a": np.array(axes)})[0]
+            got = vm["main"](x, np.array(axes)).numpy()
+            assert got.shape == want.shape, axes
+            np.testing.assert_array_equal(got, want)
+
+
+def test_one_hot_with_a_run_time_depth():
+    indices = np.array([[1, -1], [0, 7]], "int64")
+    values = np.array([0.0, 5.0], "float32")
+    model = _model("OneHot", {"i": indices, "d": np.array(3.0, "float32"), "v": values},
+                   opset=11, axis=1)
+    reference = ReferenceEvaluator(model)
+    for vm in _machines(model):
+        for depth in (3.0, 8.0, 1.0):
+            feeds = {"i": indices, "d": np.array(depth, "float32"), "v": values}
+            want = reference.run(None, feeds)[0]
+            np.testing.assert_array_equal(vm["main"](*feeds.values()).numpy(), want)
+        with pytest.raises(ValueError, match="one_hot_depth_positive"):
+            vm["main"](indices, np.array(0.0, "float32"), values)
+
+
+def test_split_into_run_time_sizes():
+    x = np.arange(12, dtype="float32").reshape(2, 6)
+    node = helper.make_node("Split", ["x", "s"], ["a", "b", "c"], axis=1)
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 6]),
+                      helper.make_tensor_value_info("s", TensorProto.INT64, [3])],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in "abc"])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    for vm in _machines(model):
+        for sizes in ([1, 2, 3], [0, 6, 0], [3, 3, 0]):
+            got = [t.numpy() for t in vm["main"](x, np.array(sizes))]
+            want = np.split(x, np.cumsum(sizes)[:-1], axis=1)
+            assert [g.shape for g in got] == [w.shape for w in want]
+            for g, w in zip(got, want):
+                np.testing.assert_array_equal(g, w)
+        with pytest.raises(ValueError, match="split_total"):
+            vm["main"](x, np.array([1, 2, 2]))
+        with pytest.raises(ValueError, match="split_sizes_non_negative"):
+            vm["main"](x, np.array([4, -1, 3]))
+
+
+@pytest.mark.parametrize("mode", ["constant", "edge", "reflect", "wrap"])
+def test_pad_by_run_time_amounts(mode):
+    """The constant mode also checks FuseOps orders a fused kernel after the match_cast
+    that defines a dimension its arguments are computed from."""
+    x = np.arange(12, dtype="float32").reshape(3, 4)
+    inputs = {"x": x, "p": np.array([1, 0, 2, 3])}
+    if mode == "constant":
+        inputs["v"] = np.array(-1.5, "float32")
+    model = _model("Pad", inputs, opset=18, mode=mode)
+    reference = ReferenceEvaluator(model)
+    for vm in _machines(model):
+        for pads in ([1, 0, 2, 3], [0, 2, 0, 1], [0, 0, 0, 0]):
+            feeds = {**inputs, "p": np.array(pads)}
+            want = reference.run(None, feeds)[0]
+            got = vm["main"](*feeds.values()).numpy()
+            assert got.shape == want.shape, pads
+            np.testing.assert_array_equal(got, want)
+        if mode == "constant":  # negative amounts crop
+            got = vm["main"](x, np.array([-1, 1, 1, -2]), inputs["v"]).numpy()
+            np.testing.assert_array_equal(got, np.pad(x[1:, :-2], ((0, 1), (1, 0)),
+                                                      constant_values=-1.5))
