@@ -1,0 +1,109 @@
+"""The CPU matmul rule: register tiles of vector accumulators for NN matmuls.
+
+Applies to a kernel whose top-level blocks are one reduction block with its
+single reduction loop innermost (``C[b.., i, j] += A[b.., i, k] * B[b.., k, j]``:
+matmul, batch_matmul, dense after its constant weight was transposed at
+build time) and optionally one elementwise epilogue (bias, activation:
+what FuseOps put after it), all extents constant, and a read contiguous
+along the output's last axis (``B[k, j]``). The loops become
+
+    for b.., i_o, j_o  (fused; parallel above PARALLEL_MIN_WORK)
+        acc[rows, width] = 0                      (vectorized over width)
+        for k:
+            for i_i in unroll(rows):
+                for j_i in vectorized(width):     acc += A[i, k] * B[k, j]
+        C[..] = epilogue(acc)                     (vectorized over width)
+
+``width`` is the whole last axis when it fits ``MAX_VECTORS`` vector
+registers (the 10-wide output layer is one masked tile), else the widest of
+1..MAX_VECTORS registers that divides it; ``rows`` the largest of ``ROW_TILES``
+dividing the row count with at most ``MAX_ACCUMULATORS`` vector accumulators,
+so the tile stays in registers and each load of ``B`` serves ``rows`` rows.
+Other kernels (NT matmuls, symbolic shapes, widths no vector tile divides)
+are left to the generic rule.
+"""
+from rvm.dlight.analysis import (
+    PARALLEL_MIN_WORK, extent_of, inline_producers, loop_kinds, work, write_dtype,
+)
+from rvm.dlight.rule import ScheduleRule
+from rvm.tir.free_vars import used_vars
+from rvm.tir.schedule.analysis import const_extent, is_reduction_block
+
+MAX_VECTORS = 4
+ROW_TILES = (6, 4, 3, 2, 1)
+MAX_ACCUMULATORS = 24  # of AVX-512's 32 vector registers; the rest hold B and A
+
+
+def _reads_along(block, axis_var):
+    """True when some read's last index uses ``axis_var`` alone (the contiguous operand)."""
+    for region in block.reads:
+        if region.region and set(used_vars(region.region[-1].min)) == {id(axis_var)}:
+            return True
+    return False
+
+
+def tile_shape(rows_extent, cols_extent, lanes):
+    """(rows, width) of the register tile, or None when no vector tile divides the columns."""
+    if cols_extent <= MAX_VECTORS * lanes:
+        width = cols_extent
+    else:
+        widths = [n * lanes for n in range(MAX_VECTORS, 0, -1) if cols_extent % (n * lanes) == 0]
+        if not widths:
+            return None
+        width = widths[0]
+    vectors = -(-width // lanes)
+    rows = next(r for r in ROW_TILES
+                if rows_extent % r == 0 and r * vectors <= MAX_ACCUMULATORS)
+    return rows, width
+
+
+class Matmul(ScheduleRule):
+    """Register-tiles NN matmuls with a fused epilogue (module docstring)."""
+
+    name = "matmul"
+
+    def apply(self, sch, info):
+        blocks = inline_producers(sch)
+        if not 1 <= len(blocks) <= 2:
+            return False
+        mm = blocks[0]
+        blk = sch.get(mm)
+        if not is_reduction_block(blk) or len(blk.writes) != 1:
+            return False
+        if len(blocks) == 2 and sch.get(blocks[1]).init is not None:
+            return False
+        loops = sch.get_loops(mm)
+        kinds = loop_kinds(sch, mm)
+        if len(loops) < 3 or kinds[-1] != "R" or any(k != "S" for k in kinds[:-1]):
+            return False
+        if any(const_extent(sch.get(loop)) is None for loop in loops):
+            return False
+        *batch, i, j, k = loops
+        realize = sch.get_sref(mm).realize
+        j_var = sch.get(j).loop_var
+        axis = [iv.var for iv, v in zip(blk.iter_vars, realize.iter_values)
+                if id(j_var) in used_vars(v)]
+        if len(axis) != 1 or not _reads_along(blk, axis[0]):
+            return False
+        lanes = info.lanes(write_dtype(sch, mm))
+        shape = tile_shape(extent_of(sch, i), extent_of(sch, j), lanes)
+        if shape is None:
+            return False
+        rows, width = shape
+        total = work(sch, loops)
+        i_o, i_i = sch.split(i, [None, rows])
+        j_o, j_i = sch.split(j, [None, width])
+        sch.reorder(*batch, i_o, j_o, k, i_i, j_i)
+        acc = sch.cache_write(mm, 0, "local")
+        for consumer in sch.get_consumers(acc):
+            sch.reverse_compute_inline(consumer)
+        sch.reverse_compute_at(acc, j_o)
+        init = sch.decompose_reduction(mm, k)
+        sch.unroll(i_i)
+        sch.vectorize(j_i)
+        sch.vectorize(sch.get_loops(init)[-1])
+        sch.vectorize(sch.get_loops(acc)[-1])
+        outer = sch.fuse(*batch, i_o, j_o)
+        if info.cores > 1 and total >= PARALLEL_MIN_WORK:
+            sch.parallel(outer)
+        return True
