@@ -16,11 +16,13 @@ along the output's last axis (``B[k, j]``). The loops become
 
 ``width`` is the whole last axis when it fits ``MAX_VECTORS`` vector
 registers (the 10-wide output layer is one masked tile), else the widest of
-1..MAX_VECTORS registers that divides it; ``rows`` the largest of ``ROW_TILES``
-dividing the row count with at most ``MAX_ACCUMULATORS`` vector accumulators,
-so the tile stays in registers and each load of ``B`` serves ``rows`` rows.
-Other kernels (NT matmuls, symbolic shapes, widths no vector tile divides)
-are left to the generic rule.
+1..MAX_VECTORS registers that divides it, else MAX_VECTORS registers with a
+predicated last tile; ``rows`` the largest of ``ROW_TILES`` dividing the row
+count with at most ``MAX_ACCUMULATORS`` vector accumulators, so the tile
+stays in registers and each load of ``B`` serves ``rows`` rows (one row when
+the row count is symbolic; the last axis and the reduction must be
+constant). Other kernels (NT matmuls, symbolic columns or reductions) are left
+to the generic rule.
 """
 from rvm.dlight.analysis import (
     PARALLEL_MIN_WORK, extent_of, inline_producers, loop_kinds, work, write_dtype,
@@ -43,15 +45,15 @@ def _reads_along(block, axis_var):
 
 
 def tile_shape(rows_extent, cols_extent, lanes):
-    """(rows, width) of the register tile, or None when no vector tile divides the columns."""
+    """(rows, width) of the register tile: ``rows_extent`` None (symbolic) gives one row."""
     if cols_extent <= MAX_VECTORS * lanes:
         width = cols_extent
     else:
         widths = [n * lanes for n in range(MAX_VECTORS, 0, -1) if cols_extent % (n * lanes) == 0]
-        if not widths:
-            return None
-        width = widths[0]
+        width = widths[0] if widths else MAX_VECTORS * lanes  # a predicated last tile
     vectors = -(-width // lanes)
+    if rows_extent is None:
+        return 1, width
     rows = next(r for r in ROW_TILES
                 if rows_extent % r == 0 and r * vectors <= MAX_ACCUMULATORS)
     return rows, width
@@ -76,9 +78,9 @@ class Matmul(ScheduleRule):
         kinds = loop_kinds(sch, mm)
         if len(loops) < 3 or kinds[-1] != "R" or any(k != "S" for k in kinds[:-1]):
             return False
-        if any(const_extent(sch.get(loop)) is None for loop in loops):
-            return False
         *batch, i, j, k = loops
+        if const_extent(sch.get(j)) is None or const_extent(sch.get(k)) is None:
+            return False
         realize = sch.get_sref(mm).realize
         j_var = sch.get(j).loop_var
         axis = [iv.var for iv, v in zip(blk.iter_vars, realize.iter_values)
@@ -86,10 +88,7 @@ class Matmul(ScheduleRule):
         if len(axis) != 1 or not _reads_along(blk, axis[0]):
             return False
         lanes = info.lanes(write_dtype(sch, mm))
-        shape = tile_shape(extent_of(sch, i), extent_of(sch, j), lanes)
-        if shape is None:
-            return False
-        rows, width = shape
+        rows, width = tile_shape(const_extent(sch.get(i)), extent_of(sch, j), lanes)
         total = work(sch, loops)
         i_o, i_i = sch.split(i, [None, rows])
         j_o, j_i = sch.split(j, [None, width])
