@@ -8,10 +8,12 @@ from rvm.tir.schedule.analysis import const_extent, loop_bound_iter_types
 from rvm.tir.schedule.error import ScheduleError
 
 SYMBOLIC_EXTENT = 64
-# Iterations of the innermost statement below which a loop nest stays on one thread: an
-# OpenMP fork and join costs a few microseconds quiet and far more when another process
-# holds a core: ~256K simple steps (a 784x128 dense at batch 1 stays serial).
-PARALLEL_MIN_WORK = 1 << 18
+# Iterations of the innermost statement below which a loop nest stays on one thread
+# (about a millisecond of serial work). A fork and join costs microseconds on a quiet
+# machine, but while another process holds a core an OpenMP region waits for a descheduled
+# thread: measured on 2 busy cores, a 64x128x784 matmul took 0.27 ms serial and 15 ms in
+# parallel, a 512^3 one 15 ms and 16 ms. Only work that long pays the risk.
+PARALLEL_MIN_WORK = 1 << 24
 SPATIAL, REDUCTION = IterVar.DataPar, IterVar.CommReduce
 
 

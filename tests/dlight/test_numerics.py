@@ -49,13 +49,17 @@ CASES = [
     ("dense_wide", _dense_relu, [(29, 256), (256, 160), (160,)], None),
     ("dense_sym", _dense_relu, [(N, 31), (31, 48), (48,)], 11),
     ("nt_matmul", _nt, [(17, 53), (19, 53)], None),
+    ("nt_tiled", _nt, [(12, 48), (9, 48)], None),
+    ("nt_sym", _nt, [(N, 64), (13, 64)], 3),
     ("batch_matmul", lambda a, b: op.matmul(a, b), [(3, 5, 37), (3, 37, 32)], None),
 ]
 
-# The rule each case's one kernel gets (NT matmuls of two inputs: the generic dot products).
+# The rule each case's one kernel gets (an NT matmul whose reduction no vector divides:
+# the generic dot products).
 EXPECTED_RULE = {name: "generic" for name, *_ in CASES}
 EXPECTED_RULE.update({name: "matmul" for name, *_ in CASES
-                      if name.startswith("dense") or name == "batch_matmul"})
+                      if name.startswith(("dense", "nt_")) or name == "batch_matmul"})
+EXPECTED_RULE["nt_matmul"] = "generic"
 
 
 def _concrete(shape, n):

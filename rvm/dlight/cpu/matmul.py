@@ -34,6 +34,8 @@ from rvm.tir.schedule.analysis import const_extent, is_reduction_block
 MAX_VECTORS = 4
 ROW_TILES = (6, 4, 3, 2, 1)
 MAX_ACCUMULATORS = 24  # of AVX-512's 32 vector registers; the rest hold B and A
+# The NT register tile: rows of A x rows of B, one vector accumulator (lanes of k) each.
+NT_ROWS, NT_COLS = (4, 3, 2), (4, 3, 2)
 
 
 def _reads_along(block, axis_var):
@@ -85,9 +87,11 @@ class Matmul(ScheduleRule):
         j_var = sch.get(j).loop_var
         axis = [iv.var for iv, v in zip(blk.iter_vars, realize.iter_values)
                 if id(j_var) in used_vars(v)]
-        if len(axis) != 1 or not _reads_along(blk, axis[0]):
+        if len(axis) != 1:
             return False
         lanes = info.lanes(write_dtype(sch, mm))
+        if not _reads_along(blk, axis[0]):
+            return _schedule_nt(sch, mm, loops, lanes, info)
         rows, width = tile_shape(const_extent(sch.get(i)), extent_of(sch, j), lanes)
         total = work(sch, loops)
         i_o, i_i = sch.split(i, [None, rows])
@@ -102,7 +106,56 @@ class Matmul(ScheduleRule):
         sch.vectorize(j_i)
         sch.vectorize(sch.get_loops(init)[-1])
         sch.vectorize(sch.get_loops(acc)[-1])
-        outer = sch.fuse(*batch, i_o, j_o)
-        if info.cores > 1 and total >= PARALLEL_MIN_WORK:
-            sch.parallel(outer)
+        _parallel(sch, [*batch, i_o, j_o], total, info)
         return True
+
+
+def _parallel(sch, loops, total, info):
+    outer = sch.fuse(*loops) if len(loops) > 1 else loops[0]
+    if info.cores > 1 and total >= PARALLEL_MIN_WORK:
+        sch.parallel(outer)
+
+
+def _schedule_nt(sch, mm, loops, lanes, info):
+    """The NT form (every read contiguous along the reduction): partial sums per vector lane
+    (``rfactor``) in a register tile of NT_ROWS x NT_COLS vector accumulators, summed across
+    lanes once per output when the tile is written back."""
+    *batch, i, j, k = loops
+    k_extent = const_extent(sch.get(k))
+    blk = sch.get(mm)
+    k_var = sch.get(k).loop_var
+    realize = sch.get_sref(mm).realize
+    k_axis = [iv.var for iv, v in zip(blk.iter_vars, realize.iter_values)
+              if id(k_var) in used_vars(v)]
+    if len(k_axis) != 1 or any(set(used_vars(r.region[-1].min)) != {id(k_axis[0])}
+                               for r in blk.reads if r.region):
+        return False
+    if k_extent is None or k_extent % lanes or k_extent <= lanes:
+        return False
+    total = work(sch, loops)
+    rows = _divisor(const_extent(sch.get(i)), NT_ROWS)
+    cols = _divisor(const_extent(sch.get(j)), NT_COLS)
+    _, lane = sch.split(k, [None, lanes])
+    rf = sch.rfactor(lane, factor_axis=len(batch) + 2)
+    *r_batch, r_i, r_j, r_k, r_lane = sch.get_loops(rf)
+    i_o, i_i = sch.split(r_i, [None, rows])
+    j_o, j_i = sch.split(r_j, [None, cols])
+    sch.reorder(*r_batch, i_o, j_o, r_k, i_i, j_i, r_lane)
+    sch.unroll(i_i)
+    sch.unroll(j_i)
+    sch.vectorize(r_lane)
+    sch.compute_inline(sch.cache_write(rf, 0, "local"))
+    sch.reverse_compute_at(mm, j_o)
+    for consumer in sch.get_consumers(mm):
+        sch.reverse_compute_at(consumer, j_o)
+    init = sch.decompose_reduction(rf, r_k)
+    sch.vectorize(sch.get_loops(init)[-1])
+    _parallel(sch, [*r_batch, i_o, j_o], total, info)
+    return True
+
+
+def _divisor(extent, choices):
+    """The largest of ``choices`` dividing ``extent`` (1 when symbolic or none does)."""
+    if extent is None:
+        return 1
+    return next((c for c in choices if extent % c == 0), 1)
