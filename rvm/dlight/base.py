@@ -11,6 +11,13 @@ serial), when it is opaque to fusion (``op_pattern`` 8: what
 MetaScheduleApplyDatabase swaps in from a tuning record, or a hand-written
 kernel that opted out), or when no rule applies (a primitive refusing is a
 rule not applying, never an error of the build).
+
+>>> from rvm.te.create_prim_func import create_prim_func
+>>> from rvm.te.operation import compute, placeholder
+>>> A = placeholder((4, 100), name="A")
+>>> double = create_prim_func([A, compute((4, 100), lambda i, j: A[i, j] * 2.0)])
+>>> schedule_func(double, RULES, CPUInfo(vector_bytes=64, cores=2)).get_attr(SCHEDULED)
+'generic'
 """
 from rvm.dlight.cpu.rules import RULES
 from rvm.dlight.target import CPUInfo

@@ -1,11 +1,11 @@
-"""The CPU matmul rule: register tiles of vector accumulators for NN matmuls.
+"""The CPU matmul rule: register tiles of vector accumulators for NN and NT matmuls.
 
 Applies to a kernel whose top-level blocks are one reduction block with its
 single reduction loop innermost (``C[b.., i, j] += A[b.., i, k] * B[b.., k, j]``:
 matmul, batch_matmul, dense after its constant weight was transposed at
 build time) and optionally one elementwise epilogue (bias, activation:
-what FuseOps put after it), all extents constant, and a read contiguous
-along the output's last axis (``B[k, j]``). The loops become
+what FuseOps put after it), the last axis and the reduction constant. With a
+read contiguous along the output's last axis (``B[k, j]``, NN) the loops become
 
     for b.., i_o, j_o  (fused; parallel above PARALLEL_MIN_WORK)
         acc[rows, width] = 0                      (vectorized over width)
@@ -20,9 +20,16 @@ registers (the 10-wide output layer is one masked tile), else the widest of
 predicated last tile; ``rows`` the largest of ``ROW_TILES`` dividing the row
 count with at most ``MAX_ACCUMULATORS`` vector accumulators, so the tile
 stays in registers and each load of ``B`` serves ``rows`` rows (one row when
-the row count is symbolic; the last axis and the reduction must be
-constant). Other kernels (NT matmuls, symbolic columns or reductions) are left
-to the generic rule.
+the row count is symbolic).
+
+With every read contiguous along the reduction (``B[j, k]``, NT: dense and
+linear weights, attention scores) and at least two rows, the reduction is
+split by the vector width and ``rfactor``ed: a tile of up to 4 x 4 vector
+accumulators of partial sums per lane runs over the outer reduction loop, and
+each output is summed across lanes once, with the epilogue, at write-back.
+
+Other kernels (an NT matmul of one row or whose reduction no vector divides,
+symbolic columns or reductions) are left to the generic rule.
 """
 from rvm.dlight.analysis import (
     PARALLEL_MIN_WORK, extent_of, inline_producers, loop_kinds, work, write_dtype,
@@ -131,6 +138,11 @@ def _schedule_nt(sch, mm, loops, lanes, info):
                                for r in blk.reads if r.region):
         return False
     if k_extent is None or k_extent % lanes or k_extent <= lanes:
+        return False
+    if (const_extent(sch.get(i)) or 1) == 1:
+        # One row (batch 1) or a symbolic count: the generic rule's one SIMD dot product per
+        # output reads each weight once too, without the lanes' partial sums (measured 20-30%
+        # faster at 1x128x784 and 1x512x784).
         return False
     total = work(sch, loops)
     rows = _divisor(const_extent(sch.get(i)), NT_ROWS)
