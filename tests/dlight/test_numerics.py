@@ -102,3 +102,19 @@ def test_default_schedule_false_with_a_pass_as_pipeline_is_refused():
     with pytest.raises(ValueError, match="default_schedule=False applies to a named pipeline"):
         relax.build(mod, pipeline=relax.transform.default_build_pipeline(),
                     default_schedule=False)
+
+
+def test_an_exported_default_build_reloads_from_its_tir_and_computes_the_same(tmp_path):
+    # parallel tiles (512 x 131 x 256 > 2^24 iterations), a predicated last tile (131 columns):
+    # the loader regenerates both kernels from the stored TIR with its own bounds checks
+    mod = _module([(512, 256), (256, 131), (131,)], _dense_relu)
+    rng = np.random.default_rng(1)
+    args = [rng.standard_normal(s).astype("float32") for s in ((512, 256), (256, 131), (131,))]
+    ex = relax.build(mod)
+    assert "omp parallel" in ex.kernel_libs[0].source
+    path = tmp_path / "dense.rvm"
+    ex.export_library(str(path))
+    loaded = rvm.runtime.load_module(str(path))
+    out = relax.VirtualMachine(loaded, rvm.cpu())["main"](*args).numpy()
+    naive = relax.VirtualMachine(relax.build(mod, default_schedule=False), rvm.cpu())["main"]
+    np.testing.assert_allclose(out, naive(*args).numpy(), rtol=1e-4, atol=1e-4)
