@@ -73,6 +73,26 @@ def inline_producers(sch):
     return top_blocks(sch)
 
 
+def fuse_or_first(sch, loops):
+    """``loops`` (outermost first, nested) fused into one loop, or, when their variables'
+    dtypes differ (int32 and int64 loops in one nest, which fuse refuses), the first
+    of them longer than 1; None without loops."""
+    if not loops:
+        return None
+    if len({sch.get(loop).loop_var.dtype for loop in loops}) == 1:
+        return sch.fuse(*loops) if len(loops) > 1 else loops[0]
+    return next((loop for loop in loops if extent_of(sch, loop) > 1), loops[0])
+
+
+def parallel_outer(sch, loops, total, info):
+    """Fuses ``loops`` (``fuse_or_first``) and runs the result in parallel when ``total``
+    iterations of work pay for threads (PARALLEL_MIN_WORK) and the CPU has cores."""
+    outer = fuse_or_first(sch, loops)
+    if outer is not None and info.cores > 1 and total >= PARALLEL_MIN_WORK:
+        sch.parallel(outer)
+    return outer
+
+
 def write_dtype(sch, block):
     """The dtype of the block's first written buffer."""
     return sch.get(block).writes[0].buffer.dtype

@@ -60,8 +60,8 @@ def schedule_func(func, rules, info):
         try:
             if not rule.apply(sch, info):
                 continue
-        except (ScheduleError, ValueError):
-            continue
+        except (ScheduleError, ValueError, TypeError):
+            continue  # a primitive refusing (TypeError: operands of two index dtypes)
         out = sch.mod["main"]
         return out.with_fields(attrs={**dict(func.attrs), SCHEDULED: rule.name})
     return func

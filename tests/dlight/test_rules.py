@@ -252,3 +252,21 @@ def test_a_kernel_with_a_schedule_of_its_own_is_kept():
 def test_cpu_info_rejects_nonsense(kwargs):
     with pytest.raises(ValueError, match="CPUInfo expects vector_bytes >= 4 and cores >= 1"):
         CPUInfo(**kwargs)
+
+
+def test_a_nest_of_int64_and_int32_loops_is_scheduled_without_fusing_them():
+    # fuse refuses loops of two index dtypes: the outermost long loop runs in parallel alone
+    @T.prim_func
+    def mixed(A: T.Buffer((T.int64(2), 64, 512), "float32"),
+              B: T.Buffer((T.int64(2), 512, 512), "float32"),
+              C: T.Buffer((T.int64(2), 64, 512), "float32")):
+        for b, i, j, k in T.grid(T.int64(2), 64, 512, 512):
+            with T.block("C"):
+                vb, vi, vj, vk = T.axis.remap("SSSR", [b, i, j, k])
+                with T.init():
+                    C[vb, vi, vj] = T.float32(0)
+                C[vb, vi, vj] = C[vb, vi, vj] + A[vb, vi, vk] * B[vb, vk, vj]
+
+    func = schedule_func(mixed, RULES, INFO)
+    assert func.get_attr("tir.is_scheduled") == "matmul"
+    assert "for b in T.parallel(T.int64(2)):" in func.script()

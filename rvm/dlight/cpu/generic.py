@@ -18,23 +18,13 @@ Blocks of any other shape are left as they are; the rule applies when it
 scheduled at least one block.
 """
 from rvm.dlight.analysis import (
-    PARALLEL_MIN_WORK, SPATIAL, extent_of, inline_producers, loop_kinds, work, write_dtype,
+    PARALLEL_MIN_WORK, SPATIAL, extent_of, inline_producers, loop_kinds, parallel_outer, work,
+    write_dtype,
 )
 from rvm.dlight.rule import ScheduleRule
 
 # The innermost vector loop covers up to this many vector registers.
 VECTOR_REGS = 4
-
-
-def parallel_outer(sch, loops, total, info):
-    """Fuses ``loops`` (outermost first) into one loop, parallel when ``total`` iterations
-    of work pay for threads; returns the fused loop (None without loops)."""
-    if not loops:
-        return None
-    fused = sch.fuse(*loops) if len(loops) > 1 else loops[0]
-    if info.cores > 1 and total >= PARALLEL_MIN_WORK:
-        sch.parallel(fused)
-    return fused
 
 
 def schedule_spatial(sch, block, info):

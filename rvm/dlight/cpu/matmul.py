@@ -32,7 +32,7 @@ Other kernels (an NT matmul of one row or whose reduction no vector divides,
 symbolic columns or reductions) are left to the generic rule.
 """
 from rvm.dlight.analysis import (
-    PARALLEL_MIN_WORK, extent_of, inline_producers, loop_kinds, work, write_dtype,
+    extent_of, inline_producers, loop_kinds, parallel_outer, work, write_dtype,
 )
 from rvm.dlight.rule import ScheduleRule
 from rvm.tir.free_vars import used_vars
@@ -113,14 +113,8 @@ class Matmul(ScheduleRule):
         sch.vectorize(j_i)
         sch.vectorize(sch.get_loops(init)[-1])
         sch.vectorize(sch.get_loops(acc)[-1])
-        _parallel(sch, [*batch, i_o, j_o], total, info)
+        parallel_outer(sch, [*batch, i_o, j_o], total, info)
         return True
-
-
-def _parallel(sch, loops, total, info):
-    outer = sch.fuse(*loops) if len(loops) > 1 else loops[0]
-    if info.cores > 1 and total >= PARALLEL_MIN_WORK:
-        sch.parallel(outer)
 
 
 def _schedule_nt(sch, mm, loops, lanes, info):
@@ -162,7 +156,7 @@ def _schedule_nt(sch, mm, loops, lanes, info):
         sch.reverse_compute_at(consumer, j_o)
     init = sch.decompose_reduction(rf, r_k)
     sch.vectorize(sch.get_loops(init)[-1])
-    _parallel(sch, [*r_batch, i_o, j_o], total, info)
+    parallel_outer(sch, [*r_batch, i_o, j_o], total, info)
     return True
 
 
