@@ -270,3 +270,25 @@ def test_a_nest_of_int64_and_int32_loops_is_scheduled_without_fusing_them():
     func = schedule_func(mixed, RULES, INFO)
     assert func.get_attr("tir.is_scheduled") == "matmul"
     assert "for b in T.parallel(T.int64(2)):" in func.script()
+
+
+def test_a_scatter_or_an_in_place_update_is_left_serial():
+    # two iterations may write one element (idx repeats): neither threads nor SIMD lanes
+    @T.prim_func
+    def scatter(idx: T.Buffer((T.int64(1048576),), "int64"),
+                v: T.Buffer((T.int64(1048576),), "float32"),
+                out: T.Buffer((T.int64(1048576),), "float32")):
+        for i in range(T.int64(1048576)):
+            with T.block("s"):
+                vi = T.axis.spatial(T.int64(1048576), i)
+                out[idx[vi]] = v[vi]
+
+    @T.prim_func
+    def in_place(a: T.Buffer((T.int64(1048576),), "float32")):
+        for i in range(T.int64(1048576)):
+            with T.block("s"):
+                vi = T.axis.spatial(T.int64(1048576), i)
+                a[vi] = a[vi] * T.float32(2)
+
+    for func in (scatter, in_place):
+        assert schedule_func(func, RULES, INFO) is func
