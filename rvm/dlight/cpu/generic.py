@@ -4,15 +4,17 @@ Elementwise producers are inlined into their consumers first, so a fused
 chain is one loop nest. Then, block by block:
 
 - a spatial block whose iterations are independent (it writes no buffer it
-  reads, at indices made of its own axes: not a scatter): its last loop is the vector loop (split by
-  ``VECTOR_REGS`` vector registers when longer, the tail guarded by a
-  predicate), every loop above it is fused into one, which runs in parallel
-  when the nest's work reaches ``PARALLEL_MIN_WORK`` and the CPU has cores;
+  reads, at indices made of its own axes: not a scatter): its last loop is
+  the vector loop (split by ``VECTOR_REGS`` vector registers when longer, the
+  tail guarded by a predicate), every loop above it is fused into one, which
+  runs in parallel when the nest's work reaches ``PARALLEL_MIN_WORK`` and the
+  CPU has cores;
 - a reduction block (output indexed by its spatial axes) whose reduction loops
   are innermost (softmax's max and sum, layer norm's moments,
   ``sum``/``mean``/``max`` over trailing axes): its outermost spatial loop
-  longer than 1 runs in parallel above the same threshold; the reduction loop is left to LocalizeReduction, which keeps the accumulator in
-  a register and marks the loop as a SIMD reduction.
+  longer than 1 runs in parallel above the same threshold; the reduction loop
+  is left to LocalizeReduction, which keeps the accumulator in a register and
+  marks the loop as a SIMD reduction.
 
 Blocks of any other shape are left as they are; the rule applies when it
 scheduled at least one block.
