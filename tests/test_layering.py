@@ -39,13 +39,17 @@ ALLOWED = {
     "te": {"support", "runtime", "ir", "tir"},
     "topi": {"support", "runtime", "ir", "tir", "te"},
     "relax": {"support", "runtime", "ir", "tir", "te"},
-    "relax.transform": L3 | {"bytecode", "tir.transform"},
+    # Default schedules (rules over tir.schedule), at the layer of the Relax passes: the
+    # build pipeline runs them.
+    "dlight": L3 | {"tir.transform"},
+    "relax.transform": L3 | {"bytecode", "tir.transform", "dlight"},
     "relax.frontend": L3 | {"relax.transform"},
     "script": L3 - {"target"},
     "codegen": IR | {"bytecode", "tir", "relax"},
-    "driver": L3 | {"bytecode", "vm", "tir.transform", "relax.transform", "script",
+    "driver": L3 | {"bytecode", "vm", "tir.transform", "relax.transform", "dlight", "script",
                     "relax.frontend", "codegen"},
-    "meta_schedule": L3 | {"bytecode", "vm", "tir.transform", "relax.transform", "script",
+    "meta_schedule": L3 | {"bytecode", "vm", "tir.transform", "relax.transform", "dlight",
+                           "script",
                            "relax.frontend", "codegen", "driver"},
     # Ray, optional: executables run on the workers (map_batches), and the runner measuring
     # tuning candidates there implements meta_schedule's runner interface (RayRunner).

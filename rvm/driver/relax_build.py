@@ -54,19 +54,28 @@ def _as_module(mod):
     return mod
 
 
-def lower(mod, params=None, pipeline="default"):
-    """``mod`` after binding ``params`` to ``main`` and running ``pipeline`` (None: as is)."""
+def lower(mod, params=None, pipeline="default", default_schedule=True):
+    """``mod`` after binding ``params`` to ``main`` and running ``pipeline`` (None: as is);
+    ``default_schedule=False`` asks a named pipeline to leave out DefaultCPUSchedule."""
     mod = _as_module(mod)
     if params:
         from rvm.relax.transform.bind_params import BindParams
 
         mod = BindParams("main", params)(mod)
+    if not default_schedule and (pipeline is None or isinstance(pipeline, Pass)):
+        raise ValueError(f"relax.build: default_schedule=False applies to a named pipeline, "
+                         f"got pipeline={pipeline!r} (a Pass runs as given)")
     if pipeline is None:
         return mod
     if not isinstance(pipeline, Pass):
         from rvm.relax.transform.pipeline import default_build_pipeline  # noqa: F401  (registers)
 
-        pipeline = get_pipeline(pipeline)
+        options = {} if default_schedule else {"default_schedule": False}
+        try:
+            pipeline = get_pipeline(pipeline, **options)
+        except TypeError as err:
+            raise ValueError(f"relax.build: pipeline {pipeline!r} takes no default_schedule "
+                             f"option ({err})") from None
     return pipeline(mod)
 
 
@@ -116,7 +125,8 @@ def _tvm_options(pipeline, relax_pipeline, tir_pipeline, exec_mode):
 
 
 def build(mod, target="c", params=None, pipeline="default", compiler=None, *,
-          relax_pipeline=None, tir_pipeline="default", exec_mode="bytecode", system_lib=None):
+          relax_pipeline=None, tir_pipeline="default", exec_mode="bytecode", system_lib=None,
+          default_schedule=True):
     """Compiles ``mod`` into an Executable carrying its kernel library.
 
     ``target`` selects the kernel backend ("c", the default; "python" for the
@@ -125,6 +135,10 @@ def build(mod, target="c", params=None, pipeline="default", compiler=None, *,
     to arrays bound as constants before lowering. ``pipeline`` (TVM's
     ``relax_pipeline``) is the lowering pipeline's name, a Pass, or None for a
     module already in lowered form. ``compiler`` overrides the C compiler.
+    ``default_schedule`` (on by default) gives every kernel without a schedule
+    of its own (a tuning record applied by MetaScheduleApplyDatabase keeps
+    its) the rule-based CPU schedule of ``rvm.dlight``; False builds the
+    naive loop nests.
 
     TVM's ``exec_mode`` is accepted: "bytecode" and "compiled" give the same
     executable, whose bytecode the native engine interprets in C.
@@ -136,7 +150,7 @@ def build(mod, target="c", params=None, pipeline="default", compiler=None, *,
     mod = _as_module(mod)
     _check_offloaded(mod)
     with deep_recursion():
-        lowered = lower(mod, params, pipeline)
+        lowered = lower(mod, params, pipeline, default_schedule)
         _check_functions(lowered)
         ib = ExecBuilder()
         kernels = build_kernels(lowered, target=kind, compiler=compiler)

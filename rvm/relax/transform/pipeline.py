@@ -2,6 +2,7 @@
 
 Registered as the pipeline ``"default"`` (``get_pipeline("default")``).
 """
+from rvm.dlight.base import DefaultCPUSchedule
 from rvm.relax.transform.annotate_tir_op_pattern import AnnotateTIROpPattern
 from rvm.relax.transform.attach_global_symbol import AttachGlobalSymbol
 from rvm.relax.transform.call_tir_rewrite import CallTIRRewrite
@@ -20,7 +21,7 @@ from rvm.relax.transform.vm_builtin_lower import VMBuiltinLower
 from rvm.relax.transform.vm_shape_lower import VMShapeLower
 
 
-def default_build_pipeline():
+def default_build_pipeline(default_schedule=True):
     """The passes ``relax.build`` runs before VM codegen, as one Sequential.
 
     Order: FuseTransposeMatmul (opt_level 1: ``matmul(x, permute_dims(w))`` as one NT
@@ -31,7 +32,10 @@ def default_build_pipeline():
     params=)``, run at compile time), DeadCodeElimination, AnnotateTIROpPattern,
     FuseOps and FuseTIR (chains of kernel calls become one kernel; the fusion
     level is the PassContext's opt_level, so ``PassContext(opt_level=0)`` turns
-    fusion off), AttachGlobalSymbol, ToNonDataflow, CallTIRRewrite,
+    fusion off), AttachGlobalSymbol, ToNonDataflow, DefaultCPUSchedule (when
+    ``default_schedule``: every kernel without a schedule of its own gets the
+    rule-based one of ``rvm.dlight``; it runs after the graph-level passes, which
+    are what tuning extracts its tasks from), CallTIRRewrite,
     StaticPlanBlockMemory, KillAfterLastUse, VMBuiltinLower, VMShapeLower.
 
     The result is the contract with the VM codegen. Every Relax function has
@@ -72,7 +76,7 @@ def default_build_pipeline():
     >>> [p.info.name for p in default_build_pipeline().passes][:4]
     ['FuseTransposeMatmul', 'LegalizeOps', 'CanonicalizeBindings', 'DeadCodeElimination']
     """
-    return Sequential([
+    passes = [
         FuseTransposeMatmul(),
         LegalizeOps(),
         CanonicalizeBindings(),
@@ -84,12 +88,14 @@ def default_build_pipeline():
         FuseTIR(),
         AttachGlobalSymbol(),
         ToNonDataflow(),
+        *([DefaultCPUSchedule()] if default_schedule else []),
         CallTIRRewrite(),
         StaticPlanBlockMemory(),
         KillAfterLastUse(),
         VMBuiltinLower(),
         VMShapeLower(),
-    ], name="default_build_pipeline")
+    ]
+    return Sequential(passes, name="default_build_pipeline")
 
 
 register_pipeline("default", default_build_pipeline)

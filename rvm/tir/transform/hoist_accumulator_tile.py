@@ -57,7 +57,10 @@ def _copy(dst, dst_index, src, src_index, extents, dtype_of):
     variables = [Var(f"t{k}", dtype_of(k)) for k in range(len(extents))]
     body = BufferStore(dst, BufferLoad(src, src_index(variables)), dst_index(variables))
     for var, extent in reversed(list(zip(variables, extents))):
-        body = For(var, 0, extent, ForKind.SERIAL, body)
+        # The extent in the loop variable's type (a region's extent may be int32 where the
+        # buffer's shape is int64): a loop's range and variable always agree.
+        body = For(var, IntImm(var.dtype, 0), IntImm(var.dtype, extent.value), ForKind.SERIAL,
+                   body)
     return body
 
 

@@ -1,0 +1,81 @@
+"""DefaultCPUSchedule: the pass giving every kernel without a schedule a rule-based one.
+
+Each PrimFunc of the module is offered to the rules in order (``RULES`` of
+``rvm.dlight.cpu``: matmul, then the generic rule for elementwise chains and
+reductions); the first rule that returns a schedule wins, and the function
+keeps its attributes and gains ``tir.is_scheduled``. A rule is deterministic:
+it reads only the kernel's loop extents and dtypes and a ``CPUInfo`` (vector
+width, cores), never a random decision or a measurement. A kernel is left as
+it is when it is scheduled already (``tir.is_scheduled``, a loop that is not
+serial), when it is opaque to fusion (``op_pattern`` 8: what
+MetaScheduleApplyDatabase swaps in from a tuning record, or a hand-written
+kernel that opted out), or when no rule applies (a primitive refusing is a
+rule not applying, never an error of the build).
+
+>>> from rvm.te.create_prim_func import create_prim_func
+>>> from rvm.te.operation import compute, placeholder
+>>> A = placeholder((4, 100), name="A")
+>>> double = create_prim_func([A, compute((4, 100), lambda i, j: A[i, j] * 2.0)])
+>>> schedule_func(double, RULES, CPUInfo(vector_bytes=64, cores=2)).get_attr(SCHEDULED)
+'generic'
+"""
+from rvm.dlight.cpu.rules import RULES
+from rvm.dlight.target import CPUInfo
+from rvm.tir.function import PrimFunc
+from rvm.tir.schedule.error import ScheduleError
+from rvm.tir.schedule.schedule import Schedule
+from rvm.tir.stmt import For, ForKind
+from rvm.tir.stmt_functor import post_order_visit
+from rvm.tir.transform.prim_func_pass import prim_func_pass
+
+SCHEDULED = "tir.is_scheduled"
+OPAQUE = 8  # OpPatternKind.OPAQUE
+
+
+def _has_scheduled_loop(func):
+    found = []
+
+    def visit(node):
+        if isinstance(node, For) and node.kind != ForKind.SERIAL:
+            found.append(node)
+
+    post_order_visit(func.body, visit)
+    return bool(found)
+
+
+def is_scheduled(func):
+    """True when ``func`` keeps its own schedule (see the module docstring)."""
+    if func.get_attr(SCHEDULED) or func.get_attr("op_pattern") == OPAQUE:
+        return True
+    return _has_scheduled_loop(func)
+
+
+def schedule_func(func, rules, info):
+    """``func`` scheduled by the first of ``rules`` that applies (the rule's name is kept
+    in ``tir.is_scheduled``), or ``func`` itself."""
+    if is_scheduled(func):
+        return func
+    for rule in rules:
+        sch = Schedule(func)
+        try:
+            if not rule.apply(sch, info):
+                continue
+        except (ScheduleError, ValueError, TypeError):
+            continue  # a primitive refusing (TypeError: operands of two index dtypes)
+        out = sch.mod["main"]
+        return out.with_fields(attrs={**dict(func.attrs), SCHEDULED: rule.name})
+    return func
+
+
+def DefaultCPUSchedule(rules=None, info=None):  # noqa: N802  (passes are CamelCase factories)
+    """The pass scheduling every PrimFunc without a schedule (module docstring);
+    ``rules`` default to ``rvm.dlight.cpu.rules.RULES``, ``info`` to ``CPUInfo.host()``."""
+    rules = tuple(RULES if rules is None else rules)
+    info = info or CPUInfo.host()
+
+    def transform(func, mod, ctx):
+        if not isinstance(func, PrimFunc):
+            return func
+        return schedule_func(func, rules, info)
+
+    return prim_func_pass(transform, "DefaultCPUSchedule")

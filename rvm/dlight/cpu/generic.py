@@ -1,0 +1,102 @@
+"""The generic CPU rule: elementwise/injective chains and row reductions.
+
+Elementwise producers are inlined into their consumers first, so a fused
+chain is one loop nest. Then, block by block:
+
+- a spatial block whose iterations are independent (it writes no buffer it
+  reads, at indices made of its own axes: not a scatter): its last loop is
+  the vector loop (split by ``VECTOR_REGS`` vector registers when longer, the
+  tail guarded by a predicate), every loop above it is fused into one, which
+  runs in parallel when the nest's work reaches ``PARALLEL_MIN_WORK`` and the
+  CPU has cores;
+- a reduction block (output indexed by its spatial axes) whose reduction loops
+  are innermost (softmax's max and sum, layer norm's moments,
+  ``sum``/``mean``/``max`` over trailing axes): its outermost spatial loop
+  longer than 1 runs in parallel above the same threshold; the reduction loop
+  is left to LocalizeReduction, which keeps the accumulator in a register and
+  marks the loop as a SIMD reduction.
+
+Blocks of any other shape are left as they are; the rule applies when it
+scheduled at least one block.
+"""
+from rvm.dlight.analysis import (
+    PARALLEL_MIN_WORK, SPATIAL, extent_of, inline_producers, loop_kinds, parallel_outer, work,
+    write_dtype,
+)
+from rvm.dlight.rule import ScheduleRule
+from rvm.tir.expr import BufferLoad
+from rvm.tir.free_vars import used_vars
+from rvm.tir.schedule.analysis import is_complete_block, is_reduction_block
+from rvm.tir.stmt_functor import post_order_visit
+
+# The innermost vector loop covers up to this many vector registers.
+VECTOR_REGS = 4
+
+
+def has_load(expr):
+    """True when ``expr`` reads memory."""
+    found = []
+    post_order_visit(expr, lambda node: found.append(node) if isinstance(node, BufferLoad)
+                     else None)
+    return bool(found)
+
+
+def writes_by_axes(block):
+    """True when the block writes no buffer it reads, at indices made of its own axes only
+    (no loaded index, as a scatter has): its iterations then never write one element twice
+    or read another's result, so they may run in any order (threads, SIMD lanes)."""
+    if not is_complete_block(block):
+        return False
+    axes = {id(iv.var) for iv in block.iter_vars}
+    return all(set(used_vars(r.min)) <= axes and not has_load(r.min)
+               for region in block.writes for r in region.region)
+
+
+def schedule_spatial(sch, block, info):
+    loops = sch.get_loops(block)
+    if not loops or not writes_by_axes(sch.get(block)):
+        return False
+    lanes = info.lanes(write_dtype(sch, block))
+    total = work(sch, loops)
+    *outer, last = loops
+    width = lanes * VECTOR_REGS
+    if extent_of(sch, last) > width:
+        rest, last = sch.split(last, [None, width])
+        outer.append(rest)
+    parallel_outer(sch, outer, total, info)
+    sch.vectorize(last)
+    return True
+
+
+def schedule_row_reduction(sch, block, info):
+    kinds = loop_kinds(sch, block)
+    if None in kinds or "R" not in kinds:
+        return False
+    first_r = kinds.index("R")
+    if "S" in kinds[first_r:]:
+        return False  # a spatial loop inside the reduction: not a row reduction
+    if not is_reduction_block(sch.get(block)):
+        return False
+    loops = sch.get_loops(block)
+    wide = [loop for loop in loops[:first_r] if extent_of(sch, loop) > 1]
+    if wide and info.cores > 1 and work(sch, loops) >= PARALLEL_MIN_WORK:
+        # One loop, not a fused one: a fused index (i // n, i % n) hides the unit stride
+        # LocalizeReduction needs to make the reduction loop a SIMD reduction.
+        sch.parallel(wide[0])
+    return True
+
+
+class Generic(ScheduleRule):
+    """Schedules elementwise chains and row reductions (module docstring)."""
+
+    name = "generic"
+
+    def apply(self, sch, info):
+        done = False
+        for block in inline_producers(sch):
+            kinds = {iv.iter_type for iv in sch.get(block).iter_vars}
+            if kinds == {SPATIAL}:
+                done = schedule_spatial(sch, block, info) or done
+            elif sch.get(block).init is not None:
+                done = schedule_row_reduction(sch, block, info) or done
+        return done

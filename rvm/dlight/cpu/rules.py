@@ -1,0 +1,5 @@
+"""The default CPU rules, in the order DefaultCPUSchedule tries them."""
+from rvm.dlight.cpu.generic import Generic
+from rvm.dlight.cpu.matmul import Matmul
+
+RULES = (Matmul(), Generic())

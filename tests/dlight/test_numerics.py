@@ -1,0 +1,120 @@
+"""Default schedules compute what the unscheduled kernels compute, on odd shapes: primes, 1,
+widths no vector divides, symbolic dimensions (relax.build with and without them)."""
+import numpy as np
+import pytest
+
+import rvm
+from rvm import relax, tir
+from rvm.relax.block_builder import BlockBuilder
+from rvm.relax.expr import Var
+from rvm.relax.struct_info import TensorStructInfo
+from rvm.tir.function import PrimFunc
+
+op = relax.op
+
+
+def _module(shapes, body):
+    bb = BlockBuilder()
+    params = [Var(f"p{k}", TensorStructInfo(s, "float32")) for k, s in enumerate(shapes)]
+    with bb.function("main", params):
+        with bb.dataflow():
+            out = bb.emit_output(bb.emit(body(*params)))
+        bb.emit_func_output(out)
+    return bb.get()
+
+
+def _dense_relu(x, w, b):
+    return op.nn.relu(op.add(op.matmul(x, w), b))
+
+
+def _nt(x, w):
+    return op.matmul(x, op.permute_dims(w))
+
+
+def _layer_norm(x, g, b):
+    return op.nn.layer_norm(x, g, b, axes=[-1])
+
+
+N = tir.Var("n", "int64")
+# (name, body, parameter shapes with N symbolic, the value N takes)
+CASES = [
+    ("chain", lambda x, y: op.nn.relu(op.multiply(op.add(x, y), y)), [(N, 67), (N, 67)], 13),
+    ("chain_wide", lambda x, y: op.add(x, y), [(3, 1031), (1, 1031)], None),
+    ("softmax", lambda x: op.nn.softmax(x), [(N, 131)], 7),
+    ("layer_norm", _layer_norm, [(N, 97), (97,), (97,)], 5),
+    ("sum_rows", lambda x: op.sum(x, axis=[1]), [(257, 1009)], None),
+    ("dense_relu_1", _dense_relu, [(1, 784), (784, 131), (131,)], None),
+    ("dense_relu_10", _dense_relu, [(64, 128), (128, 10), (10,)], None),
+    ("dense_odd", _dense_relu, [(7, 13), (13, 97), (97,)], None),
+    ("dense_wide", _dense_relu, [(29, 256), (256, 160), (160,)], None),
+    ("dense_sym", _dense_relu, [(N, 31), (31, 48), (48,)], 11),
+    ("nt_matmul", _nt, [(17, 53), (19, 53)], None),
+    ("nt_tiled", _nt, [(12, 48), (9, 48)], None),
+    ("nt_sym", _nt, [(N, 64), (13, 64)], 3),
+    ("nt_two_rows", _nt, [(2, 32), (5, 32)], None),
+    ("batch_matmul", lambda a, b: op.matmul(a, b), [(3, 5, 37), (3, 37, 32)], None),
+]
+
+# The rule each case's one kernel gets (an NT matmul whose reduction no vector divides:
+# the generic dot products).
+EXPECTED_RULE = {name: "generic" for name, *_ in CASES}
+EXPECTED_RULE.update({name: "matmul" for name, *_ in CASES
+                      if name.startswith(("dense", "nt_")) or name == "batch_matmul"})
+EXPECTED_RULE["nt_matmul"] = EXPECTED_RULE["nt_sym"] = "generic"  # odd k; rows unknown
+
+
+def _concrete(shape, n):
+    return tuple(n if isinstance(d, tir.Var) else d for d in shape)
+
+
+@pytest.mark.parametrize("name,body,shapes,n", CASES, ids=[c[0] for c in CASES])
+def test_default_schedules_match_the_unscheduled_kernels(name, body, shapes, n):
+    mod = _module(shapes, body)
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal(_concrete(s, n)).astype("float32") for s in shapes]
+    from rvm.driver.relax_build import lower
+
+    assert _rules(lower(mod)) == [EXPECTED_RULE[name]]
+    results = {}
+    for default in (False, True):
+        ex = relax.build(mod, default_schedule=default)
+        results[default] = relax.VirtualMachine(ex, rvm.cpu())["main"](*args).numpy()
+    np.testing.assert_allclose(results[True], results[False], rtol=1e-4, atol=1e-4)
+
+
+def _rules(lowered):
+    """The rule that scheduled each kernel (shape functions left out), by kernel name."""
+    return [f.get_attr("tir.is_scheduled") for gv, f in sorted(lowered.functions.items(),
+                                                              key=lambda kv: kv[0].name_hint)
+            if isinstance(f, PrimFunc) and not gv.name_hint.startswith("shape_func")]
+
+
+def test_the_pipeline_schedules_every_kernel_and_the_option_turns_it_off():
+    from rvm.driver.relax_build import lower
+
+    mod = _module([(64, 128), (128, 10), (10,)], _dense_relu)
+    assert _rules(lower(mod)) == ["matmul"]
+    assert _rules(lower(mod, default_schedule=False)) == [None]
+
+
+def test_default_schedule_false_with_a_pass_as_pipeline_is_refused():
+    mod = _module([(4, 4)], lambda x: op.add(x, x))
+    with pytest.raises(ValueError, match="default_schedule=False applies to a named pipeline"):
+        relax.build(mod, pipeline=relax.transform.default_build_pipeline(),
+                    default_schedule=False)
+
+
+def test_an_exported_default_build_reloads_from_its_tir_and_computes_the_same(tmp_path):
+    # parallel tiles (512 x 131 x 256 > 2^24 iterations), a predicated last tile (131 columns):
+    # the loader regenerates both kernels from the stored TIR with its own bounds checks
+    mod = _module([(512, 256), (256, 131), (131,)], _dense_relu)
+    rng = np.random.default_rng(1)
+    args = [rng.standard_normal(s).astype("float32") for s in ((512, 256), (256, 131), (131,))]
+    ex = relax.build(mod)
+    assert "omp parallel" in ex.kernel_libs[0].source
+    path = tmp_path / "dense.rvm"
+    ex.export_library(str(path))
+    loaded = rvm.runtime.load_module(str(path))
+    out = relax.VirtualMachine(loaded, rvm.cpu())["main"](*args).numpy()
+    naive = relax.VirtualMachine(relax.build(mod, default_schedule=False), rvm.cpu())["main"]
+    np.testing.assert_allclose(out, naive(*args).numpy(), rtol=1e-4, atol=1e-4)

@@ -1,0 +1,294 @@
+"""The default CPU rules, Before/After in script form on representative shapes (2 cores,
+AVX-512: 16 float32 lanes)."""
+import pytest
+
+from rvm.dlight import CPUInfo, RULES, schedule_func
+from rvm.ir.structural import assert_structural_equal
+from rvm.script import ir as I
+from rvm.script import tir as T
+
+INFO = CPUInfo(vector_bytes=64, cores=2)
+
+
+def _scheduled(mod, info=INFO):
+    return schedule_func(mod["main"], RULES, info)
+
+
+@I.ir_module
+class Chain:
+    @T.prim_func
+    def main(A: T.Buffer((4096, 4100), "float32"), C: T.Buffer((4096, 4100), "float32")):
+        B = T.alloc_buffer((4096, 4100))
+        for i, j in T.grid(4096, 4100):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj] + T.float32(1)
+        for i, j in T.grid(4096, 4100):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = T.max(B[vi, vj], T.float32(0))
+
+@I.ir_module
+class RowMax:
+    @T.prim_func
+    def main(A: T.Buffer((1, 16384, 1024), "float32"), M: T.Buffer((1, 16384), "float32")):
+        for b, i, k in T.grid(1, 16384, 1024):
+            with T.block("M"):
+                vb, vi, vk = T.axis.remap("SSR", [b, i, k])
+                with T.init():
+                    M[vb, vi] = T.float32(-3.4e38)
+                M[vb, vi] = T.max(M[vb, vi], A[vb, vi, vk])
+
+@I.ir_module
+class Dense:
+    @T.prim_func
+    def main(A: T.Buffer((64, 2816), "float32"), W: T.Buffer((2816, 96), "float32"),
+             bias: T.Buffer((96,), "float32"), D: T.Buffer((64, 96), "float32")):
+        C = T.alloc_buffer((64, 96))
+        for i, j, k in T.grid(64, 96, 2816):
+            with T.block("C"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                with T.init():
+                    C[vi, vj] = T.float32(0)
+                C[vi, vj] = C[vi, vj] + A[vi, vk] * W[vk, vj]
+        for i, j in T.grid(64, 96):
+            with T.block("D"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                D[vi, vj] = T.max(C[vi, vj] + bias[vj], T.float32(0))
+
+
+@I.ir_module
+class DenseNT:
+    @T.prim_func
+    def main(A: T.Buffer((64, 256), "float32"), W: T.Buffer((96, 256), "float32"),
+             bias: T.Buffer((96,), "float32"), D: T.Buffer((64, 96), "float32")):
+        C = T.alloc_buffer((64, 96))
+        for i, j, k in T.grid(64, 96, 256):
+            with T.block("C"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                with T.init():
+                    C[vi, vj] = T.float32(0)
+                C[vi, vj] = C[vi, vj] + A[vi, vk] * W[vj, vk]
+        for i, j in T.grid(64, 96):
+            with T.block("D"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                D[vi, vj] = T.max(C[vi, vj] + bias[vj], T.float32(0))
+
+
+def test_an_elementwise_chain_is_inlined_fused_parallel_and_vectorized():
+    # 4100 columns: a 64-lane vector loop (4 registers) with a predicated tail
+    @T.prim_func
+    def expected(A: T.Buffer((4096, 4100), "float32"), C: T.Buffer((4096, 4100), "float32")):
+        T.func_attr({"tir.is_scheduled": "generic"})
+        for i_j_0_fused in T.parallel(266240):
+            for j_1 in T.vectorized(64):
+                with T.block("C"):
+                    vi = T.axis.spatial(4096, i_j_0_fused // 65)
+                    vj = T.axis.spatial(4100, i_j_0_fused % 65 * 64 + j_1)
+                    T.where(i_j_0_fused % 65 * 64 + j_1 < 4100)
+                    T.reads(A[vi, vj])
+                    T.writes(C[vi, vj])
+                    C[vi, vj] = T.max(A[vi, vj] + T.float32(1.0), T.float32(0.0))
+
+    assert_structural_equal(_scheduled(Chain), expected.with_attr("global_symbol", "main"))
+
+
+def test_a_row_reduction_runs_its_first_long_spatial_loop_in_parallel():
+    # the reduction loop stays innermost and serial: LocalizeReduction makes it a SIMD one
+    @T.prim_func
+    def expected(A: T.Buffer((1, 16384, 1024), "float32"), M: T.Buffer((1, 16384), "float32")):
+        T.func_attr({"tir.is_scheduled": "generic"})
+        for b in range(1):
+            for i in T.parallel(16384):
+                for k in range(1024):
+                    with T.block("M"):
+                        vb, vi, vk = T.axis.remap("SSR", [b, i, k])
+                        T.reads(A[vb, vi, vk])
+                        T.writes(M[vb, vi])
+                        with T.init():
+                            M[vb, vi] = T.float32(-3.4e+38)
+                        M[vb, vi] = T.max(M[vb, vi], A[vb, vi, vk])
+
+    assert_structural_equal(_scheduled(RowMax), expected.with_attr("global_symbol", "main"))
+
+
+def test_a_dense_with_epilogue_gets_a_register_tile_of_vector_accumulators():
+    # 96 columns: a 48-wide tile (3 registers; 64 does not divide 96) x 4 rows (6 does not
+    # divide 64): 12 accumulators; bias and relu applied when the tile is written back
+    @T.prim_func
+    def expected(A: T.Buffer((64, 2816), "float32"), W: T.Buffer((2816, 96), "float32"),
+                 bias: T.Buffer((96,), "float32"), D: T.Buffer((64, 96), "float32")):
+        T.func_attr({"tir.is_scheduled": "matmul"})
+        C_local = T.alloc_buffer((64, 96), scope="local")
+        for i_0_j_0_fused in T.parallel(32):
+            for i_1_init in range(4):
+                for j_1_init in T.vectorized(48):
+                    with T.block("C_init"):
+                        vi_init = T.axis.spatial(64, i_0_j_0_fused // 2 * 4 + i_1_init)
+                        vj_init = T.axis.spatial(96, i_0_j_0_fused % 2 * 48 + j_1_init)
+                        T.reads()
+                        T.writes(C_local[vi_init, vj_init])
+                        C_local[vi_init, vj_init] = T.float32(0.0)
+            for k in range(2816):
+                for i_1 in T.unroll(4):
+                    for j_1 in T.vectorized(48):
+                        with T.block("C"):
+                            vi = T.axis.spatial(64, i_0_j_0_fused // 2 * 4 + i_1)
+                            vj = T.axis.spatial(96, i_0_j_0_fused % 2 * 48 + j_1)
+                            vk = T.axis.remap("R", [k])
+                            T.reads(C_local[vi, vj], A[vi, vk], W[vk, vj])
+                            T.writes(C_local[vi, vj])
+                            C_local[vi, vj] = C_local[vi, vj] + A[vi, vk] * W[vk, vj]
+            for ax0 in range(4):
+                for ax1 in T.vectorized(48):
+                    with T.block("C_local"):
+                        v0 = T.axis.spatial(64, i_0_j_0_fused // 2 * 4 + ax0)
+                        v1 = T.axis.spatial(96, i_0_j_0_fused % 2 * 48 + ax1)
+                        T.reads(C_local[v0, v1], bias[v1])
+                        T.writes(D[v0, v1])
+                        D[v0, v1] = T.max(C_local[v0, v1] + bias[v1], T.float32(0.0))
+
+    assert_structural_equal(_scheduled(Dense), expected.with_attr("global_symbol", "main"))
+
+
+def test_an_nt_dense_gets_vector_accumulators_per_lane_summed_at_write_back():
+    # both operands contiguous along k: 4 x 4 accumulators of 16 lanes of k (rfactor), one
+    # horizontal sum per output, bias and relu on the 4 x 4 tile
+    @T.prim_func
+    def expected(A: T.Buffer((64, 256), "float32"), W: T.Buffer((96, 256), "float32"),
+                 bias: T.Buffer((96,), "float32"), D: T.Buffer((64, 96), "float32")):
+        T.func_attr({"tir.is_scheduled": "matmul"})
+        C = T.alloc_buffer((64, 96))
+        C_rf_local = T.alloc_buffer((64, 96, 16), scope="local")
+        for i_0_j_0_fused in range(384):
+            for i_1_init in T.unroll(4):
+                for j_1_init in T.unroll(4):
+                    for k_1_init in T.vectorized(16):
+                        with T.block("C_rf_init"):
+                            vi_init = T.axis.spatial(64, i_0_j_0_fused // 24 * 4 + i_1_init)
+                            vj_init = T.axis.spatial(96, i_0_j_0_fused % 24 * 4 + j_1_init)
+                            vk_1_init = T.axis.remap("S", [k_1_init])
+                            T.reads()
+                            T.writes(C_rf_local[vi_init, vj_init, vk_1_init])
+                            C_rf_local[vi_init, vj_init, vk_1_init] = T.float32(0.0)
+            for k_0 in range(16):
+                for i_1 in T.unroll(4):
+                    for j_1 in T.unroll(4):
+                        for k_1 in T.vectorized(16):
+                            with T.block("C_rf"):
+                                vi = T.axis.spatial(64, i_0_j_0_fused // 24 * 4 + i_1)
+                                vj = T.axis.spatial(96, i_0_j_0_fused % 24 * 4 + j_1)
+                                vk_1, vk_0 = T.axis.remap("SR", [k_1, k_0])
+                                T.reads(C_rf_local[vi, vj, vk_1],
+                                        A[vi, vk_0 * 16 + vk_1], W[vj, vk_0 * 16 + vk_1])
+                                T.writes(C_rf_local[vi, vj, vk_1])
+                                C_rf_local[vi, vj, vk_1] = C_rf_local[vi, vj, vk_1] \
+                                    + A[vi, vk_0 * 16 + vk_1] * W[vj, vk_0 * 16 + vk_1]
+            for ax0, ax1, ax2 in T.grid(4, 4, 16):
+                with T.block("C"):
+                    vi = T.axis.spatial(64, i_0_j_0_fused // 24 * 4 + ax0)
+                    vj = T.axis.spatial(96, i_0_j_0_fused % 24 * 4 + ax1)
+                    vk_1 = T.axis.remap("R", [ax2])
+                    T.reads(C_rf_local[vi, vj, vk_1])
+                    T.writes(C[vi, vj])
+                    with T.init():
+                        C[vi, vj] = T.float32(0.0)
+                    C[vi, vj] = C[vi, vj] + C_rf_local[vi, vj, vk_1]
+            for ax0, ax1 in T.grid(4, 4):
+                with T.block("D"):
+                    vi = T.axis.spatial(64, i_0_j_0_fused // 24 * 4 + ax0)
+                    vj = T.axis.spatial(96, i_0_j_0_fused % 24 * 4 + ax1)
+                    T.reads(C[vi, vj], bias[vj])
+                    T.writes(D[vi, vj])
+                    D[vi, vj] = T.max(C[vi, vj] + bias[vj], T.float32(0.0))
+
+    assert_structural_equal(_scheduled(DenseNT), expected.with_attr("global_symbol", "main"))
+
+
+def test_one_core_or_little_work_keeps_every_loop_serial():
+    # (the shapes above are just long enough: 2^24 iterations run in parallel)
+    for mod in (Chain, RowMax, Dense):
+        func = _scheduled(mod, CPUInfo(vector_bytes=64, cores=1))
+        assert func.get_attr("tir.is_scheduled")
+        assert "T.parallel" not in func.script()
+    small = schedule_func(_small_dense(), RULES, INFO)
+    assert small.get_attr("tir.is_scheduled") == "matmul"
+    assert "T.parallel" not in small.script()
+
+
+def _small_dense():
+    @T.prim_func
+    def small(A: T.Buffer((64, 784), "float32"), W: T.Buffer((784, 128), "float32"),
+              C: T.Buffer((64, 128), "float32")):
+        for i, j, k in T.grid(64, 128, 784):
+            with T.block("C"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                with T.init():
+                    C[vi, vj] = T.float32(0)
+                C[vi, vj] = C[vi, vj] + A[vi, vk] * W[vk, vj]
+
+    return small
+
+
+def test_the_vector_width_follows_the_cpu():
+    # AVX2: 8 float32 lanes, so 4 registers are 32 lanes
+    func = _scheduled(Chain, CPUInfo(vector_bytes=32, cores=2))
+    assert "T.vectorized(32)" in func.script()
+
+
+def test_a_kernel_with_a_schedule_of_its_own_is_kept():
+    tuned = Dense["main"].with_attr("op_pattern", 8)  # what a tuning record swaps in
+    assert schedule_func(tuned, RULES, INFO) is tuned
+    done = _scheduled(Dense)
+    assert schedule_func(done, RULES, INFO) is done
+    hand = Chain["main"].with_attr("tir.is_scheduled", 0)
+    from rvm.tir.schedule import Schedule
+    sch = Schedule(hand)
+    sch.parallel(sch.get_loops(sch.get_block("B"))[0])
+    assert schedule_func(sch.mod["main"], RULES, INFO) is sch.mod["main"]
+
+
+@pytest.mark.parametrize("kwargs", [dict(vector_bytes=2), dict(cores=0)])
+def test_cpu_info_rejects_nonsense(kwargs):
+    with pytest.raises(ValueError, match="CPUInfo expects vector_bytes >= 4 and cores >= 1"):
+        CPUInfo(**kwargs)
+
+
+def test_a_nest_of_int64_and_int32_loops_is_scheduled_without_fusing_them():
+    # fuse refuses loops of two index dtypes: the outermost long loop runs in parallel alone
+    @T.prim_func
+    def mixed(A: T.Buffer((T.int64(2), 64, 512), "float32"),
+              B: T.Buffer((T.int64(2), 512, 512), "float32"),
+              C: T.Buffer((T.int64(2), 64, 512), "float32")):
+        for b, i, j, k in T.grid(T.int64(2), 64, 512, 512):
+            with T.block("C"):
+                vb, vi, vj, vk = T.axis.remap("SSSR", [b, i, j, k])
+                with T.init():
+                    C[vb, vi, vj] = T.float32(0)
+                C[vb, vi, vj] = C[vb, vi, vj] + A[vb, vi, vk] * B[vb, vk, vj]
+
+    func = schedule_func(mixed, RULES, INFO)
+    assert func.get_attr("tir.is_scheduled") == "matmul"
+    assert "for b in T.parallel(T.int64(2)):" in func.script()
+
+
+def test_a_scatter_or_an_in_place_update_is_left_serial():
+    # two iterations may write one element (idx repeats): neither threads nor SIMD lanes
+    @T.prim_func
+    def scatter(idx: T.Buffer((T.int64(1048576),), "int64"),
+                v: T.Buffer((T.int64(1048576),), "float32"),
+                out: T.Buffer((T.int64(1048576),), "float32")):
+        for i in range(T.int64(1048576)):
+            with T.block("s"):
+                vi = T.axis.spatial(T.int64(1048576), i)
+                out[idx[vi]] = v[vi]
+
+    @T.prim_func
+    def in_place(a: T.Buffer((T.int64(1048576),), "float32")):
+        for i in range(T.int64(1048576)):
+            with T.block("s"):
+                vi = T.axis.spatial(T.int64(1048576), i)
+                a[vi] = a[vi] * T.float32(2)
+
+    for func in (scatter, in_place):
+        assert schedule_func(func, RULES, INFO) is func
