@@ -352,17 +352,31 @@ class CExprPrinter(ExprPrinter):
         self.prover.pop()
         return f"({c} ? {then} : {other})"
 
+    def _expect_args(self, e, count, float_args=False):
+        """Refuses a call of intrinsic ``e.op`` without ``count`` arguments (all of a float
+        type when ``float_args``): C would not compile it, or would convert silently."""
+        args = e.args
+        if len(args) != count:
+            self.error(f"{e.op} takes {count} arguments, got {len(args)}")
+        if float_args and not all(getattr(a, "dtype", None) is not None and a.dtype.is_float
+                                  for a in args):
+            found = ", ".join(str(getattr(a, "dtype", type(a).__name__)) for a in args)
+            self.error(f"{e.op} needs float arguments, got {found}")
+
     def print_Call(self, e):
         op, args = e.op, e.args
         if op == "tir.if_then_else":
+            self._expect_args(e, 3)
             return self._branches(args[0], args[1], args[2])
         if op in MATH:
             if not e.dtype.is_float:
                 raise CodegenError(f"kernel '{self.name}': {op} needs a float type, "
                                    f"got {e.dtype}")
+            self._expect_args(e, 2 if op in ("tir.pow", "tir.fmod") else 1, float_args=True)
             fn = MATH[op][e.dtype.bits == 64]
             return f"{fn}({', '.join(self.expr(a) for a in args)})"
         if op in ("tir.isnan", "tir.isinf", "tir.isfinite"):
+            self._expect_args(e, 1, float_args=True)
             return f"{op[4:]}({self.expr(args[0])})"
         if op == "tir.call_extern":
             if self.safe:

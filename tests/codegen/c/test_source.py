@@ -128,3 +128,22 @@ def test_call_packed_inside_a_vectorized_loop_is_reported():
     with pytest.raises(CodegenError, match="kernel 'kernel': call_packed inside a parallel or "
                        "vectorized loop"):
         render_c_source([("kernel", kernel)], use_openmp=False)
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda x: tir.Call("bool", "tir.isnan", [x]), r"tir.isnan needs float arguments, got int64"),
+    (lambda x: tir.Call("float32", "tir.if_then_else", [x > 0, tir.const(1.0, "float32")]),
+     r"tir.if_then_else takes 3 arguments, got 2"),
+    (lambda x: tir.Call("float32", "tir.exp", [x]), r"tir.exp needs float arguments, got int64"),
+])
+def test_intrinsic_calls_of_the_wrong_form_are_reported(make, message):
+    # Found by the TIR fuzzer: isnan of an integer was emitted as C gcc rejects, and a
+    # two-argument if_then_else raised IndexError inside the code generator.
+    A = tir.decl_buffer((4,), "float32", name="A")
+    i = tir.Var("i", "int64")
+    value = make(i)
+    stored = value if value.dtype == "float32" else tir.Cast("float32", value)
+    func = tir.PrimFunc([A], tir.For(i, tir.const(0, "int64"), tir.const(4, "int64"), "serial",
+                                     tir.BufferStore(A, stored, [i])))
+    with pytest.raises(CodegenError, match=message):
+        render_c_source([("main", func)], use_openmp=False)
