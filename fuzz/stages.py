@@ -36,8 +36,11 @@ _KERNEL_FILES = (os.path.join("rvm", "codegen"), os.path.join("rvm", "tir"))
 # The run-time errors the VM documents: argument and shape checks (TypeError, ValueError),
 # guarded kernel accesses (IndexError), memory_limit and impossible allocations
 # (MemoryError), step_limit and call depth (RuntimeError, RecursionError), time_limit
-# (TimeoutError), rvm's own errors raised in kernels or builtins (RVMError).
-RUN_ERRORS = (TypeError, ValueError, IndexError, MemoryError, RuntimeError, TimeoutError)
+# (TimeoutError), R.assert_op's failed assertion (AssertionError, also reached by a
+# kernel's call_packed of relax.run.assert_op), rvm's own errors raised in kernels or
+# builtins (RVMError).
+RUN_ERRORS = (TypeError, ValueError, IndexError, MemoryError, RuntimeError, TimeoutError,
+              AssertionError)
 # Compiler failures (the first line of a CompileError) that are limits, not code
 # generator bugs.
 _COMPILE_LIMITS = ("memory limit", "size limit")

@@ -85,6 +85,7 @@ def test_an_undocumented_exception_in_the_loader_is_internal(saved, monkeypatch)
 def test_run_errors_outside_the_documented_ones_are_internal():
     check_run_error(IndexError("guarded access"), "run")
     check_run_error(MemoryError("memory_limit"), "run")
+    check_run_error(AssertionError("Assertion failed"), "run")  # R.assert_op's failure
     with pytest.raises(InternalError, match="run: AttributeError"):
         check_run_error(AttributeError("x"), "run")
 
