@@ -116,9 +116,9 @@ class CEmitter(MemoryMixin, PackedCallMixin, PollMixin, CExprPrinter):
         self.indent -= 1
 
     def _stmt_AssertStmt(self, s):
-        if self.in_parallel:
-            raise CodegenError(f"kernel '{self.name}': an assertion inside a parallel loop is "
-                               "not supported; expected it in serial code")
+        if self.in_parallel or self.in_simd:
+            raise CodegenError(f"kernel '{self.name}': an assertion inside a parallel or "
+                               "vectorized loop is not supported; expected it in serial code")
         message = s.message.value if isinstance(s.message, E.StringImm) else repr(s.message)
         text = c_string(f"ValueError: {self.name}: {message}")
         self.emit(f"if (!({self.expr(s.condition)})) {{ RVMAPISetLastError({text}); "
@@ -164,7 +164,10 @@ class CEmitter(MemoryMixin, PackedCallMixin, PollMixin, CExprPrinter):
             qualifier = " restrict" if self.noalias else ""
             c_size = self.heap_allocation(name, ctype, extent, qualifier)
             self.declare_allocation(s.buffer_var, [extent], c_size)
-            if not self.in_parallel:
+            # Inside a parallel or simd loop the error path may not return (OpenMP forbids
+            # leaving the block): the failure sets the flag checked after the loops.
+            flagged = self.in_parallel or self.in_simd
+            if not flagged:
                 self.emit(f"if ({name} == NULL) {{ {self.workspace_error()}; {self.fail()} }}")
             else:
                 self.emit(f"if ({name} == NULL) rvm_oob_hit(&rvm_oob, 1); else {{")
@@ -172,7 +175,7 @@ class CEmitter(MemoryMixin, PackedCallMixin, PollMixin, CExprPrinter):
             self.stmt(s.body)
             self.heap.pop()
             self.emit(f"RVMBackendFreeWorkspace(rvm_ctx, {name});")
-            if self.in_parallel:
+            if flagged:
                 self.emit("}")
         self.indent -= 1
         self.emit("}")

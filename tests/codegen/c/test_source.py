@@ -147,3 +147,20 @@ def test_intrinsic_calls_of_the_wrong_form_are_reported(make, message):
                                      tir.BufferStore(A, stored, [i])))
     with pytest.raises(CodegenError, match=message):
         render_c_source([("main", func)], use_openmp=False)
+
+
+def test_a_heap_allocation_inside_a_vectorized_loop_fails_through_the_flag():
+    # Found by the TIR fuzzer: its NULL check returned from inside `#pragma omp simd`,
+    # which gcc refuses ("invalid branch to/from OpenMP structured block").
+    from rvm.runtime.compiler import default_compiler
+    n = tir.Var("n", "int64")
+    A = tir.decl_buffer((8,), "float32", name="A")
+    i = tir.Var("i", "int64")
+    scratch = tir.Var("scratch", "handle")
+    body = tir.Allocate(scratch, "float32", [n], tir.const(True, "bool"),
+                        tir.BufferStore(A, tir.const(1.0, "float32"), [i]))
+    func = tir.PrimFunc([A, n], tir.For(i, tir.const(0, "int64"), tir.const(8, "int64"),
+                                        "vectorized", body))
+    src = render_c_source([("main", func)], use_openmp=False)
+    assert "rvm_oob_hit(&rvm_oob, 1)" in src
+    default_compiler().compile(src)  # gcc accepts it
