@@ -6,7 +6,6 @@ checksums), then loads and runs it.
 import json
 import os
 import pathlib
-import struct
 import subprocess
 import sys
 
@@ -24,6 +23,7 @@ from rvm.script import ir as I, relax as R, tir as T
 from rvm.tir import stmt as S
 from rvm.tir.serialize import load_prim_funcs, save_prim_funcs
 from rvm.tir.stmt_functor import StmtExprMutator
+from tests.security.attack import join_kernel_library, split_kernel_library
 
 
 @I.ir_module
@@ -56,32 +56,19 @@ def saved(tmp_path_factory):
     return path.read_bytes()
 
 
-def _split(blob):
-    parts, offset = [], 8
-    while offset < len(blob):
-        (size,) = struct.unpack_from("<Q", blob, offset)
-        parts.append(blob[offset + 8:offset + 8 + size])
-        offset += 8 + size
-    return parts
-
-
-def _join(parts):
-    return b"RVMCKL\x00\x01" + b"".join(struct.pack("<Q", len(p)) + p for p in parts)
-
-
 def edit_kernels(data, tmp_path, source=None, functions=None, tir=None, has_tir=None):
     """A copy of the executable ``data`` with its kernel library's parts replaced."""
     parts = undump_executable(data, "test")
     modules = []
     for role, key, blob in parts["modules"]:
         if key == "c_kernels":
-            head, src, old_tir, obj = _split(blob)
+            head, src, old_tir, obj = split_kernel_library(blob)
             header = json.loads(head)
             if functions is not None:
                 header["functions"] = functions
             if has_tir is not None:
                 header["tir"] = has_tir
-            blob = _join([json.dumps(header).encode(), (source or src.decode()).encode(),
+            blob = join_kernel_library([json.dumps(header).encode(), (source or src.decode()).encode(),
                           old_tir if tir is None else tir, obj])
         modules.append((role, key, blob))
     parts["modules"] = modules
@@ -144,7 +131,7 @@ class _Edit(StmtExprMutator):
 
 def _edited_tir(saved, fn):
     blob = next(b for _, k, b in undump_executable(saved, "t")["modules"] if k == "c_kernels")
-    (name, func), = load_prim_funcs(_split(blob)[2])
+    (name, func), = load_prim_funcs(split_kernel_library(blob)[2])
     return save_prim_funcs([(name, func.with_body(_Edit(fn).visit(func.body)))])
 
 
