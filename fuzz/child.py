@@ -1,15 +1,16 @@
 """The child process of a fuzz campaign: makes inputs, runs them, counts where each stopped.
 
 Before each input it writes the input (``<state>.input``) and a progress record
-(``<state>.progress``: inputs started, the CLOCK_MONOTONIC start of the running input,
-stage counts) that the parent's watchdog reads, so an input running over the deadline
+(``<state>.progress``: inputs started, the CLOCK_MONOTONIC start of the running input and
+the CPU time the child had used by then, stage counts, the most CPU and wall time one
+input has taken) that the parent's watchdog reads, so an input running over the deadline
 is a hang even when it is the child's first. Internal errors and engine mismatches are
 saved (the first input of each kind, with the traceback) and listed in
 ``<state>.findings.json``.
 
 Test hook: ``--inject KIND@N`` (set by the parent from ``RVM_FUZZ_INJECT``, for its first
-child only) makes input number N (from 0) crash with SIGSEGV (``segv``), hang
-(``hang``), raise a non-documented exception from the loader or parser (``internal``), or
+child only) makes input number N (from 0) crash with SIGSEGV (``segv``), hang asleep
+(``hang``) or busy (``spin``), raise a non-documented exception from the loader or parser (``internal``), or
 call a kernel writing out of bounds (``asan``, reported under ``--asan``).
 """
 import ast
@@ -20,10 +21,11 @@ import random
 import signal
 import struct
 import time
+import typing
 
 from fuzz.stages import STAGES, InternalError, check_run_error, load_stage
 
-PROGRESS = struct.Struct("<QQ" + "Q" * len(STAGES))
+PROGRESS = struct.Struct("<QQQ" + "Q" * len(STAGES) + "QQ")
 ENGINES = ("native", "python")
 # What a user gives the VM for an untrusted model (README, Limits): a runaway kernel loop
 # stops at its next poll, at step_limit or within time_limit seconds, far below the
@@ -47,14 +49,33 @@ def campaign_limits():
 
 
 def read_progress(path):
-    """(inputs started, start of the running input in ns or 0, {stage: count})."""
+    """A child's progress record (``Progress``; all zero when there is none yet)."""
     try:
         with open(path, "rb") as f:
             raw = f.read(PROGRESS.size)
         values = PROGRESS.unpack(raw)
     except (OSError, struct.error):
-        return 0, 0, {}
-    return values[0], values[1], dict(zip(STAGES, values[2:]))
+        return Progress(0, 0, 0, {}, 0, 0)
+    stages = dict(zip(STAGES, values[3:3 + len(STAGES)]))
+    return Progress(values[0], values[1], values[2], stages, *values[3 + len(STAGES):])
+
+
+class Progress(typing.NamedTuple):
+    """What a child reports: inputs started; the CLOCK_MONOTONIC start (ns) of the running
+    input and the child's CPU time (ns, its reaped subprocesses included) at that start,
+    both 0 between inputs; stage counts; the most CPU and wall time (ns) an input took."""
+    started: int
+    start_ns: int
+    start_cpu_ns: int
+    counts: dict
+    max_cpu_ns: int
+    max_wall_ns: int
+
+
+def cpu_ns():
+    """CPU time this process and its reaped subprocesses (compilers) have used, in ns."""
+    t = os.times()
+    return int((t.user + t.system + t.children_user + t.children_system) * 1e9)
 
 
 class _Recorder:
@@ -64,25 +85,30 @@ class _Recorder:
         self.state, self.seed = state, seed
         self.counts = dict.fromkeys(STAGES, 0)
         self.started = 0
+        self.max_cpu_ns = self.max_wall_ns = 0
         self.findings = {}
         self.fd = os.open(f"{state}.progress", os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
         self.input_fd = os.open(f"{state}.input", os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
-        self._write(0)
+        self._write(0, 0)
 
-    def _write(self, start_ns):
+    def _write(self, start_ns, start_cpu_ns):
         values = [self.counts[s] for s in STAGES]
-        os.pwrite(self.fd, PROGRESS.pack(self.started, start_ns, *values), 0)
+        os.pwrite(self.fd, PROGRESS.pack(self.started, start_ns, start_cpu_ns, *values,
+                                         self.max_cpu_ns, self.max_wall_ns), 0)
 
     def begin(self, data):
         os.pwrite(self.input_fd, data, 0)
         os.ftruncate(self.input_fd, len(data))
         self.started += 1
-        self._write(time.monotonic_ns())
+        self.began = time.monotonic_ns(), cpu_ns()
+        self._write(*self.began)
 
     def end(self, stages):
         for stage in stages:
             self.counts[stage] += 1
-        self._write(0)
+        self.max_wall_ns = max(self.max_wall_ns, time.monotonic_ns() - self.began[0])
+        self.max_cpu_ns = max(self.max_cpu_ns, cpu_ns() - self.began[1])
+        self._write(0, 0)
 
     def finding(self, kind, key, data, text):
         entry = self.findings.get(key)
@@ -217,9 +243,12 @@ def _tir_inputs(rng):
 def _injected(what):
     if what == "segv":
         ctypes.string_at(0)
-    elif what == "hang":
+    elif what == "hang":  # asleep: only the wall-clock deadline sees it
         while True:
             time.sleep(1)
+    elif what == "spin":  # busy: the CPU-time deadline sees it
+        while True:
+            pass
     elif what == "asan":
         from fuzz.asan import inject_oob_write
         inject_oob_write()

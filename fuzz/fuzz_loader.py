@@ -24,12 +24,15 @@ by the code generator, compile stopped at its time limit, loaded, refused at lin
 ran with an error; for the parser Python's syntax check, rvm's parser, parsed), internal
 errors (an exception that is not one of rvm's documented errors: the first input of each
 kind saved, with its traceback), engine mismatches, crashes, ASan reports and hangs (an
-input over ``--hang-seconds``, 10 by default, from the first input on). Children run under
+input using over ``--hang-seconds`` of CPU, 10 by default, counting the compilers it
+starts, or over ``--hang-wall-seconds`` of wall time, 60 by default, from the first input
+on: on a machine shared with other work the wall time of a busy input stretches with the
+load, its CPU time does not), and the most CPU and wall time one input took. Children run under
 ``--memory-mb`` (address space; ASan's RSS limit under --asan) with a fresh kernel cache
 per campaign; see fuzz/harness.py. The exit status is 1 when there was a crash, hang,
 internal error or harness error.
 
-Test hook: ``RVM_FUZZ_INJECT=KIND@N`` (segv, hang, internal, asan) makes the first child
+Test hook: ``RVM_FUZZ_INJECT=KIND@N`` (segv, hang, spin, internal, asan) makes the first child
 do that on its input N, so a test can check the harness reports it (fuzz/child.py).
 """
 import argparse
@@ -101,7 +104,10 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=1, help="child processes run at once")
     parser.add_argument("--hang-seconds", type=float, default=10,
-                        help="an input running longer is a hang")
+                        help="an input using more CPU seconds (its compilers' included) is "
+                             "a hang")
+    parser.add_argument("--hang-wall-seconds", type=float, default=60,
+                        help="an input running longer (asleep, or deadlocked) is a hang")
     parser.add_argument("--memory-mb", type=int, default=4096, help="memory of a child")
     parser.add_argument("--asan", action="store_true",
                         help="compile kernels under AddressSanitizer (loader and tir)")

@@ -1,9 +1,10 @@
 """The parent of a fuzz campaign: runs ``--jobs`` children for the budget, watches each input
-against a deadline, and counts crashes, ASan reports, hangs and the children's stage counts.
+against two deadlines, and counts crashes, ASan reports, hangs and the children's stage counts.
 
 A child killed by a signal is a crash; one exiting with ``ASAN_EXIT`` an ASan report
-(counted as a crash too, its report kept); an input running longer than
-``--hang-seconds`` a hang (the child and the processes it started, such as a compiler,
+(counted as a crash too, its report kept); an input using more than ``--hang-seconds`` of
+CPU time (the child's and that of the processes it started, such as a compiler, read from
+/proc) or running longer than ``--hang-wall-seconds`` a hang (the child and its processes
 are killed). Each time, the input is saved to the crash directory and a new child starts
 from the next seed. Children write their output to ``<crash-dir>/<kind>-<j>.log``.
 """
@@ -22,6 +23,22 @@ from fuzz.stages import LOADER_STAGES, PARSER_STAGES
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STARTUP_SECONDS = 600  # building the seed executables, before the first input
+
+
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_ns(pids):
+    """CPU time (ns) processes ``pids`` and their reaped children have used, from /proc."""
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += sum(int(v) for v in fields[11:15])  # utime stime cutime cstime
+        except (OSError, ValueError, IndexError):
+            continue
+    return total * 1_000_000_000 // _TICK
 
 
 def _descendants(pid):
@@ -73,10 +90,10 @@ class Slot:
 
     def poll(self, totals, findings, stopping):
         """Checks the child; True when the slot is free again."""
-        started, start_ns, _ = read_progress(self.state + ".progress")
+        progress = read_progress(self.state + ".progress")
+        started = progress.started
         if self.proc.poll() is None:
-            now = time.monotonic_ns()
-            if start_ns and now - start_ns > self.args.hang_seconds * 1e9:
+            if progress.start_ns and self._over_deadline(progress):
                 self._kill()
                 totals["hangs"] += 1
                 self._save(totals, f"hang-{self.seed}-{started - 1}")
@@ -110,6 +127,13 @@ class Slot:
         totals["harness_errors"] += 1  # the harness itself failed: its traceback is in the log
         return self._finish(totals, findings)
 
+    def _over_deadline(self, progress):
+        """Whether the running input has passed the wall-clock or the CPU-time deadline."""
+        if time.monotonic_ns() - progress.start_ns > self.args.hang_wall_seconds * 1e9:
+            return True
+        used = _cpu_ns([self.proc.pid] + _descendants(self.proc.pid)) - progress.start_cpu_ns
+        return used > self.args.hang_seconds * 1e9
+
     def _kill(self):
         victims = _descendants(self.proc.pid)  # before the child dies and they are reparented
         for pid in [self.proc.pid] + victims:
@@ -138,10 +162,12 @@ class Slot:
             return ""
 
     def _finish(self, totals, findings):
-        started, _, counts = read_progress(self.state + ".progress")
-        totals["executions"] += started
-        for stage, count in counts.items():
+        progress = read_progress(self.state + ".progress")
+        totals["executions"] += progress.started
+        for stage, count in progress.counts.items():
             totals[stage] = totals.get(stage, 0) + count
+        totals["max_cpu_ns"] = max(totals["max_cpu_ns"], progress.max_cpu_ns)
+        totals["max_wall_ns"] = max(totals["max_wall_ns"], progress.max_wall_ns)
         try:
             with open(self.state + ".findings.json") as f:
                 for key, entry in json.load(f).items():
@@ -160,7 +186,8 @@ def run(args):
     os.makedirs(os.path.join(crash_dir, "asan-logs"), exist_ok=True)
     stages = PARSER_STAGES if args.kind == "parser" else LOADER_STAGES
     totals = {"executions": 0, **dict.fromkeys(stages, 0), "internal_errors": 0,
-              "crashes": 0, "asan_reports": 0, "hangs": 0, "harness_errors": 0, "saved": []}
+              "crashes": 0, "asan_reports": 0, "hangs": 0, "harness_errors": 0, "saved": [],
+              "max_cpu_ns": 0, "max_wall_ns": 0}
     findings = {}
     inject = os.environ.get("RVM_FUZZ_INJECT", "")
     started = time.time()
@@ -175,7 +202,7 @@ def run(args):
         while True:
             stopping = time.time() >= deadline or (
                 args.executions is not None and totals["executions"] + sum(
-                    read_progress(s.state + ".progress")[0] for s in slots if s.proc)
+                    read_progress(s.state + ".progress").started for s in slots if s.proc)
                 >= args.executions)
             for slot in slots:
                 if slot.proc is None and not stopping:
@@ -192,6 +219,8 @@ def run(args):
                "internal_errors": totals["internal_errors"], "crashes": totals["crashes"],
                "asan_reports": totals["asan_reports"], "hangs": totals["hangs"],
                "harness_errors": totals["harness_errors"],
+               "slowest_input_cpu_seconds": round(totals["max_cpu_ns"] / 1e9, 3),
+               "slowest_input_wall_seconds": round(totals["max_wall_ns"] / 1e9, 3),
                "internal_kinds": {k: v for k, v in findings.items() if v["kind"] == "internal"},
                "engine_mismatches": {k: v["count"] for k, v in findings.items()
                                      if v["kind"] == "mismatch"},

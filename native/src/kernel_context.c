@@ -82,7 +82,8 @@ int RVMBackendWorkspaceError(RVMKernelContext* ctx, const char* kernel) {
 
 #define STEP_MESSAGE                                                                        \
   "RuntimeError: VM run exceeded its step_limit of %lld steps in kernel '%s' (a kernel's "  \
-  "step is %d iterations of its loops that enclose other loops): an endless loop? Pass a "  \
+  "step is %d iterations of its outer loops and its long inner loops): an endless loop? "  \
+  "Pass a "                                                                                 \
   "larger step_limit to VirtualMachine, or None for no limit"
 #define TIME_MESSAGE "TimeoutError: VM run exceeded its time_limit of %g s%s%s%s"
 #define INTERRUPT_MESSAGE "KeyboardInterrupt: kernel '%s' interrupted"

@@ -1,5 +1,5 @@
 """Short budgets of the fuzz harnesses (the long runs and their figures: RELIABILITY.md), and
-the harness attacked: an injected SIGSEGV, hang (on the very first input), internal error
+the harness attacked: an injected SIGSEGV, hang asleep or busy (on the very first input), internal error
 and out-of-bounds write in a kernel under ASan must each be reported with the input saved."""
 import json
 import os
@@ -42,6 +42,8 @@ def test_parser_campaign_counts_python_syntax_apart_from_rvms_parser(tmp_path):
     code, summary = _fuzz(tmp_path, "parser", 300)
     assert code == 0 and summary["crashes"] == summary["hangs"] == 0, summary
     assert summary["internal_errors"] == 0, summary["internal_kinds"]
+    assert summary["slowest_input_cpu_seconds"] < 10, summary
+    assert summary["slowest_input_wall_seconds"] > 0, summary
     stages = ("python_syntax_error", "rejected_by_parser", "parsed")
     assert summary["executions"] > 0 and all(summary[s] > 0 for s in stages), summary
     assert _stopped(summary, stages) == summary["executions"]
@@ -67,11 +69,14 @@ def test_tir_campaign_mutates_kernels_past_the_checksum(tmp_path):
 
 
 @pytest.mark.parametrize("what, counter, inputs", [("segv", "crashes", 2), ("hang", "hangs", 1),
+                                                   ("spin", "hangs", 1),
                                                    ("internal", "internal_errors", 2)])
 def test_an_injected_failure_is_reported_with_its_input(tmp_path, what, counter, inputs):
-    # input 0: a hang before any progress was ever reported must still be caught
-    code, summary = _fuzz(tmp_path, "parser", inputs, "--hang-seconds", "1.5",
-                          inject=f"{what}@0")
+    # input 0: a hang before any progress was ever reported must still be caught; asleep
+    # (``hang``) by the wall-clock deadline, busy (``spin``) by the CPU-time one
+    wall = "3" if what == "hang" else "100"
+    deadlines = ["--hang-seconds", "1.5", "--hang-wall-seconds", wall]
+    code, summary = _fuzz(tmp_path, "parser", inputs, *deadlines, inject=f"{what}@0")
     assert code == 1 and summary[counter] == 1, summary
     if what == "internal":
         (kind,) = summary["internal_kinds"]

@@ -157,3 +157,41 @@ def test_text_counts_toward_the_expanded_size(saved):
     with pytest.raises(TIRFormatError, match=f"expected a message of at most {MAX_TEXT}"):
         load_prim_funcs(save_prim_funcs([(name, func.with_body(S.AssertStmt(
             tir.const(True, "bool"), E.StringImm("m" * (MAX_TEXT + 1)), body)))]))
+
+
+@pytest.mark.parametrize("budget", [None, "default"])
+def test_the_bounds_prover_spends_a_bounded_effort_on_a_shared_index(saved, monkeypatch, budget):
+    # Under the decoder's caps, an index shared as a DAG is walked as a tree by the prover,
+    # once per access and again for each intermediate's range: the TIR fuzzer found files
+    # taking it over a minute. Past its budget it gives up; the accesses are then guarded.
+    from rvm.codegen.c import bounds
+    from rvm.codegen.c.target import regenerate_c
+    from rvm.runtime.compiler import default_compiler
+    from rvm.tir.serialize import save_prim_funcs
+    (name, func), = kernel_tir(saved)
+    x, y = func.params
+    Xb, Yb = func.buffer_map[x], func.buffer_map[y]
+    d = tir.const(1, "int64")
+    for _ in range(11):
+        d = E.Add(d, d)
+    zero = E.Sub(d, d)  # 0, as 2^13 nodes
+    stores = [S.BufferStore(Yb, E.Add(E.BufferLoad(Xb, [zero]), tir.const(1.0, "float32")),
+                            [zero]) for _ in range(3)]
+    data = save_prim_funcs([(name, func.with_body(S.SeqStmt(stores)))])
+    provers, limit = [], bounds.WORK_LIMIT
+    original = bounds.BoundsProver.__init__
+
+    def recording(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        provers.append(self)
+    monkeypatch.setattr(bounds.BoundsProver, "__init__", recording)
+    if budget is None:  # what the walk costs unbounded: well past the budget
+        monkeypatch.setattr(bounds, "WORK_LIMIT", 1 << 40)
+    source, names, _, _ = regenerate_c(data, default_compiler())
+    assert names == [name] and provers
+    work = max(p.work for p in provers)
+    if budget is None:
+        assert work > limit
+    else:
+        assert work <= limit + (1 << 8)
+        assert source.count("rvm_oob_hit(&rvm_oob") >= 2  # the loads and stores are guarded

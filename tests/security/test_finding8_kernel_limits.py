@@ -1,7 +1,10 @@
 """Finding 8: the VM's limits bound kernels too. A loaded (untrusted) file whose kernel
 allocates gigabytes of scratch is refused by memory_limit; a kernel loop of 2^62
 iterations stops within a second of step_limit, time_limit or Ctrl-C (SIGINT), on both
-engines, and the same VM then runs its next call exactly."""
+engines, and the same VM then runs its next call exactly. So does a vectorized loop of
+2^62 iterations enclosing another loop (``#pragma omp simd`` cannot be left, so its
+iterations go in strips with a poll between them; the TIR fuzzer found it running on for
+seconds after the limits had passed)."""
 import os
 import re
 import signal
@@ -32,6 +35,14 @@ class Hostile:
                 Y[vj] = Y[vj] + X[vj]
 
     @T.prim_func
+    def spin_simd(x: T.handle, y: T.handle):
+        X = T.match_buffer(x, (8,), "float32")
+        Y = T.match_buffer(y, (8,), "float32")
+        for i in T.vectorized(T.int64(4611686018427387904)):  # 2^62, each over 8
+            for j in range(8):
+                Y[j] = Y[j] + X[j]
+
+    @T.prim_func
     def scratch(x: T.handle, y: T.handle):
         X = T.match_buffer(x, (8,), "float32")
         Y = T.match_buffer(y, (8,), "float32")
@@ -59,6 +70,14 @@ class Hostile:
         cls = Hostile
         with R.dataflow():
             y = R.call_tir(cls.spin, (x,), out_sinfo=R.Tensor((8,), "float32"))
+            R.output(y)
+        return y
+
+    @R.function
+    def simd(x: R.Tensor((8,), "float32")):
+        cls = Hostile
+        with R.dataflow():
+            y = R.call_tir(cls.spin_simd, (x,), out_sinfo=R.Tensor((8,), "float32"))
             R.output(y)
         return y
 
@@ -99,17 +118,21 @@ def test_a_kernels_gigabytes_of_scratch_are_refused_by_memory_limit(saved, engin
     assert found and int(found.group(1)) > 10**9, result.stdout  # gigabytes, refused
 
 
+SPINS = [("main", "spin"), ("simd", "spin_simd")]
+
+
 @pytest.mark.parametrize("engine", ENGINES)
-def test_a_kernel_loop_of_2_62_iterations_stops_at_the_step_limit(saved, engine):
+@pytest.mark.parametrize("func,kernel", SPINS)
+def test_a_kernel_loop_of_2_62_iterations_stops_at_the_step_limit(saved, engine, func, kernel):
     start = time.perf_counter()
-    result = run_untrusted(saved, [X], engine=engine, limits={"step_limit": 100})
+    result = run_untrusted(saved, [X], engine=engine, func=func, limits={"step_limit": 100})
     assert result.returncode == 4, result.stdout + result.stderr
     assert "RUN-ERROR RuntimeError VM run exceeded its step_limit of 100 steps in kernel " \
-           "'spin'" in result.stdout
+           f"'{kernel}'" in result.stdout
     assert time.perf_counter() - start < 30  # the subprocess, its imports and the compile
 
 
-# Loads the file untrusted, runs main (the endless kernel) under LIMITS, reports how it
+# Loads the file untrusted, runs FUNC (an endless kernel) under LIMITS, reports how it
 # stopped and how long it took, then runs 'honest' on the same VM.
 _RUNNER = textwrap.dedent("""
     import sys, time, numpy as np, rvm
@@ -121,7 +144,7 @@ _RUNNER = textwrap.dedent("""
     print("READY", flush=True)
     start = time.perf_counter()
     try:
-        vm["main"](x)
+        vm[sys.argv[3]](x)
         print("FINISHED")
     except KeyboardInterrupt as err:
         print("STOPPED KeyboardInterrupt", repr(str(err)), time.perf_counter() - start)
@@ -132,11 +155,11 @@ _RUNNER = textwrap.dedent("""
 """)
 
 
-def _start(saved, engine, limits):
+def _start(saved, engine, limits, func="main"):
     code = "LIMITS = " + repr(limits) + "\n" + _RUNNER
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.Popen([sys.executable, "-c", code, str(saved), engine],
+    proc = subprocess.Popen([sys.executable, "-c", code, str(saved), engine, func],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     lines = []
     while True:
@@ -162,17 +185,19 @@ def _finish(proc, lines, timeout=10):
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_a_kernel_loop_stops_within_a_second_of_the_time_limit(saved, engine):
-    proc, lines = _start(saved, engine, {"time_limit": 0.5})
+@pytest.mark.parametrize("func,kernel", SPINS)
+def test_a_kernel_loop_stops_within_a_second_of_the_time_limit(saved, engine, func, kernel):
+    proc, lines = _start(saved, engine, {"time_limit": 0.5}, func)
     stopped = _finish(proc, lines)
-    assert stopped[1] == "TimeoutError" and "time_limit of 0.5 s (in kernel 'spin')" in \
+    assert stopped[1] == "TimeoutError" and f"time_limit of 0.5 s (in kernel '{kernel}')" in \
         " ".join(stopped)
     assert 0.5 <= float(stopped[-1]) < 1.5
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_sigint_stops_a_running_kernel_within_a_second(saved, engine):
-    proc, lines = _start(saved, engine, {})
+@pytest.mark.parametrize("func", [func for func, _ in SPINS])
+def test_sigint_stops_a_running_kernel_within_a_second(saved, engine, func):
+    proc, lines = _start(saved, engine, {}, func)
     time.sleep(0.5)  # the kernel runs (without the GIL on the native engine)
     assert proc.poll() is None
     sent = time.perf_counter()

@@ -22,6 +22,11 @@ Each check is proven when the bounds are constants, otherwise recorded as a
 *requirement*, a polynomial in shape variables and scalar parameters that
 the kernel checks on entry (with overflow-checked arithmetic) before it
 runs; a check that can fail leaves the access unproven, and guarded.
+
+The prover's work on one kernel is bounded (``WORK_LIMIT`` steps: expression nodes
+visited and polynomial terms formed): a kernel whose expressions share subtrees can
+expand to far more nodes than it stores, and polynomials multiply out. Past the budget
+every question fails, so the remaining accesses are guarded, never assumed.
 """
 from fractions import Fraction
 
@@ -32,6 +37,13 @@ _RING = (E.Add, E.Sub, E.Mul)
 
 class _Fail(Exception):
     pass
+
+
+# Steps of one kernel's proofs: kernels of the test suite (models, tuned schedules) take at
+# most about 6,600; a step costs a few microseconds.
+WORK_LIMIT = 1 << 16
+# Terms of one polynomial: an index of real code has a handful.
+MAX_TERMS = 64
 
 
 def _dtype_range(dtype):
@@ -117,6 +129,13 @@ class BoundsProver:
         self.requirements = {}
         self._stack = []
         self._open = set()  # atoms whose interval is being computed
+        self.work = 0  # steps spent, against WORK_LIMIT
+
+    def _spend(self, steps):
+        self.work += steps
+
+        if self.work > WORK_LIMIT:
+            raise _Fail
 
     # ---- scopes
     def push_loop(self, var, start, extent):
@@ -271,6 +290,7 @@ class BoundsProver:
     def _exact(self, e, reqs):
         """The polynomial of ``e``'s value; the range checks of its sums and products that
         make the C value equal to it go to ``reqs``."""
+        self._spend(1)
         if not (e.dtype.is_int or e.dtype.is_uint) or e.dtype.lanes != 1:
             raise _Fail
         if isinstance(e, E.IntImm):
@@ -292,9 +312,13 @@ class BoundsProver:
         if isinstance(e, _RING):
             a, b = self._exact(e.a, reqs), self._exact(e.b, reqs)
             if isinstance(e, E.Mul):
+                self._spend(len(a) * len(b))
                 out = _mul(a, b)
             else:
+                self._spend(len(a) + len(b))
                 out = _add(a, b, -1 if isinstance(e, E.Sub) else 1)
+            if len(out) > MAX_TERMS:
+                raise _Fail
             lo_r, hi_r = common_range(e, e.a, e.b)
             for p in self._interval(out, reqs):
                 self._require(p, lo_r, hi_r, reqs)
@@ -304,6 +328,7 @@ class BoundsProver:
 
     # ---- intervals of polynomials, in symbols only
     def _interval(self, p, reqs):
+        self._spend(len(p))
         lo, hi = {}, {}
         for m, c in p.items():
             if not m:
@@ -314,7 +339,10 @@ class BoundsProver:
                 flo, fhi = self._atom_interval(k, reqs)
                 if len(m) > 1 and not self._nonneg(flo):
                     raise _Fail
+                self._spend(len(mlo) * len(flo) + len(mhi) * len(fhi))
                 mlo, mhi = _mul(mlo, flo), _mul(mhi, fhi)
+                if len(mlo) > MAX_TERMS or len(mhi) > MAX_TERMS:
+                    raise _Fail
             if c > 0:
                 lo, hi = _add(lo, _scale(mlo, c)), _add(hi, _scale(mhi, c))
             else:

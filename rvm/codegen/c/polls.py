@@ -10,7 +10,8 @@ except ``#pragma omp simd`` loops, which may not be left (loops inside one
 poll, and leave by ``break``). An innermost loop stays free of them (it
 vectorizes) unless its extent is unknown or larger than ``STRIP``: it is then
 strip-mined into strips of ``STRIP`` iterations, with the poll on the strip
-loop.
+loop, which counts the strip's iterations against the budget. So is a simd loop of such an extent that encloses other loops: their
+polls only break out of them, and the simd loop's own iterations would run on.
 
 When a poll fires, serial code returns the error at once (freeing live
 workspaces). A parallel loop becomes an OpenMP region that shares the
@@ -48,7 +49,8 @@ def contains_loop(stmt):
 
 
 def needs_strips(loop):
-    """Whether innermost serial ``loop`` is strip-mined (extent unknown or above STRIP)."""
+    """Whether serial ``loop`` (innermost, or simd) is strip-mined (extent unknown or above
+    STRIP)."""
     extent = loop.extent
     return ENABLED and loop.kind != ForKind.PARALLEL and not (isinstance(extent, E.IntImm)
                                                  and extent.value <= STRIP)
@@ -61,17 +63,19 @@ class PollMixin:
         self.polls = 0
         self.in_simd = 0  # inside a ``#pragma omp simd`` loop, which may not be left
 
-    def emit_poll(self, in_region=False):
+    def emit_poll(self, in_region=False, count=None):
         """Emits the poll at the top of a loop body (``in_region``: the body of the loop
-        that open_parallel_region shares out)."""
+        that open_parallel_region shares out); ``count``, a C expression, is the number of
+        iterations the poll stands for (one when None)."""
         if not ENABLED:
             return
         self.polls += 1
         self.uses_context = True
+        test = "RVM_POLL()" if count is None else f"RVM_POLL_N({count})"
         if in_region or self.in_parallel or self.in_simd:
-            self.emit("if (RVM_POLL()) break;")
+            self.emit(f"if ({test}) break;")
         else:
-            self.emit(f"if (RVM_POLL()) {self.stopped()}")
+            self.emit(f"if ({test}) {self.stopped()}")
 
     def open_parallel_region(self, ctype, start, end, var):
         """Opens the OpenMP region of a parallel loop over [start, end) and shares its
@@ -102,9 +106,9 @@ class PollMixin:
         self.emit(f"for ({ctype} {first} = {start}, {last}; {first} < {stop}; "
                   f"{first} = {last}) {{")
         self.indent += 1
-        self.emit_poll()
         self.emit(f"{last} = (uint64_t)(int64_t){stop} - (uint64_t)(int64_t){first} > "
                   f"{STRIP}u ? ({ctype})((int64_t){first} + {STRIP}) : {stop};")
+        self.emit_poll(count=f"(int64_t)((uint64_t)(int64_t){last} - (uint64_t)(int64_t){first})")
         return first, last
 
     def stopped(self):

@@ -165,6 +165,9 @@ extern int omp_get_thread_num(void);
 /* A kernel loop's poll: one more against the run's step budget, and the cancel flag. */
 #define RVM_POLL() RVM_UNLIKELY(++rvm_polls > rvm_poll_cap || \
                                 __atomic_load_n(&rvm_ctx->cancel, __ATOMIC_RELAXED) != 0)
+/* A strip's poll: its n iterations against the budget, and the cancel flag. */
+#define RVM_POLL_N(n) RVM_UNLIKELY((rvm_polls += (n)) > rvm_poll_cap || \
+                                   __atomic_load_n(&rvm_ctx->cancel, __ATOMIC_RELAXED) != 0)
 #define RVM_STOPPED() RVM_UNLIKELY(rvm_polls > rvm_poll_cap || \
                                    __atomic_load_n(&rvm_ctx->cancel, __ATOMIC_RELAXED) != 0)
 static inline int64_t rvm_cmul(int64_t a, int64_t b, int* overflow) {

@@ -188,13 +188,15 @@ class CEmitter(MemoryMixin, PackedCallMixin, PollMixin, CExprPrinter):
         parallel = s.kind == ForKind.PARALLEL
         region = parallel and not self.in_parallel and POLLS.ENABLED
         outer = contains_loop(s)
-        strips = not outer and needs_strips(s)
-        if region:  # a parallel region whose threads can stop early (see polls.py)
-            start, end = self.open_parallel_region(ctype, start, end, var)
-        elif strips:  # an innermost loop of unknown or large extent: polls between strips
-            start, end = self.open_strips(ctype, start, end, var)
         pragma = None if region else self._loop_pragma(s)
         simd = bool(pragma) and pragma.startswith("#pragma omp simd")
+        # An innermost loop, or a simd loop (which cannot poll itself), of unknown or large
+        # extent: polls between strips.
+        strips = not region and (simd or not outer) and needs_strips(s)
+        if region:  # a parallel region whose threads can stop early (see polls.py)
+            start, end = self.open_parallel_region(ctype, start, end, var)
+        elif strips:
+            start, end = self.open_strips(ctype, start, end, var)
         if pragma:
             self.lines.append(pragma)
         self.emit(f"for ({ctype} {var} = {start}; {var} < {end}; ++{var}) {{")

@@ -1,5 +1,5 @@
 """Cancellation polls of generated kernels (rvm.codegen.c.polls): where they are emitted,
-that kernels stay exact with them, and that serial and parallel loops stop at them."""
+that kernels stay exact with them, and that serial and parallel loops stop at them (a strip counting its iterations)."""
 import time
 
 import numpy as np
@@ -48,7 +48,7 @@ def test_an_innermost_loop_of_unknown_extent_is_strip_mined_and_exact(n):
     m = te.var("n", "int64")
     func = _elementwise((m,))
     body = _kernel_body(func)
-    assert "rvm_s_" in body and body.count("RVM_POLL()") == 1
+    assert "rvm_s_" in body and body.count("RVM_POLL_N(") == 1  # the strip's iterations
     f = rvm.build(func, target="c")["main"]
     a = np.arange(n, dtype="float32")
     b = rvm.nd.array(np.zeros(n, "float32"))
@@ -85,6 +85,23 @@ class Endless:
         for i in range(T.int64(4611686018427387904)):
             Y[0] = Y[0] + X[0]
 
+    @T.prim_func
+    def count_n(x: T.handle, y: T.handle):  # one innermost loop of n iterations
+        n = T.int64()
+        X = T.match_buffer(x, (n,), "float32")
+        Y = T.match_buffer(y, (n,), "float32")
+        for i in range(n):
+            Y[i] = X[i] + T.float32(1)
+
+    @R.function
+    def counted(x: R.Tensor(("n",), "float32")):
+        n = T.int64()
+        cls = Endless
+        with R.dataflow():
+            y = R.call_tir(cls.count_n, (x,), out_sinfo=R.Tensor((n,), "float32"))
+            R.output(y)
+        return y
+
     @R.function
     def parallel(x: R.Tensor((8,), "float32")):
         cls = Endless
@@ -119,6 +136,29 @@ def test_endless_parallel_and_flat_loops_stop_at_the_limits(endless, engine, fun
     with pytest.raises(TimeoutError, match=r"time_limit of 0.2 s \(in kernel '"):
         vm[func](x)
     assert time.perf_counter() - start < 1.2
+
+
+def test_a_long_simd_loop_enclosing_loops_runs_in_polled_strips():
+    m = te.var("n", "int64")
+    func = set_loop_kind(_elementwise((m, 3)), "i0", ForKind.VECTORIZED)
+    body = _kernel_body(func)
+    strip, simd = body.index("rvm_s_"), body.index("#pragma omp simd")
+    assert strip < body.index("RVM_POLL_N(") < simd  # polled between strips, outside simd
+    f = rvm.build(func, target="c")["main"]
+    for n in (0, 5, STRIP + 1):
+        a = np.arange(n * 3, dtype="float32").reshape(n, 3)
+        b = rvm.nd.array(np.zeros((n, 3), "float32"))
+        f(rvm.nd.array(a), b)
+        np.testing.assert_array_equal(b.numpy(), a * 2)
+
+
+@pytest.mark.parametrize("engine", ["native", "python"])
+def test_a_strip_counts_its_iterations_against_the_step_limit(endless, engine):
+    vm = relax.VirtualMachine(endless, rvm.cpu(), engine=engine, step_limit=2)  # 2048 polls
+    x = np.arange(2000, dtype="float32")
+    np.testing.assert_array_equal(vm["counted"](x).numpy(), x + 1)
+    with pytest.raises(RuntimeError, match="step_limit of 2 steps in kernel 'count_n'"):
+        vm["counted"](np.arange(3000, dtype="float32"))  # one strip, of 3000 iterations
 
 
 def test_a_simd_loop_enclosing_loops_is_left_only_by_its_inner_loops():
