@@ -26,36 +26,42 @@ def _transformers():
 
 
 def gpt2(image_size=None):
+    """GPT2Model (no cache); ``image_size``, as every factory takes it, is unused."""
     t = _transformers()
     return t.GPT2Model(t.GPT2Config(n_layer=2, n_embd=128, n_head=4, n_positions=MAX_LENGTH,
                                     vocab_size=VOCAB, use_cache=False))
 
 
 def bert(image_size=None):
+    """BertModel without its pooler."""
     t = _transformers()
     return t.BertModel(t.BertConfig(vocab_size=VOCAB, max_position_embeddings=MAX_LENGTH,
                                     **_COMMON), add_pooling_layer=False)
 
 
 def vit(image_size=32):
+    """ViTModel (patches of 8) for ``image_size`` images, without its pooler."""
     t = _transformers()
     return t.ViTModel(t.ViTConfig(image_size=image_size, patch_size=8, **_COMMON),
                       add_pooling_layer=False)
 
 
 def t5(image_size=None):
+    """T5EncoderModel."""
     t = _transformers()
     return t.T5EncoderModel(t.T5Config(vocab_size=VOCAB, d_model=128, d_kv=32, d_ff=256,
                                        num_layers=2, num_heads=4))
 
 
 def resnet(image_size=None):
+    """ResNetModel (basic blocks, 16 and 32 channels); any image size."""
     t = _transformers()
     return t.ResNetModel(t.ResNetConfig(embedding_size=16, hidden_sizes=[16, 32],
                                         depths=[1, 1], layer_type="basic"))
 
 
 def llama(image_size=None):
+    """LlamaModel (grouped-query attention: 2 key/value heads; no cache)."""
     t = _transformers()
     return t.LlamaModel(t.LlamaConfig(vocab_size=VOCAB, max_position_embeddings=MAX_LENGTH,
                                       num_key_value_heads=2, use_cache=False, **_COMMON))
