@@ -26,10 +26,10 @@ def calls_per_sample(fn, sample_time):
     return number
 
 
-def alternating_medians(runs, repeat=15, min_time=0.2, settle=0.2):
-    """{name: median seconds per call} for a dict of callables, sampled in ``repeat``
-    rounds that take one sample of each in turn (each about min_time / repeat seconds,
-    after a pause of ``settle`` seconds and an untimed call)."""
+def alternating_samples(runs, repeat=15, min_time=0.2, settle=0.2):
+    """{name: [seconds per call, one per round]} for a dict of callables, sampled in
+    ``repeat`` rounds that take one sample of each in turn (each about min_time / repeat
+    seconds, after a pause of ``settle`` seconds and an untimed call)."""
     numbers = {name: calls_per_sample(fn, min_time / repeat) for name, fn in runs.items()}
     samples = {name: [] for name in runs}
     for _ in range(repeat):
@@ -37,4 +37,10 @@ def alternating_medians(runs, repeat=15, min_time=0.2, settle=0.2):
             time.sleep(settle)
             fn()
             samples[name].append(seconds_per_call(fn, numbers[name]))
+    return samples
+
+
+def alternating_medians(runs, repeat=15, min_time=0.2, settle=0.2):
+    """{name: median seconds per call} of ``alternating_samples``."""
+    samples = alternating_samples(runs, repeat, min_time, settle)
     return {name: statistics.median(s) for name, s in samples.items()}

@@ -10,6 +10,9 @@ import numpy as np
 
 from rvm.ir.expr import PrimExpr
 from rvm.runtime.data_type import DataType
+from rvm.tir.arith import Analyzer
+from rvm.tir.expr import IntImm, Range
+from rvm.tir.free_vars import free_vars
 
 #: ONNX TensorProto element types -> rvm dtype names (the types rvm computes with; the
 #: narrow ones from bfloat16 on need the ml_dtypes package, as onnx itself does).
@@ -87,6 +90,17 @@ def static_array(values, what):
                               f"{[str(v) for v in values.reshape(-1)]}; it cannot be used as a "
                               "tensor")
     return np.array(flat, "int64").reshape(values.shape)
+
+
+def decide_dims(cond):
+    """A condition over dimensions (a ``tir`` boolean expression) decided at import: True,
+    False, or None when it depends on their values. Every variable in it is a tensor
+    dimension, so it is taken to be non-negative."""
+    analyzer = Analyzer()
+    for var in free_vars(cond):
+        analyzer.bind(var, Range(0, 1 << 62))
+    decided = analyzer.simplify(cond)
+    return bool(decided.value) if isinstance(decided, IntImm) else None
 
 
 def attributes(node):

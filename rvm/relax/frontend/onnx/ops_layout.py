@@ -31,14 +31,18 @@ def _trilu(ctx, inputs, attrs):
     dims = ctx.shape(x)
     k = inputs[1] if len(inputs) > 1 and inputs[1] is not None else np.array(0)
     rows, cols = dims[-2], dims[-1]
-    if not isinstance(rows, int) or not isinstance(cols, int):
-        raise ValueError("Trilu needs static matrix dimensions")
     upper = attrs.get("upper", 1)
-    if is_run_time(k):  # a value, not a shape: the mask is computed at run time
-        diagonal = np.arange(cols, dtype="int64")[None, :] - np.arange(rows, dtype="int64")[:, None]
+    static = isinstance(rows, int) and isinstance(cols, int)
+    if is_run_time(k) or not static:  # the mask is computed at run time
+        if static:
+            diagonal = ctx.tensor(np.arange(cols, dtype="int64")[None, :]
+                                  - np.arange(rows, dtype="int64")[:, None])
+        else:  # column minus row index over symbolic matrix dimensions
+            diagonal = ctx.emit(binary.subtract(
+                manipulate.reshape(create.arange(0, cols, 1, dtype="int64"), [1, cols]),
+                manipulate.reshape(create.arange(0, rows, 1, dtype="int64"), [rows, 1])))
         k = ctx.emit(manipulate.reshape(int64_tensor(ctx, k), []))
-        mask = ctx.emit((binary.greater_equal if upper else binary.less_equal)(
-            ctx.tensor(diagonal), k))
+        mask = ctx.emit((binary.greater_equal if upper else binary.less_equal)(diagonal, k))
     else:
         fn = np.triu if upper else np.tril
         mask = ctx.tensor(fn(np.ones((rows, cols), bool), int(k.reshape(()))))

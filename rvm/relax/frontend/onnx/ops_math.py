@@ -6,13 +6,15 @@ of elementwise ones (Elu is ``where(x < 0, alpha * (exp(x) - 1), x)``).
 """
 import numpy as np
 
-from rvm.relax.frontend.onnx.common import is_float
+from rvm.ir.expr import PrimExpr
+from rvm.relax.frontend.onnx.common import decide_dims, is_float
 from rvm.relax.frontend.onnx.ops_shape import normalize_axis
 from rvm.relax.frontend.onnx.registry import converter, fold
 from rvm.relax.frontend.onnx.strings import StringTensor, convert_strings
 from rvm.relax.op import binary, search, unary
 from rvm.relax.op.nn import activation
 from rvm.runtime.data_type import DataType
+from rvm.tir import op as tir_op
 
 _BINARY = {"Add": binary.add, "Sub": binary.subtract, "Mul": binary.multiply,
            "Equal": binary.equal, "Less": binary.less, "Greater": binary.greater,
@@ -83,12 +85,33 @@ def _fold_binary(ctx, inputs, attrs):
              "Less": np.less, "Greater": np.greater, "LessOrEqual": np.less_equal,
              "GreaterOrEqual": np.greater_equal, "And": np.logical_and,
              "Or": np.logical_or, "Xor": np.logical_xor}
-    if op in ("Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual") and \
-            (lhs.dtype == object or rhs.dtype == object):
-        raise NotImplementedError("comparing symbolic dimensions at import")
+    if op in _COMPARE and (lhs.dtype == object or rhs.dtype == object):
+        decided = compare_dims(op, lhs, rhs)
+        # undecided (batch == 4, say): the comparison runs on the shape at run time
+        return _binary(_BINARY[op])(ctx, inputs, attrs) if decided is None else decided
     out = np.asarray(table[op](lhs, rhs))
     return out if out.dtype == object or op not in ("Add", "Sub", "Mul") else \
         out.astype(lhs.dtype)
+
+
+_COMPARE = {"Equal": tir_op.equal, "Less": tir_op.less, "Greater": tir_op.greater,
+            "LessOrEqual": tir_op.less_equal, "GreaterOrEqual": tir_op.greater_equal}
+
+
+def compare_dims(op, lhs, rhs):
+    """The comparison ``op`` of two shape values with symbolic dimensions, decided at import
+    (a bool array), or None when some element depends on the dimensions' values. Every
+    variable in a shape value is a tensor dimension, so it is taken to be non-negative:
+    ``batch == -1`` (the ``expand(batch, -1, -1)`` of exported models) is false."""
+    lhs, rhs = np.broadcast_arrays(lhs, rhs)
+    out = np.zeros(lhs.shape, bool)
+    for k, (a, b) in enumerate(zip(lhs.reshape(-1), rhs.reshape(-1))):
+        a, b = (v if isinstance(v, PrimExpr) else tir_op.const(int(v), "int64") for v in (a, b))
+        decided = decide_dims(_COMPARE[op](a, b))
+        if decided is None:
+            return None
+        out.reshape(-1)[k] = decided
+    return out
 
 
 @converter("Pow")
@@ -354,10 +377,13 @@ _NUMPY_FOLDS = {"Mod": None, "Not": np.logical_not, "Where": np.where}
 
 @fold(*_NUMPY_FOLDS)
 def _fold_numpy(ctx, inputs, attrs):
-    """Shape arithmetic on numeric constants; symbolic dimensions are not folded here."""
+    """Shape arithmetic on numeric constants, and Where choosing between symbolic
+    dimensions by a known condition; other symbolic operands are computed at run time."""
     op = ctx.node.op_type
+    if op == "Where" and inputs[0].dtype != object:
+        return np.where(*inputs)  # picks dimensions, symbolic ones included
     if any(v.dtype == object for v in inputs if v is not None):
-        raise NotImplementedError(f"{op} of symbolic dimensions at import")
+        return ctx.converters[op](ctx, inputs, attrs)
     if op == "Mod":
         lhs, rhs = inputs
         fn = np.fmod if attrs.get("fmod", 0) else np.mod

@@ -11,7 +11,9 @@ axes and steps must be known at import.
 """
 import numpy as np
 
-from rvm.relax.frontend.onnx.common import ONNX_DTYPES, OnnxImportError, static_array
+from rvm.relax.frontend.onnx.common import (
+    ONNX_DTYPES, OnnxImportError, decide_dims, static_array,
+)
 from rvm.relax.frontend.onnx.registry import attr_ints, converter, fold, optional_const
 from rvm.relax.frontend.onnx import runtime_shape
 from rvm.relax.frontend.onnx.runtime_shape import (
@@ -22,6 +24,7 @@ from rvm.relax.frontend.onnx.values import tensor_value
 from rvm.ir.expr import PrimExpr
 from rvm.relax.expr import TupleGetItem
 from rvm.relax.op import binary, create, index, join, manipulate, search, unary
+from rvm.relax.struct_info import TensorStructInfo
 from rvm.runtime.data_type import DataType
 
 
@@ -264,8 +267,8 @@ def _slice_bounds(ctx, value, dims, what):
     computed), as symbolic values read from the tensor (``vm.builtin.tensor_to_shape``),
     negative ones counted from the end of their axis (which must then be static)."""
     if not is_run_time(value):
-        limit = 1 << 62
-        return [max(min(int(v), limit), -limit)
+        limit = 1 << 62  # symbolic bounds (dimensions) are clamped by strided_slice
+        return [v if isinstance(v, PrimExpr) else max(min(int(v), limit), -limit)
                 for v in ctx.constant(value, f"Slice's {what}s").reshape(-1)]
     if not all(isinstance(d, int) for d in dims):
         raise ValueError(f"Slice's {what}s are computed at run time; the sliced axes must "
@@ -294,7 +297,29 @@ def _slice(ctx, inputs, attrs):
         for a, s, e, st in zip(axes, starts, ends, steps):
             index_[a] = slice(s, e, st)
         return data[tuple(index_)]
-    return ctx.emit(index.strided_slice(ctx.tensor(data), axes, starts, ends, steps))
+    out = ctx.emit(index.strided_slice(ctx.tensor(data), axes, starts, ends, steps))
+    return _within_axes(ctx, out, dims, zip(axes, starts, ends, steps))
+
+
+def _within_axes(ctx, out, dims, bounds):
+    """A slice of a static axis with a symbolic end (a position table cut to the sequence
+    length: ``table[:seq]``) has the extent ``min(seq, 64)``, which no other dimension
+    equals; the importer takes it to be ``seq`` (``end - start``) and checks that at run
+    time (a ``match_cast``, refusing an end past the axis), so the result broadcasts with
+    the tensors whose dimension is ``seq``."""
+    want, taken = list(ctx.shape(out)), False
+    for axis, start, end, step in bounds:
+        symbolic = isinstance(start, PrimExpr) or isinstance(end, PrimExpr)
+        if not symbolic or step != 1 or not isinstance(dims[axis], int) or \
+                not isinstance(start, PrimExpr) and start < 0:
+            continue
+        extent = end - start
+        if decide_dims(extent >= 0) and decide_dims(extent == want[axis]) is not True:
+            want[axis], taken = extent, True
+    if not taken:
+        return out
+    return ctx.bb.match_cast(out, TensorStructInfo(want, ctx.dtype(out)),
+                             name_hint="slice_end_within_axis")
 
 
 fold("Slice")(_slice)
@@ -381,17 +406,22 @@ fold("Expand")(_expand)
 
 @fold("Range")
 def _fold_range(ctx, inputs, attrs):
-    if any(v.dtype == object for v in inputs):
-        raise NotImplementedError("Range over symbolic bounds")
+    if any(v.dtype == object for v in inputs):  # a symbolic bound: a tensor at run time
+        return _range(ctx, inputs, attrs)
     start, limit, delta = (v.reshape(()) for v in inputs)
     return np.arange(start, limit, delta).astype(inputs[0].dtype)
 
 
 @converter("Range")
 def _range(ctx, inputs, attrs):
+    dtype = ctx.dtype(inputs[0])
     if any(is_run_time(v) for v in inputs):
-        return runtime_shape.arange(ctx, *inputs, ctx.dtype(inputs[0]))
+        return runtime_shape.arange(ctx, *inputs, dtype)
     start, limit, delta = (ctx.constant(v, f"Range's {w}").reshape(()).item()
                            for v, w in zip(inputs, ("start", "limit", "delta")))
-    dtype = ctx.dtype(inputs[0])
+    symbolic = any(isinstance(v, PrimExpr) for v in (start, limit, delta))
+    if symbolic and (isinstance(delta, PrimExpr) or delta <= 0):
+        # arange's symbolic length needs a constant positive step; the run-time form
+        # computes the length from the values (and refuses a zero step)
+        return runtime_shape.arange(ctx, *inputs, dtype)
     return ctx.emit(create.arange(start, limit, delta, dtype=dtype))
