@@ -52,7 +52,7 @@ _LAZY_ATTRS = {
 
 
 def __getattr__(name):
-    if name in ("transform", "frontend"):
+    if name in ("transform", "frontend", "testing"):
         return importlib.import_module(f"rvm.relax.{name}")
     if name in _LAZY_ATTRS:
         module, attr = _LAZY_ATTRS[name]
