@@ -6,9 +6,11 @@ import numpy as np
 import pytest
 
 import rvm
+from rvm import relax
 from rvm.ir import assert_structural_equal
 from rvm.relax.frontend import nn
 from rvm.relax.frontend.nn import op, spec
+from rvm.runtime import ShapeTuple
 from rvm.script import relax as R
 from tests.tvm_compat.helpers import round_trip, run_both
 
@@ -209,6 +211,21 @@ def test_tensor_operators_packed_params_and_two_methods():
     np.testing.assert_allclose(out, (x * s + 1) / 2 - x)
 
 
+def test_int_spec_is_a_shape_input():
+    class Model(nn.Module):
+        def forward(self, x, k):
+            return op.reshape(x, [k, 2])
+
+    mod, params = Model().export_tvm(spec={"forward": {"x": spec.Tensor(["n", 2], "float32"),
+                                                       "k": spec.Int()}})
+    func = mod["forward"]
+    assert params == [] and func.attrs["num_input"] == 2
+    assert isinstance(func.params[1].struct_info, relax.ShapeStructInfo)
+    assert func.params[1].struct_info.values[0].name_hint == "k"
+    x = np.arange(6, dtype="float32").reshape(3, 2)
+    np.testing.assert_array_equal(run_both(mod, x, ShapeTuple([3]), func="forward"), x)
+
+
 def test_parameters_bind_data_and_state_dict():
     model = MLP()
     names = [name for name, _ in model.named_parameters()]
@@ -240,6 +257,13 @@ def test_bad_specs_and_misuse_are_refused():
     with pytest.raises(ValueError, match="param_mode must be one of"):
         model.export_tvm(spec={"forward": {"x": spec.Tensor([1, 6], "float32"),
                                            "$": {"param_mode": "bogus"}}})
+    with pytest.raises(ValueError, match=r"method 'forward' uses parameters \['fc1.weight', "
+                                         r"'fc1.bias', 'fc2.weight', 'fc2.bias'\], but its "
+                                         r"spec says param_mode='none'"):
+        model.export_tvm(spec={"forward": {"x": spec.Tensor([1, 6], "float32"),
+                                           "$": {"param_mode": "none"}}})
+    with pytest.raises(ValueError, match="nn.spec.Tensor: unknown dtype 'floot32'"):
+        spec.Tensor([1], "floot32")
     with pytest.raises(TypeError, match="a dimension must be an int or a str"):
         spec.Tensor([1.5], "float32")
     with pytest.raises(RuntimeError, match="no function is being built"):

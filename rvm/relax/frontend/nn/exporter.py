@@ -6,6 +6,7 @@ paths; one tuple ``packed_params`` in ``param_mode="packed"``), with the
 ``num_input`` attribute; its body is one dataflow block holding what the
 method's operators emitted.
 """
+from rvm.relax.analysis.var_analysis import free_vars
 from rvm.relax.block_builder import BlockBuilder
 from rvm.relax.expr import Tuple, TupleGetItem, Var
 from rvm.relax.frontend.nn import core
@@ -65,7 +66,14 @@ def _emit_method(builder, name, method_spec, params):
                     param._expr = builder.emit(TupleGetItem(packed, i), name_hint=param_name)
             result = _unwrap(method_spec.method(*args), name)
             output = builder.emit_output(result)
-        builder.emit_func_output(output)
+        gvar = builder.emit_func_output(output)
+    if method_spec.param_mode == "none":
+        used = {id(v) for v in free_vars(builder.get()[gvar])}
+        named = [param_name for param_name, v in zip((n for n, _ in params), param_vars)
+                 if id(v) in used]
+        if named:
+            raise ValueError(f"export_tvm: method '{name}' uses parameters {named}, but its "
+                             "spec says param_mode='none' (parameters are not passed)")
 
 
 def _unwrap(value, method_name):

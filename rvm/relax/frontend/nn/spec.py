@@ -10,6 +10,8 @@ method). An optional ``"$"`` entry holds the method's modes:
 """
 import inspect
 
+from rvm.runtime.data_type import DataType
+
 _PARAM_MODES = ("plain", "packed", "none")
 _EFFECT_MODES = ("plain", "none")
 
@@ -40,6 +42,10 @@ class Tensor:
                 raise ValueError(f"nn.spec.Tensor: dimensions must be non-negative, got {dim}")
         if not isinstance(dtype, str):
             raise TypeError(f"nn.spec.Tensor: dtype must be a str, got {type(dtype).__name__}")
+        try:
+            DataType(dtype)
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"nn.spec.Tensor: {err}") from None
         self.shape = list(shape)
         self.dtype = dtype
 
