@@ -15,9 +15,8 @@
 This package is a facade; the definitions live in its modules.
 """
 from rvm.relax.frontend.nn import op, spec
-from rvm.relax.frontend.nn.core import (
-    Module, ModuleList, Parameter, Tensor, get_default_dtype, set_default_dtype,
-)
+from rvm.relax.frontend.nn.core import Parameter, Tensor, get_default_dtype, set_default_dtype
+from rvm.relax.frontend.nn.module import Module, ModuleList
 from rvm.relax.frontend.nn.modules import (
     GELU, Conv2D, Embedding, Identity, LayerNorm, Linear, ReLU, RMSNorm, SiLU,
 )

@@ -1,82 +1,62 @@
-"""Python operators on ``nn.Tensor`` (``a + b``, ``x * 2.0``, ``x.reshape(...)``), each one an
-``nn.op`` call; a Python scalar operand becomes a constant of the tensor's dtype."""
-import importlib
+"""Python operators on ``nn.Tensor`` (``a + b``, ``x * 2.0``, ``x.reshape(...)``), each one
+binding named as ``nn.op`` names it; a Python scalar operand becomes a constant of the
+tensor's dtype. The Tensor class supplies ``_wrap`` (``core.wrap_nested``)."""
+from rvm.relax import op as _op
 
 
-def _op():
-    return importlib.import_module("rvm.relax.frontend.nn.op")
-
-
-def _operand(value, ref):
+def _operand(value, ref, who):
     if isinstance(value, (bool, int, float)):
-        return type(ref).from_scalar(value, ref.dtype)
-    return value
+        return ref.from_scalar(value, ref.dtype)._expr
+    if not hasattr(value, "_expr"):
+        raise TypeError(f"nn.Tensor {who}: the other operand must be an nn.Tensor or a Python "
+                        f"scalar, got {type(value).__name__}")
+    return value._expr
+
+
+def _binary(relax_op, name, reflected=False):
+    def apply(self, other):
+        other = _operand(other, self, name)
+        args = (other, self._expr) if reflected else (self._expr, other)
+        return self._wrap(relax_op(*args), name)
+
+    apply.__doc__ = f"``{name}`` of the two operands (a binding named {name!r})."
+    return apply
 
 
 class TensorOp:
     """The operator methods of ``nn.Tensor``."""
 
-    def __add__(self, other):
-        return _op().add(self, _operand(other, self))
-
-    def __radd__(self, other):
-        return _op().add(_operand(other, self), self)
-
-    def __sub__(self, other):
-        return _op().subtract(self, _operand(other, self))
-
-    def __rsub__(self, other):
-        return _op().subtract(_operand(other, self), self)
-
-    def __mul__(self, other):
-        return _op().multiply(self, _operand(other, self))
-
-    def __rmul__(self, other):
-        return _op().multiply(_operand(other, self), self)
-
-    def __truediv__(self, other):
-        return _op().divide(self, _operand(other, self))
-
-    def __matmul__(self, other):
-        return _op().matmul(self, other)
+    __add__ = _binary(_op.add, "add")
+    __radd__ = _binary(_op.add, "add", reflected=True)
+    __sub__ = _binary(_op.subtract, "subtract")
+    __rsub__ = _binary(_op.subtract, "subtract", reflected=True)
+    __mul__ = _binary(_op.multiply, "mul")
+    __rmul__ = _binary(_op.multiply, "mul", reflected=True)
+    __truediv__ = _binary(_op.divide, "divide")
+    __matmul__ = _binary(_op.matmul, "matmul")
+    __lt__ = _binary(_op.less, "less")
+    __le__ = _binary(_op.less_equal, "less_equal")
+    __gt__ = _binary(_op.greater, "greater")
+    __ge__ = _binary(_op.greater_equal, "greater_equal")
+    maximum = _binary(_op.maximum, "maximum")
+    minimum = _binary(_op.minimum, "minimum")
+    __hash__ = object.__hash__
 
     def __neg__(self):
-        return _op().negative(self)
-
-    def __lt__(self, other):
-        return _op().less(self, _operand(other, self))
-
-    def __le__(self, other):
-        return _op().less_equal(self, _operand(other, self))
-
-    def __gt__(self, other):
-        return _op().greater(self, _operand(other, self))
-
-    def __ge__(self, other):
-        return _op().greater_equal(self, _operand(other, self))
-
-    __hash__ = object.__hash__
+        return self._wrap(_op.negative(self._expr), "negative")
 
     def astype(self, dtype):
         """The tensor converted to ``dtype``."""
-        return _op().astype(self, dtype)
-
-    def maximum(self, other):
-        """Element-wise maximum with ``other``."""
-        return _op().maximum(self, _operand(other, self))
-
-    def minimum(self, other):
-        """Element-wise minimum with ``other``."""
-        return _op().minimum(self, _operand(other, self))
+        return self._wrap(_op.astype(self._expr, dtype), "astype")
 
     def reshape(self, shape):
         """The tensor with a new shape of the same size."""
-        return _op().reshape(self, shape)
+        return self._wrap(_op.reshape(self._expr, list(shape)), "reshape")
 
     def permute_dims(self, axes=None):
         """The tensor with its axes permuted (reversed when ``axes`` is None)."""
-        return _op().permute_dims(self, axes)
+        return self._wrap(_op.permute_dims(self._expr, axes), "permute_dims")
 
     def repeat(self, repeats, axis=None):
         """The tensor with its elements repeated along ``axis``."""
-        return _op().repeat(self, repeats, axis)
+        return self._wrap(_op.repeat(self._expr, repeats, axis), "repeat")

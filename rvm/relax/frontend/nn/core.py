@@ -1,28 +1,23 @@
-"""The building blocks of ``rvm.relax.frontend.nn`` (TVM's ``tvm.relax.frontend.nn``):
-``Tensor``, ``Parameter``, ``Module``, ``ModuleList`` and the default parameter dtype.
+"""The values of ``rvm.relax.frontend.nn`` (TVM's ``tvm.relax.frontend.nn``): ``Tensor``,
+``Parameter``, the default parameter dtype, and ``wrap_nested``, which emits an expression
+into the function being exported and wraps the result.
 
 A ``Tensor`` wraps a Relax expression whose struct info is a tensor of known
-rank; operators on it emit bindings into the function being exported (see
+shape; operators on it emit bindings into the function being exported (see
 ``exporter.py``), so shapes and dtypes are known as soon as a value exists.
 A ``Parameter`` is a Tensor that may hold concrete data (``param.data``).
 
->>> from rvm.relax.frontend import nn
->>> class Scale(nn.Module):
-...     def __init__(self):
-...         self.weight = nn.Parameter((4,))
-...     def forward(self, x):
-...         return x * self.weight
->>> [name for name, _ in Scale().named_parameters()]
-['weight']
+>>> p = Parameter((2, 3))
+>>> p.shape, p.dtype, p.data is None
+([2, 3], 'float32', True)
 """
-from collections import OrderedDict
-
 import numpy as np
 
 from rvm.ir.expr import PrimExpr
-from rvm.relax.expr import Var, const
+from rvm.relax.block_builder import BlockBuilder
+from rvm.relax.expr import TupleGetItem, Var, const
 from rvm.relax.frontend.nn._tensor_op import TensorOp
-from rvm.relax.struct_info import ShapeStructInfo, TensorStructInfo
+from rvm.relax.struct_info import TensorStructInfo, TupleStructInfo
 from rvm.runtime.ndarray import NDArray, array, from_dlpack
 from rvm.tir.expr import IntImm
 from rvm.tir.expr import Var as TirVar
@@ -169,134 +164,22 @@ class Parameter(Tensor):
         self._expr = tensor_placeholder("param", self.shape, dtype)._expr
 
 
-def _children(module):
-    """(name, value) of a module's attributes; a ModuleList's items are named 0, 1, ..."""
-    if isinstance(module, ModuleList):
-        return [(str(i), item) for i, item in enumerate(module.modules)]
-    return [(name, item) for name, item in module.__dict__.items() if not name.startswith("_")]
+def wrap_nested(expr, name):
+    """Emits ``expr`` as binding ``name`` into the current function and wraps the result: a
+    Tensor, or a tuple of Tensors for a tuple-valued expression."""
+    builder = BlockBuilder.current()
+    if builder is None:
+        raise RuntimeError(f"nn.op '{name}': no function is being built; nn operators run "
+                           "inside Module.export_tvm (or an active BlockBuilder function scope)")
+    var = builder.emit(expr, name_hint=name)
+    sinfo = var.struct_info_
+    if isinstance(sinfo, TensorStructInfo):
+        return Tensor(_expr=var)
+    if isinstance(sinfo, TupleStructInfo):
+        return tuple(wrap_nested(TupleGetItem(var, i), f"{name}.{i}")
+                     for i in range(len(sinfo.fields)))
+    raise TypeError(f"nn.op '{name}': the result has struct info {sinfo!r}; expected a tensor "
+                    "or a tuple of tensors")
 
 
-def _attribute_finder(root, prefix, condition_yield):
-    """(dotted name, value) of every attribute under ``root`` (modules, lists, tuples, dicts
-    of them, recursively) for which ``condition_yield`` holds, in attribute order."""
-    for name, item in _children(root):
-        yield from _find(item, prefix + name, condition_yield)
-
-
-def _find(item, name, condition_yield):
-    if condition_yield(item):
-        yield name, item
-    elif isinstance(item, Module):
-        yield from _attribute_finder(item, name + ".", condition_yield)
-    elif isinstance(item, (list, tuple)):
-        for i, sub in enumerate(item):
-            yield from _find(sub, f"{name}.{i}", condition_yield)
-    elif isinstance(item, dict):
-        for key, sub in item.items():
-            yield from _find(sub, f"{name}.{key}", condition_yield)
-
-
-class Module:
-    """Base class of models and layers; submodules and parameters are plain attributes.
-
-    ``forward`` defines the computation; ``export_tvm(spec)`` turns the
-    methods named in ``spec`` into Relax functions of an IRModule.
-    """
-
-    def named_parameters(self, prefix=""):
-        """Yields (dotted name, Parameter) of every parameter, submodules included."""
-        yield from _attribute_finder(self, prefix, lambda x: isinstance(x, Parameter))
-
-    def parameters(self):
-        """Yields every Parameter, submodules included."""
-        for _, param in self.named_parameters():
-            yield param
-
-    def state_dict(self, *, prefix="", destination=None):
-        """An ordered dict from dotted name to Parameter."""
-        destination = OrderedDict() if destination is None else destination
-        for name, param in self.named_parameters(prefix):
-            destination[name] = param
-        return destination
-
-    def load_state_dict(self, state_dict, strict=True):
-        """Binds the data of ``state_dict``'s parameters (or arrays) to this module's
-        parameters of the same names; returns (missing keys, unexpected keys)."""
-        own = self.state_dict()
-        unexpected = [key for key in state_dict if key not in own]
-        for key, value in state_dict.items():
-            if key not in own:
-                continue
-            data = value.data if isinstance(value, Parameter) else value
-            if data is None:
-                raise ValueError(f"load_state_dict: parameter '{key}' has no data")
-            own.pop(key).data = data
-        missing = list(own)
-        if strict and (missing or unexpected):
-            raise KeyError(f"load_state_dict: missing keys {missing}, unexpected keys "
-                           f"{unexpected}")
-        return missing, unexpected
-
-    def __call__(self, *args, **kwargs):
-        forward = getattr(self, "forward", None)
-        if forward is None:
-            raise NotImplementedError(f"module {type(self).__name__} has no forward method")
-        return forward(*args, **kwargs)
-
-    def to(self, dtype=None):
-        """Converts the parameters (and the ``dtype`` attribute) of this module and its
-        submodules to ``dtype``."""
-        for item in self.__dict__.values():
-            if isinstance(item, (Module, Parameter, ModuleList)):
-                item.to(dtype=dtype)
-        if dtype is not None and isinstance(getattr(self, "dtype", None), str):
-            self.dtype = dtype
-
-    def export_tvm(self, spec, debug=False):
-        """(IRModule, [(name, Parameter)]): one Relax function per method in ``spec``.
-
-        ``spec`` maps a method name to its inputs, ``{"forward": {"x":
-        nn.spec.Tensor([1, 4], "float32")}}``; each function takes those
-        inputs, then every parameter (named by its dotted path), and has the
-        ``num_input`` attribute set to the number of inputs.
-        """
-        from rvm.relax.frontend.nn.exporter import export
-        if debug:
-            raise NotImplementedError("export_tvm(debug=True): effects (printing inside the "
-                                      "graph) are not supported; export with debug=False")
-        return export(self, spec)
-
-    export_rvm = export_tvm
-
-
-class ModuleList(Module):
-    """A list of submodules, named ``0``, ``1``, ... in parameter names."""
-
-    def __init__(self, modules):
-        self.modules = list(modules)
-
-    def __iter__(self):
-        return iter(self.modules)
-
-    def __getitem__(self, idx):
-        return self.modules[idx]
-
-    def __setitem__(self, idx, module):
-        self.modules[idx] = module
-
-    def __len__(self):
-        return len(self.modules)
-
-    def append(self, module):
-        """Adds ``module`` at the end."""
-        self.modules.append(module)
-
-    def to(self, dtype=None):
-        for module in self.modules:
-            module.to(dtype=dtype)
-
-    def forward(self, x):
-        """Applies the modules in order."""
-        for module in self.modules:
-            x = module(x)
-        return x
+Tensor._wrap = staticmethod(wrap_nested)

@@ -1,7 +1,8 @@
 """The layers of ``rvm.relax.frontend.nn`` (TVM's names and parameter layouts): Linear,
 Embedding, LayerNorm, RMSNorm, Conv2D and the activation modules."""
 from rvm.relax.frontend.nn import op
-from rvm.relax.frontend.nn.core import Module, Parameter
+from rvm.relax.frontend.nn.core import Parameter
+from rvm.relax.frontend.nn.module import Module
 
 
 def _positive_int(value, who, what):

@@ -9,27 +9,7 @@ import builtins
 
 from rvm.relax import op as _op
 from rvm.relax.block_builder import BlockBuilder
-from rvm.relax.expr import TupleGetItem
-from rvm.relax.frontend.nn.core import Tensor
-from rvm.relax.struct_info import TensorStructInfo, TupleStructInfo
-
-
-def wrap_nested(expr, name):
-    """Emits ``expr`` as binding ``name`` and wraps the result: a Tensor, or a tuple of
-    Tensors for a tuple-valued expression."""
-    builder = BlockBuilder.current()
-    if builder is None:
-        raise RuntimeError(f"nn.op '{name}': no function is being built; nn operators run "
-                           "inside Module.export_tvm (or an active BlockBuilder function scope)")
-    var = builder.emit(expr, name_hint=name)
-    sinfo = var.struct_info_
-    if isinstance(sinfo, TensorStructInfo):
-        return Tensor(_expr=var)
-    if isinstance(sinfo, TupleStructInfo):
-        return tuple(wrap_nested(TupleGetItem(var, i), f"{name}.{i}")
-                     for i in range(len(sinfo.fields)))
-    raise TypeError(f"nn.op '{name}': the result has struct info {sinfo!r}; expected a tensor "
-                    "or a tuple of tensors")
+from rvm.relax.frontend.nn.core import Tensor, wrap_nested
 
 
 def _expr(value, who, what):
