@@ -47,7 +47,7 @@ _LAZY_ATTRS = {
     "VirtualMachine": ("rvm.vm.machine", "VirtualMachine"),
     "ExecBuilder": ("rvm.bytecode.builder", "ExecBuilder"),
     "Executable": ("rvm.bytecode.executable", "Executable"),
-    "get_pipeline": ("rvm.ir.transform", "get_pipeline"),
+    "get_pipeline": ("rvm.relax.transform.pipeline", "get_pipeline"),  # pipelines registered
 }
 
 

@@ -272,3 +272,34 @@ def test_bad_specs_and_misuse_are_refused():
         op.add(nn.Parameter((2,)), np.zeros(2))
     with pytest.raises(Exception, match="relax.matmul"):
         nn.Linear(5, 2).export_tvm(spec={"forward": {"x": spec.Tensor([1, 6], "float32")}})
+
+
+def test_tvm_tutorial_mlp_with_zero_pipeline_runs_as_written():
+    class MLPModel(nn.Module):
+        def __init__(self):
+            super(MLPModel, self).__init__()
+            self.fc1 = nn.Linear(784, 256)
+            self.relu1 = nn.ReLU()
+            self.fc2 = nn.Linear(256, 10)
+
+        def forward(self, x):
+            x = self.fc1(x)
+            x = self.relu1(x)
+            x = self.fc2(x)
+            return x
+
+    mod, param_spec = MLPModel().export_tvm(
+        spec={"forward": {"x": nn.spec.Tensor((1, 784), "float32")}}
+    )
+    mod = relax.get_pipeline("zero")(mod)
+    target = rvm.target.Target("llvm")
+    ex = relax.build(mod, target)
+    device = rvm.cpu()
+    vm = relax.VirtualMachine(ex, device)
+    data = np.random.rand(1, 784).astype("float32")
+    rvm_data = rvm.nd.array(data, device=device)
+    params = [np.random.rand(*param.shape).astype("float32") for _, param in param_spec]
+    params = [rvm.nd.array(param, device=device) for param in params]
+    out = vm["forward"](rvm_data, *params).numpy()
+    w1, b1, w2, b2 = (p.numpy() for p in params)
+    np.testing.assert_allclose(out, np.maximum(data @ w1.T + b1, 0) @ w2.T + b2, rtol=1e-4)
