@@ -228,6 +228,7 @@ def test_int_spec_is_a_shape_input():
 
 def test_parameters_bind_data_and_state_dict():
     model = MLP()
+    model.fc1.owner = model  # a reference back up the tree is not followed again
     names = [name for name, _ in model.named_parameters()]
     assert names == list(model.state_dict()) == ["fc1.weight", "fc1.bias", "fc2.weight",
                                                  "fc2.bias"]

@@ -23,24 +23,27 @@ def _children(module):
     return [(name, item) for name, item in module.__dict__.items() if not name.startswith("_")]
 
 
-def _attribute_finder(root, prefix, condition_yield):
+def _attribute_finder(root, prefix, condition_yield, _path=()):
     """(dotted name, value) of every attribute under ``root`` (modules, lists, tuples, dicts
-    of them, recursively) for which ``condition_yield`` holds, in attribute order."""
+    of them, recursively) for which ``condition_yield`` holds, in attribute order. A module
+    that refers back to one of its enclosing modules is not entered again."""
+    path = _path + (id(root),)
     for name, item in _children(root):
-        yield from _find(item, prefix + name, condition_yield)
+        yield from _find(item, prefix + name, condition_yield, path)
 
 
-def _find(item, name, condition_yield):
+def _find(item, name, condition_yield, path):
     if condition_yield(item):
         yield name, item
     elif isinstance(item, Module):
-        yield from _attribute_finder(item, name + ".", condition_yield)
+        if id(item) not in path:
+            yield from _attribute_finder(item, name + ".", condition_yield, path)
     elif isinstance(item, (list, tuple)):
         for i, sub in enumerate(item):
-            yield from _find(sub, f"{name}.{i}", condition_yield)
+            yield from _find(sub, f"{name}.{i}", condition_yield, path)
     elif isinstance(item, dict):
         for key, sub in item.items():
-            yield from _find(sub, f"{name}.{key}", condition_yield)
+            yield from _find(sub, f"{name}.{key}", condition_yield, path)
 
 
 class Module:
