@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 
 import rvm
-from rvm import relax
+from rvm import relax, te, topi
 from rvm.ir import assert_structural_equal
 from rvm.relax.frontend import nn
 from rvm.relax.frontend.nn import op, spec
 from rvm.runtime import ShapeTuple
 from rvm.script import relax as R
-from tests.tvm_compat.helpers import round_trip, run_both
+from tests.tvm_compat.helpers import round_trip, run, run_both
 
 rng = np.random.default_rng(11)
 
@@ -304,3 +304,45 @@ def test_tvm_tutorial_mlp_with_zero_pipeline_runs_as_written():
     out = vm["forward"](rvm_data, *params).numpy()
     w1, b1, w2, b2 = (p.numpy() for p in params)
     np.testing.assert_allclose(out, np.maximum(data @ w1.T + b1, 0) @ w2.T + b2, rtol=1e-4)
+
+
+def test_attention_group_norm_split_and_tensor_expr_ops():
+    def exp(t):
+        return op.tensor_expr_op(topi.exp, "exp", [t])
+
+    class Model(nn.Module):
+        def __init__(self):
+            self.norm = nn.GroupNorm(2, 4)
+
+        def forward(self, q, k, v, img):
+            attn = op.scaled_dot_product_attention(q, k, v, is_causal=True)
+            left, right = op.split(self.norm(img), 2, axis=1)
+            doubled = op.tensor_expr_op(lambda t: te.compute(t.shape, lambda *i: t(*i) * 2.0),
+                                        "double", [left])
+            summed = op.sum(op.concat([doubled, exp(right)], dim=1), axis=[2, 3])
+            return attn, summed
+
+    shapes = {"q": [1, 3, 2, 4], "k": [1, 3, 2, 4], "v": [1, 3, 2, 4], "img": [1, 4, 2, 2]}
+    mod, params = Model().export_tvm(spec={"forward": {name: spec.Tensor(shape, "float32")
+                                                       for name, shape in shapes.items()}})
+    inputs = {name: rng.standard_normal(shape).astype("float32")
+              for name, shape in shapes.items()}
+    w = _random_params(params)
+    results = [run(mod, *inputs.values(), *w.values(), func="forward", engine=e)
+               for e in ("python", "native")]
+    attn, summed = (r.numpy() for r in results[0])
+    for a, b in zip(results[0], results[1]):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+    q, k, v = (inputs[n].transpose(0, 2, 1, 3) for n in "qkv")
+    scores = q @ k.transpose(0, 1, 3, 2) / 2.0 + np.triu(np.full((3, 3), -np.inf), 1)
+    probs = np.exp(scores - scores.max(-1, keepdims=True))
+    probs /= probs.sum(-1, keepdims=True)
+    np.testing.assert_allclose(attn, (probs @ v).transpose(0, 2, 1, 3), rtol=1e-5, atol=1e-6)
+    img = inputs["img"].reshape(1, 2, 2, 2, 2)
+    normed = (img - img.mean((2, 3, 4), keepdims=True)) / np.sqrt(
+        img.var((2, 3, 4), keepdims=True) + 1e-5)
+    normed = normed.reshape(1, 4, 2, 2) * w["norm.weight"][:, None, None] + \
+        w["norm.bias"][:, None, None]
+    expected = np.concatenate([normed[:, :2] * 2, np.exp(normed[:, 2:])], 1).sum((2, 3))
+    np.testing.assert_allclose(summed, expected, rtol=1e-5, atol=1e-5)

@@ -18,11 +18,11 @@ from rvm.relax.frontend.nn import op, spec
 from rvm.relax.frontend.nn.core import Parameter, Tensor, get_default_dtype, set_default_dtype
 from rvm.relax.frontend.nn.module import Module, ModuleList
 from rvm.relax.frontend.nn.modules import (
-    GELU, Conv2D, Embedding, Identity, LayerNorm, Linear, ReLU, RMSNorm, SiLU,
+    GELU, Conv2D, Embedding, GroupNorm, Identity, LayerNorm, Linear, ReLU, RMSNorm, SiLU,
 )
 
 __all__ = [
-    "Conv2D", "Embedding", "GELU", "Identity", "LayerNorm", "Linear", "Module", "ModuleList",
-    "Parameter", "RMSNorm", "ReLU", "SiLU", "Tensor", "get_default_dtype", "op",
+    "Conv2D", "Embedding", "GELU", "GroupNorm", "Identity", "LayerNorm", "Linear", "Module",
+    "ModuleList", "Parameter", "RMSNorm", "ReLU", "SiLU", "Tensor", "get_default_dtype", "op",
     "set_default_dtype", "spec",
 ]

@@ -1,5 +1,5 @@
 """The layers of ``rvm.relax.frontend.nn`` (TVM's names and parameter layouts): Linear,
-Embedding, LayerNorm, RMSNorm, Conv2D and the activation modules."""
+Embedding, LayerNorm, GroupNorm, RMSNorm, Conv2D and the activation modules."""
 from rvm.relax.frontend.nn import op
 from rvm.relax.frontend.nn.core import Parameter
 from rvm.relax.frontend.nn.module import Module
@@ -69,6 +69,28 @@ class LayerNorm(Module):
         """``x`` normalized over its last dimension."""
         return op.layer_norm(x, normalized_shape=self.normalized_shape, weight=self.weight,
                              bias=self.bias, eps=self.eps)
+
+
+class GroupNorm(Module):
+    """Normalization within ``num_groups`` groups of ``num_channels`` channels (axis 1), with
+    per-channel ``weight`` and ``bias`` when ``affine``."""
+
+    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, dtype=None):
+        _positive_int(num_groups, "nn.GroupNorm", "num_groups")
+        _positive_int(num_channels, "nn.GroupNorm", "num_channels")
+        if num_channels % num_groups:
+            raise ValueError(f"nn.GroupNorm: num_channels {num_channels} is not divisible by "
+                             f"num_groups {num_groups}")
+        self.num_groups = num_groups
+        self.num_channels = num_channels
+        self.eps = eps
+        self.weight = Parameter((num_channels,), dtype) if affine else None
+        self.bias = Parameter((num_channels,), dtype) if affine else None
+
+    def forward(self, x, channel_axis=1, axes=None):
+        """``x`` normalized within its channel groups."""
+        return op.group_norm(x, self.num_groups, self.weight, self.bias, self.eps,
+                             channel_axis, axes)
 
 
 class RMSNorm(Module):

@@ -102,6 +102,23 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5, name="laye
     return wrap_nested(_op.nn.layer_norm(data, gamma, beta, axes, eps), name)
 
 
+def group_norm(x, num_groups, weight=None, bias=None, eps=1e-5, channel_axis=1, axes=None,
+               name="group_norm"):
+    """Normalization within ``num_groups`` groups of the channels on ``channel_axis``, the
+    statistics also over ``axes`` (default: every axis after the channels); a missing
+    ``weight`` is ones and a missing ``bias`` zeros."""
+    data = _expr(x, "group_norm", "x")
+    channel_axis = channel_axis % x.ndim
+    if axes is None:
+        axes = list(range(channel_axis + 1, x.ndim))
+    channels = [x.shape[channel_axis]]
+    gamma = _op.ones(channels, x.dtype) if weight is None else \
+        _expr(weight, "group_norm", "weight")
+    beta = _op.zeros(channels, x.dtype) if bias is None else _expr(bias, "group_norm", "bias")
+    return wrap_nested(_op.nn.group_norm(data, gamma, beta, num_groups, channel_axis, axes,
+                                         eps), name)
+
+
 def permute_dims(x, axes=None, name=None):
     """``x`` with its axes permuted (reversed when ``axes`` is None)."""
     return wrap_nested(_op.permute_dims(_expr(x, "permute_dims", "x"), axes),
