@@ -154,3 +154,50 @@ def f(x: R.Tensor(("n", 4), "float32")) -> R.Tensor(("n", 4), "float32"):
     a, b = from_source(text), from_source(text)
     assert structural_equal(a, b, map_free_vars=False)
     assert structural_hash(a, map_free_vars=False) == structural_hash(b, map_free_vars=False)
+
+
+@pytest.mark.parametrize("map_free_vars", [False, True])
+def test_equality_is_symmetric_and_agrees_with_the_hash_on_random_expressions(map_free_vars):
+    """Random expressions over shared variables, fresh free variables and let bindings: two
+    builds from one seed (same structure, new bound and fresh variables) are equal iff no
+    fresh free variable occurs or map_free_vars is on; unrelated pairs almost never are;
+    equality is symmetric and agrees with the hash throughout."""
+    import random
+
+    shared = [tir.Var(n, "int32") for n in "abc"]
+
+    def build(seed):
+        rng = random.Random(seed)
+        fresh = []
+
+        def expr(depth, env):
+            if depth == 0 or rng.random() < 0.3:
+                pick = rng.random()
+                if pick < 0.3:
+                    return tir.const(rng.randint(0, 2), "int32")
+                if pick < 0.9:
+                    return rng.choice(env + shared)
+                fresh.append(tir.Var("f", "int32"))
+                return fresh[-1]
+            if rng.random() < 0.25:
+                bound = tir.Var("t", "int32")
+                return tir.Let(bound, expr(depth - 1, env), expr(depth - 1, env + [bound]))
+            op = rng.choice([tir.Add, tir.Mul, tir.Sub])  # constructors: nothing folds away
+            return op(expr(depth - 1, env), expr(depth - 1, env))
+
+        return expr(4, []), bool(fresh)
+
+    def check(a, b):
+        equal = structural_equal(a, b, map_free_vars)
+        assert equal == structural_equal(b, a, map_free_vars), (a, b)
+        assert equal == (structural_hash(a, map_free_vars) == structural_hash(b, map_free_vars))
+        return equal
+
+    counts = {True: 0, False: 0}
+    for seed in range(200):
+        (a, has_fresh), (b, _) = build(seed), build(seed)
+        assert check(a, b) == (map_free_vars or not has_fresh), (a, b)
+        counts[has_fresh] += 1
+        other, _ = build(seed + 1000)
+        check(a, other)
+    assert counts[True] > 10 and counts[False] > 10
