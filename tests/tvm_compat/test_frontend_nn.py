@@ -244,6 +244,21 @@ def test_parameters_bind_data_and_state_dict():
     assert model.fc2.bias.data.numpy().tolist() == [1.0, 1.0, 1.0]
     with pytest.raises(KeyError, match="missing keys"):
         model.load_state_dict({"fc2.bias": np.ones(3, "float32")})
+    with pytest.raises(ValueError, match=r"parameters \['fc1.bias', 'fc2.bias'\] are bound"):
+        model.to("float16")
+    assert {p.dtype for p in model.parameters()} == {"float32"}  # nothing changed
+
+    half = TransformerBlock()
+    half.attn.q_proj.dtype = "float32"  # a nested module's dtype attribute follows too
+    half.to("float16")
+    assert {p.dtype for p in half.parameters()} == {"float16"}
+    assert half.attn.q_proj.dtype == "float16"
+    nn.set_default_dtype("float64")
+    try:
+        assert nn.Linear(2, 2).weight.dtype == "float64"
+    finally:
+        nn.set_default_dtype("float32")
+    assert nn.get_default_dtype() == "float32"
 
 
 def test_bad_specs_and_misuse_are_refused():

@@ -156,7 +156,7 @@ class Parameter(Tensor):
 
     def to(self, dtype=None):
         """Changes the dtype of an unbound parameter."""
-        if dtype is None:
+        if dtype is None or dtype == self.dtype:
             return
         if self._data is not None:
             raise ValueError("Parameter.to: the parameter is bound to data; changing its dtype "

@@ -46,6 +46,16 @@ def _find(item, name, condition_yield, path):
             yield from _find(sub, f"{name}.{key}", condition_yield, path)
 
 
+def _modules(root, _path=()):
+    """``root`` and every module under it, each once per place it is held."""
+    yield root
+    path = _path + (id(root),)
+    for _, module in _attribute_finder(root, "", lambda x: isinstance(x, Module) and
+                                       not isinstance(x, ModuleList), path):
+        if id(module) not in path:
+            yield from _modules(module, path)
+
+
 class Module:
     """Base class of models and layers; submodules and parameters are plain attributes.
 
@@ -94,13 +104,20 @@ class Module:
         return forward(*args, **kwargs)
 
     def to(self, dtype=None):
-        """Converts the parameters (and the ``dtype`` attribute) of this module and its
-        submodules to ``dtype``."""
-        for item in self.__dict__.values():
-            if isinstance(item, (Module, Parameter, ModuleList)):
-                item.to(dtype=dtype)
-        if dtype is not None and isinstance(getattr(self, "dtype", None), str):
-            self.dtype = dtype
+        """Converts every parameter (and every submodule's ``dtype`` attribute) to ``dtype``;
+        refuses, changing nothing, when a parameter of another dtype is bound to data."""
+        if dtype is None:
+            return
+        params = list(self.named_parameters())
+        bound = [name for name, p in params if p.data is not None and p.dtype != dtype]
+        if bound:
+            raise ValueError(f"Module.to({dtype!r}): parameters {bound} are bound to data; "
+                             "converting them would change that data")
+        for _, param in params:
+            param.to(dtype)
+        for module in _modules(self):
+            if isinstance(getattr(module, "dtype", None), str):
+                module.dtype = dtype
 
     def export_tvm(self, spec, debug=False):
         """(IRModule, [(name, Parameter)]): one Relax function per method in ``spec``.
@@ -139,10 +156,6 @@ class ModuleList(Module):
     def append(self, module):
         """Adds ``module`` at the end."""
         self.modules.append(module)
-
-    def to(self, dtype=None):
-        for module in self.modules:
-            module.to(dtype=dtype)
 
     def forward(self, x):
         """Applies the modules in order."""
