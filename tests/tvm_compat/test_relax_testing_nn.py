@@ -37,6 +37,7 @@ def _log_softmax(x):
 
 
 def test_sequential_mlp_runs_and_matches_numpy():
+    assert relax.testing.nn is nn  # reachable as an attribute, as tvm.relax.testing.nn
     mod = _build_mlp((2, 8))
     assert [p.name_hint for p in mod["main"].params] == [
         "data", "linear_weight", "linear_weight1"]
