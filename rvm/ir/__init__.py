@@ -10,11 +10,14 @@ from rvm.ir.module import IRModule, register_printer
 from rvm.ir.node import Node, Span
 from rvm.ir.op import Op, register_op_attr
 from rvm.ir.type import FuncType, PrimType, TupleType, Type
-from rvm.ir.structural import assert_structural_equal, structural_equal, structural_hash
+from rvm.ir.structural import (
+    assert_structural_equal, get_first_structural_mismatch, structural_equal, structural_hash,
+)
+from rvm.runtime.object_path import ObjectPath
 
 __all__ = [
-    "BaseExpr", "BaseFunc", "FuncType", "PrimType", "TupleType", "Type", "GlobalVar", "IRModule", "Node", "Op", "PrimExpr", "RelaxExpr", "Span",
-    "assert_structural_equal", "load_json", "register_op_attr", "register_printer", "save_json", "structural_equal",
+    "BaseExpr", "BaseFunc", "FuncType", "PrimType", "TupleType", "Type", "GlobalVar", "IRModule", "Node", "ObjectPath", "Op", "PrimExpr", "RelaxExpr", "Span",
+    "assert_structural_equal", "get_first_structural_mismatch", "load_json", "register_op_attr", "register_printer", "save_json", "structural_equal",
     "structural_hash", "transform",
 ]
 import rvm.script.printer  # noqa: E402,F401  (installs the script printer behind script()/show()/repr)

@@ -47,12 +47,12 @@ _LAZY_ATTRS = {
     "VirtualMachine": ("rvm.vm.machine", "VirtualMachine"),
     "ExecBuilder": ("rvm.bytecode.builder", "ExecBuilder"),
     "Executable": ("rvm.bytecode.executable", "Executable"),
-    "get_pipeline": ("rvm.ir.transform", "get_pipeline"),
+    "get_pipeline": ("rvm.relax.transform.pipeline", "get_pipeline"),  # pipelines registered
 }
 
 
 def __getattr__(name):
-    if name in ("transform", "frontend"):
+    if name in ("transform", "frontend", "testing"):
         return importlib.import_module(f"rvm.relax.{name}")
     if name in _LAZY_ATTRS:
         module, attr = _LAZY_ATTRS[name]

@@ -223,6 +223,7 @@ class FuncStructInfo(StructInfo):
     """
 
     _fields = ("params", "ret", "purity")
+    _binding_fields = ("params",)  # defines the symbolic variables of its signature, as TVM
 
     def __init__(self, params, ret, purity=True, span=None):
         if params is not None:

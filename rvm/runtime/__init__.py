@@ -15,6 +15,7 @@ from rvm.runtime.library import load_library
 from rvm.runtime.loader import load_module
 from rvm.runtime.module import Module, register_module_loader
 from rvm.runtime.ndarray import NDArray
+from rvm.runtime.object_path import ObjectPath
 from rvm.runtime.packed_func import (
     PackedFunc,
     get_global_func,
@@ -30,7 +31,7 @@ Object = _bridge.Object
 
 __all__ = [
     "Array", "BenchmarkResult", "CSourceModule", "DataType", "Device", "ExampleJSONModule", "Map",
-    "Module", "NDArray", "Object", "PackedFunc", "ShapeTuple", "convert", "cpu",
+    "Module", "NDArray", "Object", "ObjectPath", "PackedFunc", "ShapeTuple", "convert", "cpu",
     "csource_module_create", "device", "get_global_func", "list_global_func_names",
     "load_library", "load_module", "native_library_path", "register_func",
     "register_module_loader", "register_object_type", "remove_global_func", "time_evaluator",

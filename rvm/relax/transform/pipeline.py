@@ -1,6 +1,6 @@
-"""The default build pipeline: the Relax passes that take a module to VM-ready form.
-
-Registered as the pipeline ``"default"`` (``get_pipeline("default")``).
+"""The default build pipeline: the Relax passes that take a module to VM-ready form,
+registered as the pipeline ``"default"`` (``get_pipeline("default")``); and TVM's
+``"zero"`` pipeline (legalize and fuse, before ``relax.build``).
 """
 from rvm.dlight.base import DefaultCPUSchedule
 from rvm.relax.transform.annotate_tir_op_pattern import AnnotateTIROpPattern
@@ -14,7 +14,7 @@ from rvm.relax.transform.fuse_tir import FuseTIR
 from rvm.relax.transform.fuse_transpose_matmul import FuseTransposeMatmul
 from rvm.relax.transform.kill_after_last_use import KillAfterLastUse
 from rvm.relax.transform.legalize_ops import LegalizeOps
-from rvm.ir.transform import Sequential, register_pipeline
+from rvm.ir.transform import Sequential, get_pipeline, register_pipeline  # noqa: F401
 from rvm.relax.transform.static_plan_block_memory import StaticPlanBlockMemory
 from rvm.relax.transform.to_non_dataflow import ToNonDataflow
 from rvm.relax.transform.vm_builtin_lower import VMBuiltinLower
@@ -99,3 +99,17 @@ def default_build_pipeline(default_schedule=True):
 
 
 register_pipeline("default", default_build_pipeline)
+
+
+def zero_pipeline():
+    """TVM's ``"zero"`` pipeline: LegalizeOps, AnnotateTIROpPattern, FoldConstant, FuseOps,
+    FuseTIR (what ``relax.get_pipeline("zero")(mod)`` runs before ``relax.build``).
+
+    >>> [p.info.name for p in zero_pipeline().passes]
+    ['LegalizeOps', 'AnnotateTIROpPattern', 'FoldConstant', 'FuseOps', 'FuseTIR']
+    """
+    return Sequential([LegalizeOps(), AnnotateTIROpPattern(), FoldConstant(), FuseOps(),
+                       FuseTIR()], name="zero_pipeline")
+
+
+register_pipeline("zero", zero_pipeline)
