@@ -1,6 +1,11 @@
 """Legalization of the shape and joining operators: reshape, flatten, permute_dims,
 expand_dims, squeeze, broadcast_to, concat, split, tile, repeat."""
+from rvm.relax.op.base import call_tir
 from rvm.relax.struct_info import TensorStructInfo
+from rvm.relax.te_bridge import lower_te_call
+from rvm.tir.arith import Analyzer
+from rvm.tir.expr import IntImm, StringImm
+from rvm.tir.stmt import AssertStmt, Block, BlockRealize
 from rvm.topi import join, transform
 from rvm.relax.transform.legalize.registry import attr, kernel_name, register_legalize
 
@@ -15,10 +20,45 @@ def _known_shape(call):
 @register_legalize("relax.reshape")
 @register_legalize("relax.flatten")
 def _reshape(bb, call):
+    """The reshape kernel; when the element counts of the tensor and the new shape are not
+    provably equal (a symbolic shape), the kernel checks them on entry: its row-major index
+    arithmetic would otherwise wrap around the tensor and return wrong values."""
     shape = _known_shape(call)
     if shape is None:  # a shape known only at run time: no kernel can be made for it
         return call
-    return bb.call_te(transform.reshape, call.args[0], shape, primfunc_name_hint=kernel_name(call))
+    func, args, out_sinfo, tir_vars = lower_te_call(bb, transform.reshape,
+                                                    [call.args[0], shape], {})
+    buffers = [func.buffer_map[p] for p in func.params if p in func.buffer_map]
+    src, dst = buffers[0], buffers[-1]  # the tensor, the result (shape variables follow)
+    src_count, dst_count = _count(src.shape), _count(dst.shape)
+    if not Analyzer().can_prove_equal(src_count, dst_count):
+        message = (f"cannot reshape {src.dtype}[{_dims(src.shape)}] into [{_dims(dst.shape)}]: "
+                   "the element counts differ")
+        func = func.with_body(_checked(func.body, src_count == dst_count, StringImm(message)))
+    gvar = bb.add_func(func, kernel_name(call))
+    return call_tir(gvar, args, out_sinfo, tir_vars=tir_vars or None)
+
+
+def _checked(body, condition, message):
+    """``body`` asserting ``condition`` first, inside its root block (as the script writes
+    it: statements under ``# with T.block("root"):``)."""
+    if isinstance(body, BlockRealize) and body.block.name_hint == "root":
+        b = body.block
+        block = Block(b.iter_vars, b.reads, b.writes, b.name_hint, _checked(b.body, condition, message),
+                      b.init, b.alloc_buffers, b.match_buffers, b.annotations)
+        return BlockRealize(body.iter_values, body.predicate, block)
+    return AssertStmt(condition, message, body)
+
+
+def _dims(shape):
+    return ", ".join(str(d.value) if isinstance(d, IntImm) else str(d) for d in shape)
+
+
+def _count(shape):
+    total = IntImm(shape[0].dtype if shape else "int64", 1)
+    for d in shape:
+        total = total * d
+    return total
 
 
 @register_legalize("relax.broadcast_to")

@@ -78,3 +78,47 @@ def test_legalized_and_round_trips(case):
 
 def test_built_kernels_match_numpy(vm, case):
     check_numeric(vm, case)
+
+
+_RESHAPE_TO_SHAPE_ARG = '''
+from rvm.script import ir as I, relax as R, tir as T
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((3, 2), "float32"), s: R.Shape(["k"])):
+        k = T.int64()
+        y = R.reshape(x, R.shape([k, 2]))
+        return y
+'''
+
+
+def test_a_reshape_whose_counts_are_not_proven_equal_checks_them_at_run_time():
+    # The row-major index arithmetic wraps around the tensor: (3, 2) read as (4, 2) gave
+    # its first row again as the fourth, with no error.
+    import pytest
+    import rvm
+    from rvm import relax
+    from rvm.relax.transform.legalize_ops import LegalizeOps
+    from rvm.runtime.container import ShapeTuple
+    from rvm.script import from_source
+    from rvm.tir.stmt import AssertStmt
+    mod = from_source(_RESHAPE_TO_SHAPE_ARG)
+    assert isinstance(LegalizeOps()(mod)["reshape"].body.block.body, AssertStmt)
+    ex = relax.build(mod, target="c")
+    x = np.arange(6, dtype="float32").reshape(3, 2)
+    for engine in ("native", "python"):
+        vm = relax.VirtualMachine(ex, rvm.cpu(), engine=engine)
+        np.testing.assert_array_equal(vm["main"](x, ShapeTuple([3])).numpy(), x)
+        with pytest.raises(ValueError, match=r"reshape: cannot reshape float32\[3, 2\] into "
+                                             r"\[k, 2\]: the element counts differ"):
+            vm["main"](x, ShapeTuple([4]))
+
+
+def test_a_reshape_of_proven_counts_has_no_check():
+    from rvm.relax.transform.legalize_ops import LegalizeOps
+    from rvm.script import from_source
+    from rvm.tir.stmt import AssertStmt
+    text = _RESHAPE_TO_SHAPE_ARG.replace('(3, 2), "float32"), s: R.Shape(["k"])',
+                                         '("k", 2), "float32"), s: R.Shape(["k"])')
+    body = LegalizeOps()(from_source(text))["reshape"].body.block.body
+    assert not isinstance(body, AssertStmt)
