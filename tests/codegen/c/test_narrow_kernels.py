@@ -166,3 +166,40 @@ def test_narrow_sums_round_once_instead_of_at_every_step(dtype):
         bb.emit_func_output(out)
     vm = relax.VirtualMachine(relax.build(bb.get(), target="c"), rvm.cpu())
     assert float(vm["main"](values).numpy()) == 0.25
+
+
+CAST_TYPES = ["float32", "float64", "float16", "bfloat16", "int8", "uint8", "int32", "int64",
+              "bool"]
+
+
+def _cast_values(src, dst):
+    """Values each of numpy's casts defines (no negative float to an unsigned type, no
+    value past the target's range), ties and fractions included."""
+    values = np.array([0, 1, 2.75, 100, 0.5, 7, 126.5, 3.25])
+    if not DataType(dst).is_uint and dst != "bool":
+        values = np.concatenate([values, -values])
+    if src == "bool":
+        return values > 1
+    return values.astype(DataType(src).numpy_dtype)
+
+
+def test_every_cast_between_the_narrow_and_wide_types_matches_numpy():
+    bb = BlockBuilder()
+    cases = {}
+    for src in CAST_TYPES:
+        for dst in CAST_TYPES:
+            if src == dst:
+                continue
+            values = _cast_values(src, dst)
+            x = relax.Var("x", relax.TensorStructInfo(values.shape, src))
+            with bb.function(f"{src}_to_{dst}", [x]):
+                with bb.dataflow():
+                    out = bb.emit_output(unary.astype(x, dst))
+                bb.emit_func_output(out)
+            cases[f"{src}_to_{dst}"] = (values, dst)
+    vm = relax.VirtualMachine(relax.build(bb.get(), target="c"), rvm.cpu())
+    for name, (values, dst) in cases.items():
+        got, want = vm[name](values).numpy(), values.astype(DataType(dst).numpy_dtype)
+        assert got.dtype == want.dtype, name
+        np.testing.assert_array_equal(got.astype(np.float64), want.astype(np.float64),
+                                      err_msg=name)
