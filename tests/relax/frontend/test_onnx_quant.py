@@ -228,6 +228,12 @@ def test_per_axis_dequantize_of_a_run_time_scale():
      "A must be uint8 or int8, got float32"),
     (("QuantizeLinear", ["x", "s"]), [("x", "float32", [4, 4]), ("s", "float32", [2])],
      "blocked y_scale must have the rank of the input"),
+    (("ConvInteger", ["x", "w", "xz"]), [("x", "uint8", [1, 2, 3, 3]),
+                                         ("w", "uint8", [1, 2, 2, 2]), ("xz", "uint8", [2])],
+     r"x_zero_point must be a scalar \(per tensor\), got shape \[2\]"),
+    (("QLinearMatMul", ["a", "s", "z", "b", "s", "z", "s", "yz"]),
+     [("a", "uint8", [2, 2]), ("s", "float32", []), ("z", "uint8", []), ("b", "uint8", [2, 2]),
+      ("yz", "int32", [])], "the output type must be uint8 or int8, got int32"),
 ])
 def test_bad_quantization_operands_are_named(node, inputs, message):
     op_type, names = node

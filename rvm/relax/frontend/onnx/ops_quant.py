@@ -48,14 +48,15 @@ def _static_dims(ctx, value, what):
 def per_axis(ctx, param, x, axis, block_size, what):
     """The scale or zero point ``param`` shaped to broadcast against ``x``: a scalar or a
     one-element tensor as a scalar, a 1-D tensor along ``axis``, or (``block_size`` > 0)
-    each element repeated over ``block_size`` entries of ``axis``."""
+    a tensor of ``x``'s rank, each element repeated over ``block_size`` entries of
+    ``axis``."""
     param = ctx.tensor(param)
     dims = _static_dims(ctx, param, what)
     ndim = ctx.ndim(x)
     size = 1
     for d in dims:
         size *= d
-    if size == 1 and not block_size:
+    if size == 1:
         return ctx.emit(manipulate.reshape(param, ())) if dims else param
     axis = normalize_axis(axis, ndim)
     extent = ctx.shape(x)[axis]
@@ -201,11 +202,10 @@ def _matmul_integer(ctx, inputs, attrs):
 
 
 def _integer_conv(ctx, x, x_zero_point, w, w_zero_point, attrs):
-    if x_zero_point is not None and len(_static_dims(ctx, ctx.tensor(x_zero_point),
-                                                     "x_zero_point")) > 0:
-        if any(d != 1 for d in ctx.shape(x_zero_point)):
-            raise OnnxImportError("x_zero_point must be a scalar (per tensor), got shape "
-                                  f"{ctx.shape(x_zero_point)}")
+    if x_zero_point is not None:
+        dims = _static_dims(ctx, ctx.tensor(x_zero_point), "x_zero_point")
+        if any(d != 1 for d in dims):
+            raise OnnxImportError(f"x_zero_point must be a scalar (per tensor), got shape {dims}")
     lhs = _centered(ctx, x, x_zero_point, "x")
     rhs = _centered(ctx, w, w_zero_point, "w", row_axis=-ctx.ndim(w))
     return CONVERTERS["Conv"](ctx, [lhs, rhs], attrs)
