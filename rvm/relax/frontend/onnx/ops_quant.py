@@ -26,7 +26,7 @@ from rvm.runtime.data_type import DataType
 #: The integer types a value may be quantized to, with their ranges.
 INTEGER_RANGES = {"uint8": (0, 255), "int8": (-128, 127), "uint16": (0, 65535),
                   "int16": (-32768, 32767), "uint4": (0, 15), "int4": (-8, 7),
-                  "uint2": (0, 3), "int2": (-2, 1), "int32": (-2 ** 31, 2 ** 31 - 1)}
+                  "uint2": (0, 3), "int2": (-2, 1)}
 #: The float types QuantizeLinear casts to (after ``x / y_scale``, plus the zero point).
 FLOAT_TARGETS = ("float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
                  "float4_e2m1fn")
@@ -93,9 +93,9 @@ def _quantized_dtype(ctx, zero_point, attrs):
             raise OnnxImportError(f"output_dtype {wanted} differs from the zero point's type "
                                   f"{dtype}")
         dtype = wanted
-    if dtype == "int32" or (dtype not in INTEGER_RANGES and dtype not in FLOAT_TARGETS):
+    if dtype not in INTEGER_RANGES and dtype not in FLOAT_TARGETS:
         raise OnnxImportError(f"cannot quantize to {dtype}; expected one of "
-                              f"{', '.join(list(INTEGER_RANGES)[:-1] + list(FLOAT_TARGETS))}")
+                              f"{', '.join(list(INTEGER_RANGES) + list(FLOAT_TARGETS))}")
     return dtype
 
 
