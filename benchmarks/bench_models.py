@@ -1,6 +1,8 @@
-"""Three PyTorch models through rvm next to torch eager and onnxruntime, in one run.
+"""Three PyTorch models through rvm next to torch eager and onnxruntime, in one run, and
+the MLP's int8 and fp16 ONNX variants against onnxruntime.
 
-    python benchmarks/bench_models.py [--trials 0] [--batches 1 64] [--models mlp cnn encoder]
+    python benchmarks/bench_models.py [--trials 0] [--batches 1 64]
+                                      [--models mlp cnn encoder mlp-int8 mlp-fp16]
                                       [--sources rvm torch onnxruntime rvm-onnx ort-default]
                                       [--repeat 15]
 
@@ -13,6 +15,14 @@ native VM engine. ``rvm-onnx`` is the ONNX path: the model exported with
 ``torch.onnx.export`` (a symbolic batch) and imported with ``from_onnx``, built the same
 way; ``ort-default`` is onnxruntime with its default thread count (``onnxruntime``
 uses ``--threads``).
+
+``<model>-int8`` and ``<model>-fp16`` rows run a variant of the exported model
+(``onnx_variants``: quantized by onnxruntime's ``quantize_dynamic``, or float16 weights
+and computation with float32 at the edges) in the ONNX columns only, every column on the
+same variant of the fixed-batch export (``rvm-onnx`` too). Their results are checked
+against onnxruntime on that variant (int8: within 1e-4, the integer products are exact;
+fp16: within 2**-8 relative and absolute) and against torch (int8: within 10% of the
+output's range; fp16: 1e-2).
 
 ``--trials N`` tunes every kernel of each (model, batch) first with
 ``rvm.meta_schedule`` (N trials per kernel; the records are applied with
@@ -42,6 +52,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import rvm  # noqa: E402
 from rvm import relax  # noqa: E402
+from onnx_variants import VARIANTS  # noqa: E402
 from timing import alternating_medians  # noqa: E402
 
 TARGET = "c"
@@ -49,16 +60,19 @@ TARGET = "c"
 
 class Case:
     """One row: ``name`` and ``model`` (torch, eval mode), ``batch``, ``x`` (an input),
-    ``shape`` (one example's shape) and the command-line ``options``."""
+    ``shape`` (one example's shape), ``variant`` (None, or a key of
+    ``onnx_variants.VARIANTS``) and the command-line ``options``."""
 
-    def __init__(self, name, model, shape, batch, options):
+    def __init__(self, name, model, shape, batch, options, variant=None):
         self.name, self.model, self.shape, self.batch = name, model, shape, batch
-        self.options = options
+        self.options, self.variant = options, variant
         self.x = np.random.default_rng(batch).standard_normal((batch,) + shape).astype("float32")
 
 
 # -- row sources ---------------------------------------------------------------------------
 def prepare_torch(case):
+    if case.variant:
+        return None
     import torch
 
     torch.set_num_threads(case.options.threads)
@@ -79,6 +93,8 @@ def _onnx_model(case, dynamic_batch=False):
         warnings.simplefilter("ignore")
         torch.onnx.export(case.model, (torch.from_numpy(case.x),), buffer, input_names=["x"],
                           output_names=["y"], dynamo=False, dynamic_axes=axes)
+    if case.variant:
+        return VARIANTS[case.variant](buffer.getvalue())
     return buffer.getvalue()
 
 
@@ -113,7 +129,8 @@ def prepare_rvm_onnx(case):
         return None
     from rvm.relax.frontend.onnx import from_onnx
 
-    mod = from_onnx(onnx.load_from_string(_onnx_model(case, dynamic_batch=True)))
+    # a variant runs the very model onnxruntime runs (fixed batch)
+    mod = from_onnx(onnx.load_from_string(_onnx_model(case, dynamic_batch=not case.variant)))
     vm = relax.VirtualMachine(relax.build(mod, target=TARGET), rvm.cpu())
     main = vm["main"]
     return lambda x: main(x).numpy()
@@ -136,6 +153,8 @@ def _tune(mod, case):
 
 
 def prepare_rvm(case):
+    if case.variant:
+        return None
     import torch
 
     from rvm.relax.frontend.torch import from_fx
@@ -156,11 +175,33 @@ RATIOS = [("rvm", "torch"), ("rvm", "onnxruntime"), ("rvm-onnx", "onnxruntime"),
           ("rvm-onnx", "ort-default")]
 
 
+def check(runs, case, expected):
+    """Every source's result against torch (a variant's: against onnxruntime on it)."""
+    where = f"{case.name} batch {case.batch}"
+    results = {source: run(case.x) for source, run in runs.items()}
+    if not case.variant:
+        for source, got in results.items():
+            np.testing.assert_allclose(got, expected, rtol=1e-3, atol=1e-4,
+                                       err_msg=f"{source} on {where}")
+        return
+    close = {"int8": dict(rtol=1e-4, atol=1e-4), "fp16": dict(rtol=2 ** -8, atol=2 ** -8)}
+    loose = {"int8": dict(rtol=0, atol=0.1 * np.ptp(expected)), "fp16": dict(rtol=1e-2,
+                                                                          atol=1e-2)}
+    reference = results.get("onnxruntime", results.get("ort-default"))
+    for source, got in results.items():
+        if reference is not None:
+            np.testing.assert_allclose(got, reference, **close[case.variant],
+                                       err_msg=f"{source} on {where}")
+        np.testing.assert_allclose(got, expected, **loose[case.variant],
+                                   err_msg=f"{source} against torch on {where}")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=0, help="tuning trials per kernel")
     parser.add_argument("--batches", type=int, nargs="+", default=[1, 64])
-    parser.add_argument("--models", nargs="+", default=["mlp", "cnn", "encoder"])
+    parser.add_argument("--models", nargs="+",
+                        default=["mlp", "cnn", "encoder", "mlp-int8", "mlp-fp16"])
     parser.add_argument("--sources", nargs="+", default=list(SOURCES), choices=list(SOURCES))
     parser.add_argument("--threads", type=int, default=1,
                         help="threads for torch and onnxruntime (rvm's kernels use one)")
@@ -181,20 +222,21 @@ def main(argv=None):
           + "".join(f"{a + ' / ' + b:>26s}" for a, b in ratios))
     notes = []
     for name in options.models:
-        model_class, shape = MODELS[name]
+        base, _, variant = name.partition("-")
+        model_class, shape = MODELS[base]
         for batch in options.batches:
-            case = Case(name, seeded(model_class), shape, batch, options)
+            case = Case(name, seeded(model_class), shape, batch, options, variant or None)
             case.notes = notes
-            expected = prepare_torch(case)(case.x)
+            expected = prepare_torch(Case(base, case.model, shape, batch, options))(case.x)
             runs = {}
             for source in sources:
                 run = SOURCES[source](case)
                 if run is None:
-                    notes.append(f"{source}: not installed")
+                    if not variant or source not in ("rvm", "torch"):  # float32 only
+                        notes.append(f"{source}: not installed")
                     continue
-                np.testing.assert_allclose(run(case.x), expected, rtol=1e-3, atol=1e-4,
-                                           err_msg=f"{source} on {name} batch {batch}")
                 runs[source] = run
+            check(runs, case, expected)
             med = alternating_medians({s: functools.partial(run, case.x)
                                        for s, run in runs.items()}, options.repeat)
             cells = "".join(f"{med[s] * 1e6:13.1f}" if s in med else f"{'-':>13s}"

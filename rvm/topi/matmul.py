@@ -1,7 +1,7 @@
 """matmul: (batched) matrix multiplication with optional transposes, numpy's rules."""
 from rvm.te.operation import compute, reduce_axis, sum as te_sum
 from rvm.topi.broadcast import broadcast_shape
-from rvm.topi.utils import const_value, named
+from rvm.topi.utils import accumulation_dtype, const_value, named, narrowed
 from rvm.tir import op as _op
 
 
@@ -16,7 +16,8 @@ def matmul(a, b, transpose_a=False, transpose_b=False, out_dtype=None, name=None
 
     As in numpy, a 1-D ``a`` is a row vector and a 1-D ``b`` a column vector,
     and their axis is dropped from the result. With ``transpose_b`` the
-    second operand is read as ``b[..., j, k]`` (dense layout).
+    second operand is read as ``b[..., j, k]`` (dense layout). A narrow float result
+    (float16, bfloat16 ...) accumulates in float32 and is rounded once.
 
     >>> from rvm.te.operation import placeholder
     >>> C = matmul(placeholder((2, 3), name="A"), placeholder((3, 4), name="B"))
@@ -39,6 +40,7 @@ def matmul(a, b, transpose_a=False, transpose_b=False, out_dtype=None, name=None
     _check_inner(ka, kb, "matmul")
     batch = broadcast_shape(a.shape[:-2], b.shape[:-2], "matmul")
     out_dtype = out_dtype or a.dtype
+    acc_dtype = accumulation_dtype(out_dtype)
     k = reduce_axis((_op.const(0, ka.dtype), ka), name="k")
     tag = ("T" if transpose_a else "N") + ("T" if transpose_b else "N")
 
@@ -58,8 +60,9 @@ def matmul(a, b, transpose_a=False, transpose_b=False, out_dtype=None, name=None
         i = None if a_vec else idx.pop()
         lhs = pick(a, idx, i, k.var, transpose_a)
         rhs = pick(b, idx, k.var, j, transpose_b)
-        return te_sum(_op.cast(lhs, out_dtype) * _op.cast(rhs, out_dtype), axis=k)
+        return te_sum(_op.cast(lhs, acc_dtype) * _op.cast(rhs, acc_dtype), axis=k)
 
     shape = list(batch) + [d for d in (n, m) if d is not None]
     names = [f"i{d}" for d in range(len(shape))]
-    return compute(shape, named(fcompute, names), name=name or f"T_matmul_{tag}")
+    out = compute(shape, named(fcompute, names), name=name or f"T_matmul_{tag}")
+    return narrowed(out, out_dtype, f"{out.name}_{out_dtype}")

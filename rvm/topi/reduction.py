@@ -1,14 +1,15 @@
 """Reductions over axes: sum, prod, max, min, mean, variance, std, argmax, argmin.
 
 Each is one reduction block with an init (TVM's form); float max/min start
-from -inf/+inf, so a tensor of infinities reduces to them.
+from -inf/+inf, so a tensor of infinities reduces to them. Sums and products of narrow
+floats (float16, bfloat16 ...) accumulate in float32 and are rounded once at the end.
 """
 import math
 
 from rvm.tir import op as _op
 from rvm.te import operation as _te
 from rvm.te.operation import compute, reduce_axis
-from rvm.topi.utils import axis_names, named, normalize_axis
+from rvm.topi.utils import accumulation_dtype, axis_names, named, narrowed, normalize_axis
 
 
 def _axes(axis, ndim, what):
@@ -53,14 +54,25 @@ def _extreme_init(dtype, sign):
     return _op.const(sign * math.inf, dtype) if dtype.is_float else None
 
 
+def _accumulated(data, axis, keepdims, reducer, what):
+    """The reduction over ``axis`` in the accumulation type of ``data``'s dtype."""
+    acc = accumulation_dtype(data.dtype)
+    if acc == str(data.dtype):
+        return _reduce(data, axis, keepdims, reducer, what)
+    return _reduce(data, axis, keepdims, reducer, what,
+                   fsource=lambda idx, out: _op.cast(data[idx], acc))
+
+
 def sum(data, axis=None, keepdims=False):  # noqa: A001  (TVM's name)
     """The sum over ``axis`` (an int, a list, or None for all axes)."""
-    return _reduce(data, axis, keepdims, _te.sum, "sum")
+    total = _accumulated(data, axis, keepdims, _te.sum, "sum")
+    return narrowed(total, data.dtype, f"{total.name}_{data.dtype}")
 
 
 def prod(data, axis=None, keepdims=False):
     """The product over ``axis``."""
-    return _reduce(data, axis, keepdims, _te.prod, "prod")
+    total = _accumulated(data, axis, keepdims, _te.prod, "prod")
+    return narrowed(total, data.dtype, f"{total.name}_{data.dtype}")
 
 
 def max(data, axis=None, keepdims=False):  # noqa: A001  (TVM's name)
@@ -73,19 +85,20 @@ def min(data, axis=None, keepdims=False):  # noqa: A001  (TVM's name)
     return _reduce(data, axis, keepdims, _te.min, "min", init=_extreme_init(data.dtype, 1))
 
 
-def _count(data, axis):
+def _count(data, axis, dtype=None):
     count = _op.const(1, data.shape[0].dtype if data.shape else "int64")
     for x in _axes(axis, len(data.shape), "mean"):
         count = _op.multiply(count, data.shape[x])
-    return _op.cast(count, data.dtype)
+    return _op.cast(count, dtype or data.dtype)
 
 
 def mean(data, axis=None, keepdims=False):
     """The arithmetic mean over ``axis`` (sum divided by the number of elements reduced)."""
-    total = sum(data, axis, keepdims)
-    count = _count(data, axis)
-    return compute(total.shape, named(lambda *i: _op.div(total[i], count),
-                                      axis_names("ax", len(total.shape))), name="T_divide")
+    total = _accumulated(data, axis, keepdims, _te.sum, "sum")
+    count = _count(data, axis, total.dtype)
+    avg = compute(total.shape, named(lambda *i: _op.div(total[i], count),
+                                     axis_names("ax", len(total.shape))), name="T_divide")
+    return narrowed(avg, data.dtype, f"T_divide_{data.dtype}")
 
 
 def moments(data, axis=None, keepdims=False):

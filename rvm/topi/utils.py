@@ -2,6 +2,9 @@
 import inspect
 
 from rvm.ir.expr import PrimExpr
+from rvm.runtime.data_type import DataType
+from rvm.te.operation import compute
+from rvm.tir import op as _op
 from rvm.tir.expr import IntImm
 
 
@@ -44,3 +47,18 @@ def same_dim(a, b):
     if ca is not None and cb is not None:
         return ca == cb
     return isinstance(a, PrimExpr) and a.same_as(b)
+
+
+def accumulation_dtype(dtype):
+    """The type sums of ``dtype`` values accumulate in: float32 for the narrow floats
+    (float16, bfloat16, float8 ...), which kernels compute in float32 and round once when
+    the result is stored rather than at every step of a reduction; ``dtype`` otherwise."""
+    return "float32" if DataType(str(dtype)).is_narrow_float else str(dtype)
+
+
+def narrowed(tensor, dtype, name):
+    """``tensor`` rounded elementwise to ``dtype`` (``tensor`` itself when it has it)."""
+    if str(tensor.dtype) == str(dtype):
+        return tensor
+    return compute(tensor.shape, named(lambda *i: _op.cast(tensor[i], dtype),
+                                       axis_names("ax", len(tensor.shape))), name=name)

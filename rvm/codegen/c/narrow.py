@@ -11,9 +11,12 @@ infinities and overflow follow each format's kind (``FLOAT_FORMATS``). A sub-byt
 integer computes as an 8-bit one and wraps to its width when cast; its byte holds the
 low bits (the others zero, as ml_dtypes stores them) and loads ignore the others.
 
-The helpers are generated from ``FLOAT_FORMATS`` into every translation unit's
-preamble (``render_narrow_helpers``); the emitter asks this module for the storage and
-computation types of a dtype and for the C text of loads, stores and casts.
+float16 widens without branches (loops of it vectorize) and rounds with the compiler's
+``_Float16`` where it has one (gcc 12 and clang on x86-64 and AArch64: one instruction
+with F16C), else with a portable helper giving the same bits. The helpers are generated
+from ``FLOAT_FORMATS`` into every translation unit's preamble (``render_narrow_helpers``);
+the emitter asks this module for the storage and computation types of a dtype and for
+the C text of loads, stores and casts.
 """
 from rvm.runtime.data_type import FLOAT_FORMATS
 
@@ -66,23 +69,31 @@ static inline uint32_t rvm_narrow_encode(float x, int E, int M, int B, int K) {
   return sign | (uint32_t)code;
 }
 
+/* float16 -> float32 without branches, so loops of it vectorize: the exponent and
+ * mantissa shifted into place are 2^-112 times the value (a float32 subnormal for a float16
+ * subnormal), the product by 2^112 exact; infinities and NaN then get the top exponent. */
 static inline float rvm_load_float16(uint16_t h) {
-  const uint32_t sign = (uint32_t)(h & 0x8000u) << 16, em = h & 0x7fffu;
+  const uint32_t em = h & 0x7fffu, shifted = em << 13;
+  float f;
+  memcpy(&f, &shifted, 4);
+  f *= 0x1p112f;
   uint32_t bits;
-  if (em >= 0x7c00u) {
-    bits = sign | 0x7f800000u | ((em & 0x3ffu) << 13);
-  } else if (em >= 0x0400u) {
-    bits = sign | ((em << 13) + ((uint32_t)(127 - 15) << 23));
-  } else {
-    const float f = (float)em * 5.9604644775390625e-08f; /* em * 2^-24, exact */
-    memcpy(&bits, &f, 4);
-    bits |= sign;
-  }
-  float out;
-  memcpy(&out, &bits, 4);
-  return out;
+  memcpy(&bits, &f, 4);
+  bits |= (em >= 0x7c00u ? 0x7f800000u : 0u) | ((uint32_t)(h & 0x8000u) << 16);
+  memcpy(&f, &bits, 4);
+  return f;
 }
 
+#if defined(__FLT16_MAX__) && !defined(RVM_PORTABLE_FLOAT16)
+/* The compiler's _Float16 rounds as IEEE does (one instruction with F16C); the portable
+ * helper (RVM_PORTABLE_FLOAT16 selects it) gives the same bits. */
+static inline uint16_t rvm_to_float16(float f) {
+  const _Float16 v = (_Float16)f;
+  uint16_t h;
+  memcpy(&h, &v, 2);
+  return h;
+}
+#else
 static inline uint16_t rvm_to_float16(float f) {
   uint32_t x;
   memcpy(&x, &f, 4);
@@ -100,6 +111,7 @@ static inline uint16_t rvm_to_float16(float f) {
   const uint32_t odd = (ax >> 13) & 1u;
   return (uint16_t)(sign | ((ax + ((uint32_t)(15 - 127) << 23) + 0xfffu + odd) >> 13));
 }
+#endif
 
 static inline uint16_t rvm_to_float16_d(double d) { /* float64 -> float16 directly */
   if (!(fabs(d) < 65520.0)) return rvm_to_float16((float)d); /* NaN, infinities, overflow */

@@ -7,11 +7,13 @@ which the runtime sets when the VM's time_limit passes or on Ctrl-C. Polls sit
 at the back-edges of outer loops only: the first statement of the body of a
 loop that encloses another loop, of a parallel loop, and of a while loop,
 except ``#pragma omp simd`` loops, which may not be left (loops inside one
-poll, and leave by ``break``). An innermost loop stays free of them (it
-vectorizes) unless its extent is unknown or larger than ``STRIP``: it is then
-strip-mined into strips of ``STRIP`` iterations, with the poll on the strip
-loop, which counts the strip's iterations against the budget. So is a simd loop of such an extent that encloses other loops: their
-polls only break out of them, and the simd loop's own iterations would run on.
+poll, and leave by ``break``), and except unrolled loops whose whole nest runs at
+most ``STRIP`` times (register tiles: ``is_small_tile``). An innermost loop stays
+free of them (it vectorizes) unless its extent is unknown or larger than ``STRIP``: it
+is then strip-mined into strips of ``STRIP`` iterations, with the poll on the strip
+loop, which counts the strip's iterations against the budget. So is a simd loop of such
+an extent that encloses other loops: their polls only break out of them, and the simd
+loop's own iterations would run on.
 
 When a poll fires, serial code returns the error at once (freeing live
 workspaces). A parallel loop becomes an OpenMP region that shares the
@@ -46,6 +48,39 @@ def contains_loop(stmt):
                 stack.append(child)
         stack.extend(getattr(s, "seq", ()) or ())
     return False
+
+
+def nest_iterations(stmt):
+    """How many times the innermost bodies under ``stmt`` run (a loop: its extent times its
+    body's count; a sequence: the sum), or None when some loop's extent is not a constant
+    or a while loop is among them."""
+    if isinstance(stmt, While):
+        return None
+    if isinstance(stmt, For):
+        body = nest_iterations(stmt.body)
+        return None if body is None or not isinstance(stmt.extent, E.IntImm) else \
+            stmt.extent.value * body
+    counts = [nest_iterations(c) for c in getattr(stmt, "seq", ()) or ()]
+    branches = [nest_iterations(getattr(stmt, n)) for n in ("then_case", "else_case")
+                if getattr(stmt, n, None) is not None]
+    body = getattr(stmt, "body", None)
+    if body is not None and not isinstance(body, E.PrimExpr):
+        counts.append(nest_iterations(body))
+    if branches:
+        counts.append(None if None in branches else max(branches))
+    if None in counts:
+        return None
+    return max(1, sum(counts))
+
+
+def is_small_tile(loop):
+    """Whether ``loop`` is an unrolled loop (a register tile) whose whole nest runs at most
+    STRIP times: it has no poll of its own, its enclosing loop's poll covers it (a poll
+    inside would also keep the compiler from sharing loads across the unrolled copies)."""
+    if loop.kind != ForKind.UNROLLED:
+        return False
+    count = nest_iterations(loop)
+    return count is not None and count <= STRIP
 
 
 def needs_strips(loop):

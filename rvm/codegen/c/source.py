@@ -16,7 +16,7 @@ from rvm.codegen.c.narrow import cast, is_narrow
 from rvm.codegen.c.memory import STACK_TOTAL_BYTES, MemoryMixin
 from rvm.codegen.c.packed import PackedCallMixin
 from rvm.codegen.c import polls as POLLS
-from rvm.codegen.c.polls import PollMixin, contains_loop, needs_strips
+from rvm.codegen.c.polls import PollMixin, contains_loop, is_small_tile, needs_strips
 from rvm.codegen.c.preamble import render_preamble
 from rvm.codegen.c.prologue import c_string, render_prologue
 from rvm.codegen.c.kernel_signature import KernelSignature
@@ -187,7 +187,7 @@ class CEmitter(MemoryMixin, PackedCallMixin, PollMixin, CExprPrinter):
         var = self.define(s.loop_var)
         parallel = s.kind == ForKind.PARALLEL
         region = parallel and not self.in_parallel and POLLS.ENABLED
-        outer = contains_loop(s)
+        outer = contains_loop(s) and not is_small_tile(s)
         pragma = None if region else self._loop_pragma(s)
         simd = bool(pragma) and pragma.startswith("#pragma omp simd")
         # An innermost loop, or a simd loop (which cannot poll itself), of unknown or large

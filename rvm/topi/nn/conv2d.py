@@ -10,7 +10,7 @@ from rvm.tir.layout import layout
 from rvm.te import operation as _te
 from rvm.te.operation import compute, reduce_axis
 from rvm.topi.nn.pad import pad
-from rvm.topi.utils import const_value, named
+from rvm.topi.utils import accumulation_dtype, const_value, named, narrowed
 
 
 def expand_padding(padding):
@@ -55,7 +55,8 @@ def _default_kernel_layout(data_layout):
 def conv2d(input, filter, strides, padding, dilation, data_layout="NCHW",  # noqa: A002
            kernel_layout="", out_dtype=None, groups=1, out_layout=None):
     """The convolution of ``input`` with ``filter`` (TVM's topi.nn.conv2d, plus ``groups`` and
-    ``out_layout``): filter ``O`` = output channels, ``I`` = input channels per group.
+    ``out_layout``): filter ``O`` = output channels, ``I`` = input channels per group. A
+    narrow float result (float16, bfloat16 ...) accumulates in float32, rounded once.
 
     >>> from rvm.te.operation import placeholder
     >>> x, w = placeholder((1, 3, 8, 8), name="x"), placeholder((4, 3, 3, 3), name="w")
@@ -74,6 +75,7 @@ def conv2d(input, filter, strides, padding, dilation, data_layout="NCHW",  # noq
         raise ValueError(f"conv2d: filter has {const_value(ic)} input channels per group, "
                          f"data {const_value(c)} channels in {groups} groups")
     out_dtype = out_dtype or input.dtype
+    acc_dtype = accumulation_dtype(out_dtype)
     oh = simplify_size((h + pt + pb - (kh - 1) * dh - 1) // sh + 1)
     ow = simplify_size((w + pl + pr - (kw - 1) * dw - 1) // sw + 1)
     zero = _op.const(0, h.dtype)
@@ -90,11 +92,12 @@ def conv2d(input, filter, strides, padding, dilation, data_layout="NCHW",  # noq
         value = padded[_at(d_lay, N=at["N"], C=channel, H=at["H"] * sh + ry.var * dh,
                            W=at["W"] * sw + rx.var * dw)]
         weight = filter[_at(k_lay, O=at["C"], I=rc.var, H=ry.var, W=rx.var)]
-        return _te.sum(_op.cast(value, out_dtype) * _op.cast(weight, out_dtype),
+        return _te.sum(_op.cast(value, acc_dtype) * _op.cast(weight, acc_dtype),
                        axis=[rc, ry, rx])
 
-    return compute(_at(o_lay, N=n, C=oc, H=oh, W=ow), named(fcompute, _names(o_lay)),
-                   name=f"conv2d_{o_lay.name.lower()}")
+    out = compute(_at(o_lay, N=n, C=oc, H=oh, W=ow), named(fcompute, _names(o_lay)),
+                  name=f"conv2d_{o_lay.name.lower()}")
+    return narrowed(out, out_dtype, f"{out.name}_{out_dtype}")
 
 
 def conv2d_nchw(Input, Filter, stride, padding, dilation, out_dtype=None):  # noqa: N803

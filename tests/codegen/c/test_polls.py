@@ -204,3 +204,19 @@ def test_1024_polls_make_a_step_and_each_run_has_its_own_budget(engine):
     short = relax.VirtualMachine(ex, rvm.cpu(), engine=engine, step_limit=1)
     with pytest.raises(RuntimeError, match="step_limit of 1 steps in kernel 'rows'"):
         short["main"](x)
+
+
+def test_a_small_unrolled_tile_has_no_poll_of_its_own_and_stays_exact():
+    # i1 unrolled over an inner loop: 4 x 16 iterations, covered by i0's poll
+    func = set_loop_kind(_elementwise((64, 4, 16)), "i1", ForKind.UNROLLED)
+    body = _kernel_body(func)
+    assert body.count("RVM_POLL()") == 1
+    assert body.index("RVM_POLL()") < body.index("#pragma GCC unroll 4")
+    f = rvm.build(func, target="c")["main"]
+    a = np.arange(64 * 4 * 16, dtype="float32").reshape(64, 4, 16)
+    b = rvm.nd.array(np.zeros_like(a))
+    f(rvm.nd.array(a), b)
+    np.testing.assert_array_equal(b.numpy(), a * 2)
+    # a nest above STRIP iterations under the unrolled loop keeps its poll
+    big = set_loop_kind(_elementwise((2, 3, STRIP)), "i1", ForKind.UNROLLED)
+    assert _kernel_body(big).count("RVM_POLL()") == 2
