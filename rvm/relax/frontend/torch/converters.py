@@ -130,7 +130,7 @@ def binary_op(imp, relax_fn, python_fn, lhs, rhs, alpha=1):
     lhs, rhs = _static(lhs), _static(rhs)
     lhs, rhs = _promote_scalar(imp, lhs, rhs), _promote_scalar(imp, rhs, lhs)
     if alpha != 1:
-        rhs = imp.emit(binary.multiply(rhs, alpha))
+        rhs = imp.emit(binary.multiply(rhs, alpha)) if is_tensor(rhs) else rhs * alpha
     lhs, rhs = promote(imp, lhs, rhs)
     dtype = tensor_sinfo(lhs if is_tensor(lhs) else rhs).dtype
     if relax_fn is binary.divide and dtype is not None and not dtype.is_float:
@@ -230,7 +230,7 @@ def _unary(relax_fn, python_fn=None):
         (x,) = args(imp, node, ("input", REQUIRED))
         if python_fn is not None and not isinstance(x, RelaxExpr):
             return python_fn(x)  # arithmetic on sizes, possibly symbolic
-        name = _op_name(node)
+        name = op_name(node)
         dtype = tensor_sinfo(x).dtype
         if name in _NO_BOOL and dtype is not None and dtype.is_bool:
             raise TypeError(f"{name} of a bool tensor is not supported (torch refuses it "
@@ -242,7 +242,7 @@ def _unary(relax_fn, python_fn=None):
     return convert
 
 
-def _op_name(node):
+def op_name(node):
     """The operator name of ``node``'s target: ``aten.relu.default`` and ``torch.relu`` are
     ``relu``, a method call its name."""
     target = node.target
@@ -273,7 +273,7 @@ def _gelu(imp, node):
 
 @converter("softmax", "_softmax", "log_softmax", "_log_softmax")
 def _softmax(imp, node):
-    name = _op_name(node)
+    name = op_name(node)
     if name.startswith("_"):  # the ATen form: (input, dim, half_to_float)
         x, dim, half_to_float = args(imp, node, ("input", REQUIRED), ("dim", REQUIRED),
                                      ("half_to_float", False))
@@ -297,7 +297,7 @@ def _softmax(imp, node):
 
 @converter("clamp", "clip", "hardtanh")
 def _clamp(imp, node):
-    if _op_name(node) == "hardtanh":
+    if op_name(node) == "hardtanh":
         x, low, high = args(imp, node, ("input", REQUIRED), ("min_val", -1.0),
                             ("max_val", 1.0))
     else:
@@ -320,7 +320,7 @@ def _clamp(imp, node):
     return imp.emit(unary.clip(x, low, high))
 
 
-@converter("contiguous", "clone", "detach", "detach_", "identity", "alias", "lift_fresh_copy")
+@converter("contiguous", "clone", "detach", "detach_", "alias", "lift_fresh_copy")
 def _same(imp, node):
     (x,) = args(imp, node, ("input", REQUIRED))
     return x
@@ -336,7 +336,7 @@ def _dropout(imp, node):
     train = node.args[2] if len(node.args) > 2 else node.kwargs.get(
         "train", node.kwargs.get("training", True))
     if imp.value(train) and p:
-        raise ValueError(f"{_op_name(node)} in training mode (p={p}) zeroes random "
+        raise ValueError(f"{op_name(node)} in training mode (p={p}) zeroes random "
                          "elements; expected training=False (call model.eval() before "
                          "tracing)")
     return x  # inference: dropout keeps every value
@@ -352,7 +352,7 @@ _TENSOR_TYPES = {"torch.FloatTensor": "float32", "torch.DoubleTensor": "float64"
 
 @converter("to", "type", "float", "half", "double", "int", "long", "bool")
 def _to(imp, node):
-    name = _op_name(node)
+    name = op_name(node)
     fixed = {"float": "float32", "half": "float16", "double": "float64", "int": "int32",
              "long": "int64", "bool": "bool"}.get(name)
     names = ["input", "dtype", "non_blocking", "copy"] if fixed is None else ["input"]
@@ -383,7 +383,7 @@ def _reduce(relax_fn, with_dtype):
 
     def convert(imp, node):
         x, dim, keepdim, *dtype = args(imp, node, *spec)
-        name = _op_name(node)
+        name = op_name(node)
         source = tensor_sinfo(x).dtype
         if dtype and dtype[0] is not None:
             x = imp.emit(unary.astype(x, torch_dtype(dtype[0])))

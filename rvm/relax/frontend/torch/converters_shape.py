@@ -10,7 +10,7 @@ from rvm.relax.expr import TupleGetItem, const
 from rvm.relax.op import index, join, manipulate
 from rvm.relax.struct_info import TupleStructInfo
 from rvm.relax.frontend.torch.converters import (
-    REQUIRED, args, axis_list, converter, is_tensor, rank, tensor_sinfo,
+    REQUIRED, op_name, args, axis_list, converter, is_tensor, rank, tensor_sinfo,
 )
 
 _BIG = 2 ** 63 - 1  # an end bound meaning "to the end" (strided_slice clamps it)
@@ -112,7 +112,7 @@ def _squeeze(imp, node):
 @converter("expand", "expand_as", "broadcast_to")
 def _expand(imp, node):
     x = imp.value(node.args[0])
-    if node.target in ("expand_as",) or getattr(node.target, "__name__", "") == "expand_as":
+    if op_name(node) == "expand_as":
         sizes = list(tensor_sinfo(imp.value(node.args[1])).shape_values)
     else:
         sizes = _shape_args(imp, node)
