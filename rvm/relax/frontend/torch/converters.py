@@ -414,6 +414,10 @@ for _names, _relax, _dtype in [(("mean",), statistical.mean, True),
 @converter("matmul", "mm", "bmm", "__matmul__")
 def _matmul(imp, node):
     lhs, rhs = args(imp, node, ("input", REQUIRED), ("other", REQUIRED))
+    fixed = {"mm": 2, "bmm": 3}.get(op_name(node))
+    if fixed is not None and (rank(lhs), rank(rhs)) != (fixed, fixed):
+        raise ValueError(f"{op_name(node)} expects two rank-{fixed} tensors, got ranks "
+                         f"{rank(lhs)} and {rank(rhs)}")
     return imp.emit(linear_algebra.matmul(lhs, rhs))
 
 
@@ -453,8 +457,11 @@ def _getattr(imp, node):
         return str(tensor_sinfo(obj).dtype)
     if is_tensor(obj) and attr == "ndim":
         return rank(obj)
+    if is_tensor(obj) and attr == "T":  # all the axes reversed
+        reverse = list(range(rank(obj)))[::-1]
+        return obj if rank(obj) < 2 else imp.emit(permute_dims(obj, reverse))
     raise TypeError(f"attribute {attr!r} of a {type(obj).__name__} is not supported; "
-                    "expected shape, dtype or ndim of a tensor")
+                    "expected shape, dtype, ndim or T of a tensor")
 
 
 @converter("size", "sym_size")
@@ -464,7 +471,7 @@ def _size(imp, node):
     if shape is None:
         raise TypeError("the shape of the input is unknown")
     shape = tuple(_as_int(d) for d in shape)
-    return shape if dim is None else shape[dim]
+    return shape if dim is None else shape[axis_list(dim, len(shape))[0]]
 
 
 def _as_int(dim):

@@ -241,6 +241,10 @@ def _baddbmm(imp, node):
 
 
 def _hard_sigmoid(imp, x):
+    dtype = tensor_sinfo(x).dtype
+    if dtype is not None and not dtype.is_float:
+        raise TypeError(f"hardsigmoid/hardswish of a {dtype} tensor is not supported (torch "
+                        "refuses it too); expected a float tensor")
     shifted = imp.emit(binary.add(x, 3.0))
     return imp.emit(binary.divide(imp.emit(unary.clip(shifted, 0.0, 6.0)), 6.0))
 

@@ -137,9 +137,17 @@ def _group_norm(imp, node):
     return group_norm(imp, x, groups, w, b, eps)
 
 
+def batched(x, what):
+    """ValueError unless ``x`` is a rank-4 (N, C, H, W) tensor."""
+    if rank(x) != 4:
+        raise ValueError(f"{what} expects a rank-4 (N, C, H, W) tensor, got rank {rank(x)}; an "
+                         "unbatched (C, H, W) input needs x[None] first")
+
+
 def pool2d(imp, kind, x, kernel, stride, padding, dilation=1, ceil_mode=False,
            count_include_pad=True):
     """Emits max or average pooling (``kind``); the stride defaults to the kernel."""
+    batched(x, f"{kind}_pool2d")
     kernel = pair(kernel, "kernel_size")
     stride = kernel if stride is None or stride == [] else pair(stride, "stride")
     build = pooling.max_pool2d if kind == "max" else pooling.avg_pool2d
@@ -174,6 +182,7 @@ def _avg_pool2d(imp, node):
 @converter("adaptive_avg_pool2d", "_adaptive_avg_pool2d")
 def _adaptive_avg_pool2d(imp, node):
     x, size = args(imp, node, ("input", REQUIRED), ("output_size", REQUIRED))
+    batched(x, "adaptive_avg_pool2d")
     size = [s if s is not None else int(d) for s, d in
             zip(pair(size, "output_size"), tensor_sinfo(x).shape_values[2:])]
     return imp.emit(pooling.adaptive_avg_pool2d(x, size))
