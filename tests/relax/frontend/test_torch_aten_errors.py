@@ -43,6 +43,12 @@ def _dropout(name):
     return rf"{name} in training mode \(p=0.5\) zeroes random elements; expected training=False"
 
 
+def _copy_then_read(x):
+    c = x.clone()
+    c.copy_(x * 2)
+    return c + 1  # the written clone, read after the copy
+
+
 _GUARD = "a guard torch checked while tracing: dropped, it has no input of its own to refuse"
 _ALIAS = "returns its input: it has no argument but the tensor"
 _CAST = "casts to a fixed dtype: it has no argument but the tensor"
@@ -110,6 +116,9 @@ BAD = {
     "convolution": Bad(lambda x: ATEN.convolution(x, torch.ones(3, 1, 2, 2), None, [1, 1],
                                                   [0, 0], [1, 1], True, [0, 0], 1),
                        r"only 2-D convolution \(a rank-4 input, not transposed\)", X4),
+    "copy_": Bad(_copy_then_read, r"copy_ writes into 'clone', which node 'add' reads "
+                                  r"afterwards; expected a copy whose destination is read "
+                                  r"only through the copy's result"),
     "cos": Bad(lambda x: torch.cos(x, out=x), OUT),
     "cumsum": Bad(lambda x: torch.cumsum(x, 5), DIM),
     "div": Bad(lambda x: torch.div(x, 2, rounding_mode="trunc"),

@@ -102,6 +102,7 @@ CASES = {
     "conv2d": C(lambda x: F.conv2d(x.reshape(-1, 3, 1, 1), W23.reshape(2, 3, 1, 1), W23[0, :2])),
     "convolution": CORE(lambda x: F.conv2d(x.reshape(-1, 1, 1, 3), W23.reshape(2, 1, 1, 3),
                                            padding=(0, 1))),
+    "copy_": C(lambda x: x.clone().copy_(x[:1] * 2)),
     "cos": C(torch.cos),
     "cumsum": C(lambda x: torch.cumsum(x, 0)),
     "detach": C(lambda x: x.detach()),
