@@ -5,7 +5,9 @@ arguments (positional as PyTorch passes them, or by keyword), emits Relax
 operators and returns the node's value. The same converter serves a torch
 function (``torch.add``), a tensor method (``x.add``), an ``operator``
 function (``a + b``, also on symbolic sizes) and the ATen operator of an
-exported program (``aten.add.Tensor``) when their arguments agree.
+exported program (``aten.add.Tensor``) when their arguments agree. An
+argument a converter does not read (``out=``, a further positional one) is
+refused rather than ignored, and dtypes promote as torch promotes them.
 ``CONVERTERS`` holds them all; this module has the elementwise, reduction and
 linear-algebra ones, ``converters_shape`` and ``converters_nn`` the others.
 """
@@ -328,8 +330,9 @@ def _same(imp, node):
 
 @converter("dropout", "dropout_", "feature_dropout", "alpha_dropout")
 def _dropout(imp, node):
-    check_arguments(node, ["input", "p", "train", "inplace"] if len(node.args) > 3 else
-                    ["input", "p", "train", "training"])
+    # aten.dropout(input, p, train); torch.nn.functional.dropout(input, p, training, inplace)
+    check_arguments(node, ["input", "p", "training", "inplace"]
+                    + [key for key in ("train",) if key in node.kwargs])
     x = imp.value(node.args[0] if node.args else node.kwargs["input"])
     p = imp.value(node.args[1] if len(node.args) > 1 else node.kwargs.get("p", 0.5))
     # torch.nn.functional's forms default to training=True; the ATen ones pass it
