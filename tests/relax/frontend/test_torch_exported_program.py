@@ -83,3 +83,20 @@ def test_errors_name_the_node_and_the_supported_operators():
         from_exported_program(_export(Unsupported(), (4,), dynamic=False))
     with pytest.raises(TypeError, match="expects a torch.export.ExportedProgram"):
         from_exported_program(seeded(MLP))
+
+
+class _Tokens(torch.nn.Module):
+    def forward(self, x):  # MobileViT's unfolding: a reshape to -1 of a symbolic batch
+        return x.reshape(x.shape[0] * 4, -1) + x.reshape(x.shape[0] * 4, 8)
+
+
+def test_a_reshape_to_minus_one_takes_the_compound_shape_torch_proved():
+    mod = from_exported_program(_export(_Tokens(), (2, 4, 8)), unwrap_unit_return_tuple=True)
+    batch = mod["main"].params[0].struct_info_.shape_values[0]
+    shape = mod["main"].ret_struct_info.shape_values  # (batch * 128) // (batch * 4) is 8
+    assert shape is not None and str(shape[0]) == f"T.int64(4) * {batch}" and \
+        shape[1].value == 8
+    vm = relax.VirtualMachine(relax.build(mod), rvm.cpu())
+    for n in (1, 3):
+        x = np.random.default_rng(n).standard_normal((n, 4, 8)).astype("float32")
+        assert_close(vm["main"](x).numpy(), _Tokens()(torch.from_numpy(x)).numpy())

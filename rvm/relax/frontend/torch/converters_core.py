@@ -3,7 +3,8 @@
 ``max_pool2d_with_indices``, ``_to_copy``, ``scalar_tensor``, ``any``/``all``, the
 logical operators) and of further operators transformer and CNN code writes:
 ``index_select``, ``gather``, ``index`` with one index tensor, ``unbind``, ``cumsum``, ``var``,
-``baddbmm``, ``hardswish``/``hardsigmoid``, ``sym_numel``.
+``baddbmm``, ``hardswish``/``hardsigmoid``, ``sym_numel``, and ``copy_`` (an in-place copy
+whose destination no later node reads, as transformers fills a mask with a slice assignment).
 
 Operators whose ATen form returns statistics beside the result (``native_layer_norm``
 returns the mean and the reciprocal deviation) give the result and None for the rest:
@@ -14,7 +15,9 @@ import operator
 from functools import reduce
 
 from rvm.relax.expr import const
-from rvm.relax.op import binary, index, linear_algebra, manipulate, statistical, unary
+from rvm.relax.op import (
+    binary, create, index, linear_algebra, manipulate, statistical, unary,
+)
 from rvm.relax.frontend.torch.converters import (
     CONVERTERS, REQUIRED, args, axis_list, converter, is_tensor, rank, tensor_sinfo,
 )
@@ -241,6 +244,10 @@ def _baddbmm(imp, node):
 
 
 def _hard_sigmoid(imp, x):
+    dtype = tensor_sinfo(x).dtype
+    if dtype is not None and not dtype.is_float:
+        raise TypeError(f"hardsigmoid/hardswish of a {dtype} tensor is not supported (torch "
+                        "refuses it too); expected a float tensor")
     shifted = imp.emit(binary.add(x, 3.0))
     return imp.emit(binary.divide(imp.emit(unary.clip(shifted, 0.0, 6.0)), 6.0))
 
@@ -264,3 +271,33 @@ def _numel(imp, node):
     if shape is None:
         raise TypeError("the shape of the input is unknown")
     return reduce(operator.mul, [getattr(d, "value", d) for d in shape], 1)
+
+
+@converter("copy_")
+def _copy(imp, node):
+    dst, src, _ = args(imp, node, ("input", REQUIRED), ("src", REQUIRED),
+                       ("non_blocking", False))
+    target = node.args[0] if node.args else node.kwargs["input"]
+    later = _read_after(target, node)
+    if later is not None:
+        raise ValueError(f"copy_ writes into '{target.name}', which node '{later.name}' reads "
+                         "afterwards; expected a copy whose destination is read only through "
+                         "the copy's result")
+    sinfo = tensor_sinfo(dst, "the destination")
+    if not is_tensor(src):
+        return imp.emit(create.full_like(dst, const(src, sinfo.dtype)))
+    if tensor_sinfo(src).dtype != sinfo.dtype:
+        src = imp.emit(unary.astype(src, str(sinfo.dtype)))
+    return imp.emit(manipulate.broadcast_to(src, list(sinfo.shape_values)))
+
+
+def _read_after(target, node):
+    """The first node after ``node`` in graph order that reads ``target`` (which ``node``
+    writes in place), or None: the value such a node sees is the written one."""
+    readers = set(getattr(target, "users", ())) - {node}
+    step = node.next
+    while readers and step is not None and step.op != "root":
+        if step in readers:
+            return step
+        step = step.next
+    return None

@@ -6,11 +6,13 @@ guard nodes torch.export records (``_assert_*``), which are dropped.
 Transformer models build their attention masks from these at run time, from the
 (possibly symbolic) sequence length, so sizes are ints or ``tir`` expressions.
 """
+import operator
+
 from rvm.ir.expr import PrimExpr, RelaxExpr
 from rvm.relax.expr import const
 from rvm.relax.op import binary, create, manipulate, search, statistical, unary
 from rvm.relax.frontend.torch.converters import (
-    REQUIRED, args, converter, is_tensor, tensor_sinfo,
+    REQUIRED, args, binary_op, converter, is_tensor, tensor_sinfo,
 )
 from rvm.relax.frontend.torch.converters_shape import _dim, _shape_args
 from rvm.relax.frontend.torch.importer import torch_dtype
@@ -141,6 +143,10 @@ def _operand(imp, value, dtype):
 
 @converter("where")
 def _where(imp, node):
+    if len(node.args) + len(node.kwargs) == 1:
+        raise ValueError("where(condition) alone gives the indices of the True elements, a "
+                         "shape that depends on the data; expected where(condition, input, "
+                         "other)")
     cond, x, y = args(imp, node, ("condition", REQUIRED), ("input", REQUIRED),
                       ("other", REQUIRED))
     if is_tensor(x):
@@ -166,9 +172,7 @@ def _masked_fill(imp, node):
 @converter("rsub")
 def _rsub(imp, node):
     x, other, alpha = args(imp, node, ("input", REQUIRED), ("other", REQUIRED), ("alpha", 1))
-    if alpha != 1:
-        x = imp.emit(binary.multiply(x, alpha))
-    return imp.emit(binary.subtract(_operand(imp, other, tensor_sinfo(x).dtype), x))
+    return binary_op(imp, binary.subtract, operator.sub, other, x, alpha)  # other - x * alpha
 
 
 @converter("type_as")

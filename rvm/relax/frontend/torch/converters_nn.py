@@ -86,7 +86,7 @@ def _batch_norm(imp, node):
     x, w, b, mean, var, training, _, eps = args(
         imp, node, ("input", REQUIRED), ("weight", None), ("bias", None),
         ("running_mean", None), ("running_var", None), ("training", False),
-        ("momentum", 0.1), ("eps", 1e-5))
+        ("momentum", 0.1), ("eps", 1e-5), ("cudnn_enabled", True))[:8]
     return batch_norm(imp, x, w, b, mean, var, training, eps)
 
 
@@ -113,8 +113,9 @@ def layer_norm(imp, x, shape, weight, bias, eps):
 
 @converter("layer_norm")
 def _layer_norm(imp, node):
-    x, shape, w, b, eps = args(imp, node, ("input", REQUIRED), ("normalized_shape", REQUIRED),
-                               ("weight", None), ("bias", None), ("eps", 1e-5))
+    x, shape, w, b, eps, _ = args(imp, node, ("input", REQUIRED),
+                                  ("normalized_shape", REQUIRED), ("weight", None),
+                                  ("bias", None), ("eps", 1e-5), ("cudnn_enable", True))
     return layer_norm(imp, x, shape, w, b, eps)
 
 
@@ -130,14 +131,23 @@ def group_norm(imp, x, groups, weight, bias, eps):
 
 @converter("group_norm")
 def _group_norm(imp, node):
-    x, groups, w, b, eps = args(imp, node, ("input", REQUIRED), ("num_groups", REQUIRED),
-                                ("weight", None), ("bias", None), ("eps", 1e-5))
+    x, groups, w, b, eps, _ = args(imp, node, ("input", REQUIRED), ("num_groups", REQUIRED),
+                                   ("weight", None), ("bias", None), ("eps", 1e-5),
+                                   ("cudnn_enabled", True))
     return group_norm(imp, x, groups, w, b, eps)
+
+
+def batched(x, what):
+    """ValueError unless ``x`` is a rank-4 (N, C, H, W) tensor."""
+    if rank(x) != 4:
+        raise ValueError(f"{what} expects a rank-4 (N, C, H, W) tensor, got rank {rank(x)}; an "
+                         "unbatched (C, H, W) input needs x[None] first")
 
 
 def pool2d(imp, kind, x, kernel, stride, padding, dilation=1, ceil_mode=False,
            count_include_pad=True):
     """Emits max or average pooling (``kind``); the stride defaults to the kernel."""
+    batched(x, f"{kind}_pool2d")
     kernel = pair(kernel, "kernel_size")
     stride = kernel if stride is None or stride == [] else pair(stride, "stride")
     build = pooling.max_pool2d if kind == "max" else pooling.avg_pool2d
@@ -149,9 +159,12 @@ def pool2d(imp, kind, x, kernel, stride, padding, dilation=1, ceil_mode=False,
 
 @converter("max_pool2d")
 def _max_pool2d(imp, node):
-    x, kernel, stride, padding, dilation, ceil_mode = args(
+    x, kernel, stride, padding, dilation, ceil_mode, indices = args(
         imp, node, ("input", REQUIRED), ("kernel_size", REQUIRED), ("stride", None),
-        ("padding", 0), ("dilation", 1), ("ceil_mode", False))
+        ("padding", 0), ("dilation", 1), ("ceil_mode", False), ("return_indices", False))
+    if indices:
+        raise ValueError("max_pool2d with return_indices=True is not supported; expected "
+                         "return_indices=False")
     return pool2d(imp, "max", x, kernel, stride, padding, dilation, ceil_mode)
 
 
@@ -169,6 +182,7 @@ def _avg_pool2d(imp, node):
 @converter("adaptive_avg_pool2d", "_adaptive_avg_pool2d")
 def _adaptive_avg_pool2d(imp, node):
     x, size = args(imp, node, ("input", REQUIRED), ("output_size", REQUIRED))
+    batched(x, "adaptive_avg_pool2d")
     size = [s if s is not None else int(d) for s, d in
             zip(pair(size, "output_size"), tensor_sinfo(x).shape_values[2:])]
     return imp.emit(pooling.adaptive_avg_pool2d(x, size))
@@ -176,13 +190,22 @@ def _adaptive_avg_pool2d(imp, node):
 
 @converter("embedding")
 def _embedding(imp, node):
-    weight, indices = args(imp, node, ("weight", REQUIRED), ("indices", REQUIRED))
+    # padding_idx, scale_grad_by_freq and sparse only shape the gradient
+    weight, indices, _, _, _ = args(imp, node, ("weight", REQUIRED), ("indices", REQUIRED),
+                                    ("padding_idx", -1), ("scale_grad_by_freq", False),
+                                    ("sparse", False))
     return imp.emit(index.take(weight, indices, axis=0))
 
 
 @converter("functional_embedding")
 def _functional_embedding(imp, node):
-    indices, weight = args(imp, node, ("input", REQUIRED), ("weight", REQUIRED))
+    indices, weight, _, max_norm, _, _, _ = args(
+        imp, node, ("input", REQUIRED), ("weight", REQUIRED), ("padding_idx", None),
+        ("max_norm", None), ("norm_type", 2.0), ("scale_grad_by_freq", False),
+        ("sparse", False))
+    if max_norm is not None:
+        raise ValueError(f"embedding with max_norm={max_norm} (renormalizing the rows it "
+                         "reads) is not supported; expected max_norm=None")
     return imp.emit(index.take(weight, indices, axis=0))
 
 
@@ -221,9 +244,13 @@ def _mask_bias(imp, mask, scores, causal):
 
 @converter("scaled_dot_product_attention")
 def _sdpa(imp, node):
-    q, k, v, mask, dropout, causal, scale = args(
+    q, k, v, mask, dropout, causal, scale, gqa = args(
         imp, node, ("query", REQUIRED), ("key", REQUIRED), ("value", REQUIRED),
-        ("attn_mask", None), ("dropout_p", 0.0), ("is_causal", False), ("scale", None))
-    if node.kwargs.get("enable_gqa"):
+        ("attn_mask", None), ("dropout_p", 0.0), ("is_causal", False), ("scale", None),
+        ("enable_gqa", False))
+    if gqa:
         raise ValueError("scaled_dot_product_attention with enable_gqa is not supported")
+    if dropout:
+        raise ValueError(f"scaled_dot_product_attention with dropout_p={dropout} drops "
+                         "random weights; expected dropout_p=0 (inference)")
     return attention(imp, q, k, v, mask, bool(causal), scale)

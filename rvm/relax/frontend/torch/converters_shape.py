@@ -10,7 +10,7 @@ from rvm.relax.expr import TupleGetItem, const
 from rvm.relax.op import index, join, manipulate
 from rvm.relax.struct_info import TupleStructInfo
 from rvm.relax.frontend.torch.converters import (
-    REQUIRED, args, axis_list, converter, is_tensor, rank, tensor_sinfo,
+    REQUIRED, op_name, args, axis_list, converter, is_tensor, rank, tensor_sinfo,
 )
 
 _BIG = 2 ** 63 - 1  # an end bound meaning "to the end" (strided_slice clamps it)
@@ -63,7 +63,12 @@ def _transpose(imp, node):
 @converter("t", "numpy_T")
 def _t(imp, node):
     (x,) = args(imp, node, ("input", REQUIRED))
-    return x if rank(x) < 2 else imp.emit(manipulate.permute_dims(x, [1, 0]))
+    if op_name(node) == "t" and rank(x) > 2:
+        raise ValueError(f"t expects a tensor of rank <= 2, got rank {rank(x)}; expected "
+                         "transpose(dim0, dim1) for more axes")
+    # x.T reverses all the axes (a matrix's two)
+    reverse = list(range(rank(x)))[::-1]
+    return x if rank(x) < 2 else imp.emit(manipulate.permute_dims(x, reverse))
 
 
 @converter("flatten")
@@ -112,7 +117,7 @@ def _squeeze(imp, node):
 @converter("expand", "expand_as", "broadcast_to")
 def _expand(imp, node):
     x = imp.value(node.args[0])
-    if node.target in ("expand_as",) or getattr(node.target, "__name__", "") == "expand_as":
+    if op_name(node) == "expand_as":
         sizes = list(tensor_sinfo(imp.value(node.args[1])).shape_values)
     else:
         sizes = _shape_args(imp, node)
@@ -144,6 +149,10 @@ def _split(imp, node):
         for s in list(size)[:-1]:
             acc += s
             cuts.append(acc)
+        total = getattr(length, "value", None)
+        if total is not None and acc + list(size)[-1] != total:
+            raise ValueError(f"the sizes {list(size)} add up to {acc + list(size)[-1]}; expected "
+                             f"the length {total} of axis {dim}")
     return _split_value(imp, x, cuts, dim)
 
 
@@ -207,6 +216,9 @@ def tensor_getitem(imp, x, key):
     """``x[key]`` for ints, slices, None and ``...`` (basic indexing) and a 1-D index
     tensor (``take``)."""
     key = list(key) if isinstance(key, tuple) else [key]
+    if any(is_tensor(k) and tensor_sinfo(k).dtype == "bool" for k in key):
+        raise ValueError("a boolean mask gives a data-dependent shape; expected integer index "
+                         "tensors")
     if len(key) == 1 and hasattr(key[0], "struct_info_"):
         return imp.emit(index.take(x, key[0], axis=0))
     ndim = rank(x)

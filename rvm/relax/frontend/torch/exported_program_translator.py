@@ -24,6 +24,8 @@ from rvm.ir.expr import RelaxExpr
 from rvm.relax.expr import PrimValue, Var
 from rvm.relax.op.debug import assert_op
 from rvm.tir.expr import IntImm, Var as TirVar
+from rvm.tir.arith import simplify
+from rvm.tir.op import floordiv
 from rvm.relax.struct_info import TensorStructInfo
 from rvm.relax.frontend.torch import (  # noqa: F401  (register)
     converters_core, converters_create, converters_nn, converters_shape,
@@ -176,18 +178,40 @@ def _run_graph(imp, graph_module, placeholder):
     raise GraphImportError("from_exported_program: the graph has no output node")
 
 
-def _plain(d):
+def _torch_dim(imp, d):
+    """A dimension torch recorded as an int or a ``tir`` expression: an integer, a symbol,
+    or sums, products and floor divisions of them (``4*s0``); None for other forms."""
     if isinstance(d, int):
-        return True
-    expr = getattr(getattr(d, "node", None), "expr", None)
-    return expr is not None and (expr.is_Symbol or expr.is_Integer)
+        return d
+    expr = getattr(getattr(d, "node", None), "expr", d)
+    return _sympy_to_tir(imp, expr)
+
+
+def _sympy_to_tir(imp, expr):
+    if getattr(expr, "is_Integer", False):
+        return int(expr)
+    if getattr(expr, "is_Symbol", False):
+        return imp.symbolic_dim(str(expr))
+    parts = [_sympy_to_tir(imp, a) for a in getattr(expr, "args", ())]
+    if not parts or any(p is None for p in parts):
+        return None
+    kind = type(expr).__name__
+    if kind in ("Add", "Mul"):
+        out = parts[0]
+        for p in parts[1:]:
+            out = out + p if kind == "Add" else out * p
+        return out
+    if kind == "FloorDiv" and len(parts) == 2:
+        return floordiv(parts[0], parts[1])
+    return None
 
 
 def _settle_shape(imp, node, value):
     """``value`` with the shape torch recorded for ``node`` when Relax's inference ends with
-    a compound dimension (``max(min(1, s) + s - 1, 0)`` of a clamped slice) or none where
-    torch proved a plain one (``s``): a checked match_cast, so later operators see the
-    same symbolic dimensions torch does."""
+    a compound dimension (``max(min(1, s) + s - 1, 0)`` of a clamped slice,
+    ``s * 128 // (s * 4)`` of a reshape to -1) or none where torch proved a simpler one
+    (``s``, ``32``, ``4*s``): a checked match_cast, so later operators see the same
+    symbolic dimensions torch does."""
     sinfo = getattr(value, "struct_info_", None)
     if not isinstance(value, RelaxExpr) or not isinstance(sinfo, TensorStructInfo):
         return value
@@ -195,11 +219,20 @@ def _settle_shape(imp, node, value):
     if dims is not None and all(isinstance(d, (IntImm, TirVar)) for d in dims):
         return value
     shape = getattr(node.meta.get("val"), "shape", None)
-    if shape is None or not all(_plain(d) for d in shape) or \
-            (sinfo.ndim >= 0 and len(shape) != sinfo.ndim):
+    if shape is None or (sinfo.ndim >= 0 and len(shape) != sinfo.ndim):
         return value
-    dims = [_dim(imp, d, node.name) for d in shape]
-    return imp.bb.match_cast(value, TensorStructInfo(dims, sinfo.dtype), name_hint=node.name)
+    torch_dims = [_torch_dim(imp, d) for d in shape]
+    if any(d is None for d in torch_dims):
+        return value
+    if dims is not None and all(_same_dim(a, b) for a, b in zip(dims, torch_dims)):
+        return value
+    return imp.bb.match_cast(value, TensorStructInfo(torch_dims, sinfo.dtype),
+                             name_hint=node.name)
+
+
+def _same_dim(ours, theirs):
+    """Whether the two dimensions are provably equal."""
+    return getattr(simplify(ours - theirs), "value", None) == 0
 
 
 def _attribute(imp, graph_module, node):

@@ -115,6 +115,11 @@ class GraphImporter:
         key = id(data)
         if key in self._param_of:
             return self._param_of[key]
+        try:
+            torch_dtype(data.dtype)
+        except ValueError as err:
+            raise GraphImportError(f"{self.who}: the tensor '{name}' of the graph: {err}") \
+                from err
         values = data.detach().cpu().numpy()
         if self.keep_params:
             var = Var(name.replace(".", "_"), TensorStructInfo(values.shape,
