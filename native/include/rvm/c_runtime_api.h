@@ -217,6 +217,17 @@ RVM_DLL int RVMBackendWorkspaceError(RVMKernelContext* ctx, const char* kernel);
 RVM_DLL int RVMBackendKernelStopped(RVMKernelContext* ctx, const char* kernel, int64_t polls,
                                     int64_t cap);
 
+/* ---- the thread count of kernels' parallel loops ----
+ *
+ * Every parallel region of a generated kernel runs on at most RVMBackendGetNumThreads()
+ * threads (fewer when the build's target caps it with -num-cores, or when the loop has
+ * fewer iterations). RVMBackendSetNumThreads(n) sets it for the process; 0 restores the
+ * default, the number of CPUs the process may run on. Returns -1 (and sets the last
+ * error) when n is negative or above RVM_MAX_THREADS. */
+#define RVM_MAX_THREADS 1024
+RVM_DLL int RVMBackendGetNumThreads(void);
+RVM_DLL int RVMBackendSetNumThreads(int n);
+
 #define RVM_STR_CONCAT_(a, b) a##b
 #define RVM_STR_CONCAT(a, b) RVM_STR_CONCAT_(a, b)
 
