@@ -9,36 +9,30 @@ rounds that take one sample of each callable in turn (as timing.alternating_medi
 does), so a change of load moves all callables alike.
 """
 import contextlib
-import multiprocessing
 import statistics
+import subprocess
+import sys
 import time
 
 from timing import calls_per_sample
 
 
-def _spin(stop):
-    x = 0
-    while not stop.is_set():
-        for _ in range(100000):
-            x = (x * 1103515245 + 12345) & 0xFFFFFFFF
+_SPIN = "x = 0\nwhile True:\n    x = (x * 1103515245 + 12345) & 0xFFFFFFFF\n"
 
 
 @contextlib.contextmanager
 def competing_process():
-    """Runs one CPU-bound process (a pure Python loop) for the duration of the block."""
-    context = multiprocessing.get_context("spawn")  # no copy of this process's threads
-    stop = context.Event()
-    process = context.Process(target=_spin, args=(stop,), daemon=True)
-    process.start()
+    """Runs one CPU-bound process (a pure Python loop, a fresh interpreter) for the
+    duration of the block."""
+    process = subprocess.Popen([sys.executable, "-c", _SPIN])
     time.sleep(0.5)  # let it start and take its core
     try:
+        if process.poll() is not None:
+            raise RuntimeError(f"the competing process exited at once ({process.returncode})")
         yield process
     finally:
-        stop.set()
-        process.join(5)
-        if process.is_alive():
-            process.terminate()
-            process.join()
+        process.kill()
+        process.wait()
 
 
 def alternating_latencies(runs, repeat=15, min_time=0.2, settle=0.05):

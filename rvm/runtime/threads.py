@@ -1,17 +1,15 @@
-"""The thread count of compiled kernels' parallel loops, and the OpenMP wait policy.
+"""The thread count of compiled kernels' parallel loops.
 
-rvm owns the thread count: every parallel region of a generated kernel asks the
-native runtime for its team size (``RVMBackendGetNumThreads``), so the count set
-here holds whichever OpenMP runtime the process loaded; ``torch.set_num_threads``
-or ``omp_set_num_threads`` do not change it. The default is the number of CPUs
-the process may run on; a build whose target has ``-num-cores=N`` uses at most N.
-
-A team's iterations are taken in chunks from a shared counter, so a thread that
-starts late (descheduled by another process) finds its share done by the others
-(see rvm/codegen/c/polls.py). Waiting threads spin briefly, then sleep: importing
-rvm sets ``GOMP_SPINCOUNT`` (rvm.support.env.OPENMP_SPIN_COUNT) unless the user
-chose a wait policy or an OpenMP runtime is already loaded (torch imported
-first), since libgomp reads it only when it loads.
+Kernels' parallel loops run on rvm's own thread pool (native/src/thread_pool.c),
+not on an OpenMP runtime's team: the C compiler outlines a parallel region and
+the kernel library hands it to ``RVMBackendParallelLaunch``. The caller and the
+pool's workers take the loop's iterations in chunks from a shared counter (see
+rvm/codegen/c/polls.py), a worker that starts late (descheduled by another
+process) finds the job done and is not waited for, and idle workers spin briefly,
+then sleep. So the count set here holds whatever OpenMP runtime the process
+loaded: ``torch.set_num_threads`` or ``omp_set_num_threads`` do not change it.
+The default is the number of CPUs the process may run on; a build whose target
+has ``-num-cores=N`` uses at most N.
 
 >>> from rvm.runtime import threads
 >>> previous = threads.num_threads()
@@ -22,26 +20,11 @@ first), since libgomp reads it only when it loads.
 >>> threads.num_threads() == threads.default_num_threads()
 True
 """
-import ctypes
 import os
 
 from rvm.runtime._ffi import ffi, lib
-from rvm.support import env
 
 MAX_THREADS = 1024  # RVM_MAX_THREADS of c_runtime_api.h
-
-
-def _openmp_loaded():
-    """Whether an OpenMP runtime (libgomp) is already loaded into this process."""
-    try:
-        ctypes.CDLL("libgomp.so.1", mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
-    except OSError:
-        return False
-    return True
-
-
-# Set at import, before any kernel library loads libgomp (a no-op when it is loaded already).
-WAIT_POLICY_SET = not _openmp_loaded() and env.default_openmp_wait_policy()
 
 
 def num_threads():

@@ -64,55 +64,84 @@ def test_a_parallel_loop_is_exact_with_more_threads_than_cores(count, restore_th
         np.testing.assert_array_equal(b.numpy(), a * 2 + 1)
 
 
-# The kernels' own chunk helpers, driven by a team whose thread 1 starts late.
-_LATE_THREAD = r"""
-#include <omp.h>
+# A parallel region as kernels have it (chunk helpers, rvm's GOMP_parallel), on rvm's pool:
+# owner[i] is the rank of the thread that ran iteration i (the caller is 0); threads other
+# than the caller sleep late_us before taking chunks; each chunk sleeps chunk_us.
+_REGION = r"""
+#include <pthread.h>
 #include <unistd.h>
-RVM_EXPORT int rvm_late_team(int64_t n, int team, int late_us, int32_t* owner, int32_t* runs) {
+RVM_EXPORT int rvm_region(int64_t n, int team, int late_us, int chunk_us, int32_t* owner,
+                          int32_t* runs) {
   const uint64_t chunk = rvm_chunk_size((uint64_t)n, team);
+  const pthread_t caller = pthread_self();
+  pthread_t seen[64];
+  int ranks = 1;
   uint64_t next = 0;
-#pragma omp parallel num_threads(team)
+  seen[0] = caller;
+#pragma omp parallel num_threads(team) if(team > 1)
   {
-    const int me = omp_get_thread_num();
+    int me = -1;
     uint64_t first, last;
-    if (me == 1) usleep(late_us);
-    while (rvm_take_chunk(&next, (uint64_t)n, chunk, &first, &last))
+    if (!pthread_equal(pthread_self(), caller)) usleep(late_us);
+    while (rvm_take_chunk(&next, (uint64_t)n, chunk, &first, &last)) {
+      if (me < 0) {
+#pragma omp critical
+        {
+          for (int r = 0; r < ranks && me < 0; ++r)
+            if (pthread_equal(seen[r], pthread_self())) me = r;
+          if (me < 0 && ranks < 64) { seen[ranks] = pthread_self(); me = ranks++; }
+        }
+      }
+      if (chunk_us) usleep(chunk_us);
       for (uint64_t i = first; i < last; ++i) {
         owner[i] = me;
         __atomic_add_fetch(&runs[i], 1, __ATOMIC_RELAXED);
       }
+    }
   }
-  return omp_get_max_threads();
+  return ranks;
 }
 """
 
 
 @pytest.fixture(scope="module")
-def late_team():
+def region():
     compiler = default_compiler()
     if not compiler.openmp:
         pytest.skip("the C compiler has no OpenMP")
-    lib = ctypes.CDLL(str(compiler.compile(render_preamble(True) + _LATE_THREAD).path))
-    fn = lib.rvm_late_team
-    fn.argtypes = [ctypes.c_int64, ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]
-    return fn
+    lib = ctypes.CDLL(str(compiler.compile(render_preamble(True) + _REGION).path))
+    fn = lib.rvm_region
+    fn.argtypes = [ctypes.c_int64, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_void_p,
+                   ctypes.c_void_p]
+
+    def run(n, team, late_us=0, chunk_us=0):
+        owner = np.full(max(n, 1), -1, np.int32)
+        runs = np.zeros(max(n, 1), np.int32)
+        ranks = fn(n, team, late_us, chunk_us, owner.ctypes.data, runs.ctypes.data)
+        return owner[:n], runs[:n], ranks
+
+    return run
 
 
 @pytest.mark.parametrize("n", [1, 2, 15, 16, 17, 1000])
-def test_a_late_threads_chunks_are_taken_by_the_others(late_team, n):
-    owner = np.full(n, -1, np.int32)
-    runs = np.zeros(n, np.int32)
-    late_team(n, 2, 100_000, owner.ctypes.data, runs.ctypes.data)
+def test_late_threads_chunks_are_taken_by_the_caller(region, n):
+    owner, runs, _ = region(n, 3, late_us=50_000)
     assert (runs == 1).all()  # every iteration ran, once
-    assert (owner == 0).all()  # thread 0 did thread 1's share while thread 1 slept
+    assert (owner == 0).all()  # the caller did the late threads' shares
 
 
 @pytest.mark.parametrize("n, team", [(0, 4), (5, 8), (1 << 20, 3), (64, 1)])
-def test_chunks_cover_every_iteration_once(late_team, n, team):
-    owner = np.full(max(n, 1), -1, np.int32)
-    runs = np.zeros(max(n, 1), np.int32)
-    late_team(n, team, 0, owner.ctypes.data, runs.ctypes.data)
-    assert (runs[:n] == 1).all() and (owner[:n] >= 0).all() and (owner[:n] < team).all()
+def test_chunks_cover_every_iteration_once(region, n, team):
+    owner, runs, _ = region(n, team)
+    assert (runs == 1).all() and (owner >= 0).all() and (owner < team).all()
+
+
+def test_the_team_is_rvms_thread_count_whatever_openmp_was_told(region, restore_threads):
+    # torch.set_num_threads calls omp_set_num_threads: rvm's pool does not read it
+    ctypes.CDLL("libgomp.so.1").omp_set_num_threads(1)
+    threads.set_num_threads(3)
+    owner, runs, ranks = region(48, rvm.runtime.num_threads(), chunk_us=2000)
+    assert (runs == 1).all() and ranks == 3 and set(owner.tolist()) == {0, 1, 2}
 
 
 def test_a_parallel_reduction_kernel_is_bit_identical_whatever_the_thread_count(

@@ -17,7 +17,9 @@ workspaces). A parallel loop becomes an OpenMP region that shares the
 iterations out itself: they are cut into contiguous chunks (up to
 ``CHUNKS_PER_THREAD`` per thread) that the team's threads take in turn from a
 shared counter, so a thread that starts late (descheduled by another process)
-finds its share taken by the others instead of holding the loop up. Which
+finds its share taken by the others instead of holding the loop up (the
+region runs on rvm's thread pool, which does not wait for a thread that has
+not entered it: native/src/thread_pool.c). Which
 thread runs a chunk never changes a result: a parallel loop's iterations are
 independent and each runs its body as a serial loop would. A thread whose poll
 fires leaves its chunk (``break``, level by level through the loops nested in

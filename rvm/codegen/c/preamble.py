@@ -155,6 +155,16 @@ static inline int rvm_oob_hit(int* flag, int code) {
   __atomic_store_n(flag, code, __ATOMIC_RELAXED);
   return 0;
 }
+#ifdef _OPENMP
+/* The C compiler outlines a parallel region into fn(data) and calls GOMP_parallel: this
+ * kernel library's own, which runs it on rvm's thread pool instead of libgomp's. */
+extern void RVMBackendParallelLaunch(void (*fn)(void*), void* data, unsigned num_threads);
+__attribute__((visibility("hidden"))) void GOMP_parallel(void (*fn)(void*), void* data,
+                                                         unsigned num_threads, unsigned flags) {
+  (void)flags;
+  RVMBackendParallelLaunch(fn, data, num_threads);
+}
+#endif
 /* A parallel loop's team: the runtime's thread count, capped by the build's (cap > 0) and
  * by the n iterations; and the chunks its threads take in turn (rvm/codegen/c/polls.py). */
 static inline int rvm_team(uint64_t n, int cap) {
