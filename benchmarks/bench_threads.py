@@ -32,9 +32,12 @@ import argparse
 import multiprocessing
 import os
 import statistics
+import sys
 import tempfile
 import threading
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy: one BLAS thread per call
 import numpy as np  # noqa: E402
