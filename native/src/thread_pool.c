@@ -66,6 +66,7 @@ static uint64_t wait_for_job(uint64_t seen) {
 
 static void* worker_main(void* arg) {
   (void)arg;
+  pthread_setname_np(pthread_self(), "rvm-pool"); /* as top and debuggers show it */
   uint64_t seen = __atomic_load_n(&generation, __ATOMIC_SEQ_CST);
   for (;;) {
     seen = wait_for_job(seen);

@@ -209,3 +209,50 @@ def test_an_error_in_the_threads_of_the_team_is_reported(engine, count, restore_
     assert vm.memory_stats()[0]["vm_bytes_in_use"] <= 64  # no scratch left behind
     roomy = relax.VirtualMachine(built, rvm.cpu(), engine=engine, memory_limit=64 << 20)
     np.testing.assert_array_equal(roomy["main"](x).numpy(), x * 3 + 1)
+
+
+def test_concurrent_callers_share_the_pool_and_stay_exact(restore_threads):
+    # one caller's region runs on the pool, another's (finding it busy) alone
+    import threading
+
+    f = rvm.build(_parallel_scale((257, 31)), target="c")["main"]
+    threads.set_num_threads(2)
+    a = np.random.default_rng(7).standard_normal((257, 31)).astype("float32")
+    failures = []
+
+    def work():
+        x = rvm.nd.array(a)
+        for _ in range(200):
+            b = rvm.nd.array(np.zeros((257, 31), "float32"))
+            f(x, b)
+            if not np.array_equal(b.numpy(), a * 2 + 1):
+                failures.append(1)
+
+    callers = [threading.Thread(target=work) for _ in range(3)]
+    for t in callers:
+        t.start()
+    for t in callers:
+        t.join()
+    assert not failures
+
+
+def test_a_forked_child_runs_parallel_loops_on_its_own_pool(restore_threads):
+    import multiprocessing
+
+    f = rvm.build(_parallel_scale((129, 17)), target="c")["main"]
+    threads.set_num_threads(2)
+    a = np.arange(129 * 17, dtype="float32").reshape(129, 17)
+    f(rvm.nd.array(a), rvm.nd.array(np.zeros_like(a)))  # the parent's workers exist
+    context = multiprocessing.get_context("fork")
+    results = context.Queue()
+
+    def child():
+        b = rvm.nd.array(np.zeros_like(a))
+        f(rvm.nd.array(a), b)
+        results.put(bool(np.array_equal(b.numpy(), a * 2 + 1)))
+
+    process = context.Process(target=child)
+    process.start()
+    ok = results.get(timeout=60)
+    process.join(60)
+    assert ok and process.exitcode == 0
