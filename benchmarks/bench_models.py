@@ -4,7 +4,7 @@ the MLP's int8 and fp16 ONNX variants against onnxruntime.
     python benchmarks/bench_models.py [--trials 0] [--batches 1 64]
                                       [--models mlp cnn encoder mlp-int8 mlp-fp16]
                                       [--sources rvm torch onnxruntime rvm-onnx ort-default]
-                                      [--repeat 15]
+                                      [--repeat 15] [--threads 1] [--competitor]
 
 The models are the ones the importer tests check (tests/relax/frontend/torch_models.py):
 seed 004's MLP (784-128-10), a small CNN ((conv, batch norm, relu, max pool) x 2,
@@ -13,8 +13,14 @@ linear; 1x28x28) and a transformer encoder block (4-head attention over 7 tokens
 batch, built by ``relax.build`` (target "c", weights bound, fusion on) and run on the
 native VM engine. ``rvm-onnx`` is the ONNX path: the model exported with
 ``torch.onnx.export`` (a symbolic batch) and imported with ``from_onnx``, built the same
-way; ``ort-default`` is onnxruntime with its default thread count (``onnxruntime``
-uses ``--threads``).
+way; ``ort-default`` is onnxruntime with its default thread count (``onnxruntime``,
+torch and rvm's kernels use ``--threads``; rvm's through ``rvm.runtime.set_num_threads``).
+
+``--competitor`` measures every row twice in the same run, quiet and with one
+competing CPU-bound process running (benchmarks/competitor.py), every call timed on
+its own: each source gets its quiet median, its loaded median, the loaded upper
+quartile over the loaded median ("q3/med", a collapsing thread team shows here) and
+its slowdown (loaded median / quiet median).
 
 ``<model>-int8`` and ``<model>-fp16`` rows run a variant of the exported model
 (``onnx_variants``: quantized by onnxruntime's ``quantize_dynamic``, or float16 weights
@@ -52,6 +58,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import rvm  # noqa: E402
 from rvm import relax  # noqa: E402
+from competitor import alternating_latencies, competing_process, quartiles  # noqa: E402
 from onnx_variants import VARIANTS  # noqa: E402
 from timing import alternating_medians  # noqa: E402
 
@@ -196,6 +203,24 @@ def check(runs, case, expected):
                                    err_msg=f"{source} against torch on {where}")
 
 
+def _print_loaded_row(name, batch, sources, calls, repeat):
+    """One row of the --competitor table (see the module docstring)."""
+    quiet = alternating_latencies(calls, repeat)
+    with competing_process():
+        loaded = alternating_latencies(calls, repeat)
+    cells = []
+    for source in sources:
+        if source not in calls:
+            cells.append(f"{'-':>36s}")
+            continue
+        quiet_median = quartiles(quiet[source])[0]
+        median, upper = quartiles(loaded[source])
+        cells.append(f"{quiet_median * 1e6:10.1f}{median * 1e6:10.1f}{upper / median:8.2f}"
+                     f"{median / quiet_median:8.2f}")
+    print(f"{name:10s}{batch:6d}" + "".join(cells))
+    sys.stdout.flush()
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=0, help="tuning trials per kernel")
@@ -204,9 +229,12 @@ def main(argv=None):
                         default=["mlp", "cnn", "encoder", "mlp-int8", "mlp-fp16"])
     parser.add_argument("--sources", nargs="+", default=list(SOURCES), choices=list(SOURCES))
     parser.add_argument("--threads", type=int, default=1,
-                        help="threads for torch and onnxruntime (rvm's kernels use one)")
+                        help="threads for torch, onnxruntime and rvm's kernels")
     parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--competitor", action="store_true",
+                        help="measure each row quiet and with one competing CPU-bound process")
     options = parser.parse_args(argv)
+    rvm.runtime.set_num_threads(options.threads)
 
     import torch
 
@@ -218,8 +246,13 @@ def main(argv=None):
           f"median of {options.repeat} rounds (us per call)")
     sources = options.sources
     ratios = [(a, b) for a, b in RATIOS if a in sources and b in sources]
-    print(f"{'model':10s}{'batch':>6s}" + "".join(f"{s:>13s}" for s in sources)
-          + "".join(f"{a + ' / ' + b:>26s}" for a, b in ratios))
+    if options.competitor:
+        print("per source: quiet median, loaded median (us), loaded q3/median, slowdown "
+              "(loaded / quiet median)")
+        print(f"{'model':10s}{'batch':>6s}" + "".join(f"{s:>36s}" for s in sources))
+    else:
+        print(f"{'model':10s}{'batch':>6s}" + "".join(f"{s:>13s}" for s in sources)
+              + "".join(f"{a + ' / ' + b:>26s}" for a, b in ratios))
     notes = []
     for name in options.models:
         base, _, variant = name.partition("-")
@@ -237,8 +270,11 @@ def main(argv=None):
                     continue
                 runs[source] = run
             check(runs, case, expected)
-            med = alternating_medians({s: functools.partial(run, case.x)
-                                       for s, run in runs.items()}, options.repeat)
+            calls = {s: functools.partial(run, case.x) for s, run in runs.items()}
+            if options.competitor:
+                _print_loaded_row(name, batch, sources, calls, options.repeat)
+                continue
+            med = alternating_medians(calls, options.repeat)
             cells = "".join(f"{med[s] * 1e6:13.1f}" if s in med else f"{'-':>13s}"
                             for s in sources)
             shares = "".join(f"{med[a] / med[b]:26.2f}" if a in med and b in med

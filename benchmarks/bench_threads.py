@@ -3,6 +3,7 @@ each thread with its own VirtualMachine (native engine, which runs C kernels wit
 GIL), every result checked exactly.
 
     python benchmarks/bench_threads.py [--calls 5000] [--batch 16] [--rounds 3] [--trials 32]
+    python benchmarks/bench_threads.py --competitor [--rounds 7]
 
 The model is seed 004's MLP (784-128-10, relu, three TensorIR kernels) at a batch where
 the kernels take nearly all of a call: built untuned (the kernels' naive loop order), and
@@ -19,20 +20,31 @@ two processes forked from this one, one thread each (the same pages of program,
 kernels and weights, and no GIL shared: what the machine gives two callers that
 share nothing but memory); and numpy's matmul of the first layer (one BLAS thread,
 releasing the GIL) in 1 and 2 threads, reading one weight array or a copy each.
+
+``--competitor`` measures rvm's thread pool instead: a kernel whose outer loop is
+parallel (a rows x 256 by 256 x 16 matmul, each output row's reduction serial),
+every call timed on its own, with 1 and 2 threads (``rvm.runtime.set_num_threads``),
+quiet and with one competing CPU-bound process (benchmarks/competitor.py): the
+median, the loaded upper quartile over the loaded median and the slowdown (loaded
+over quiet median).
 """
 import argparse
 import multiprocessing
 import os
 import statistics
+import sys
 import tempfile
 import threading
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy: one BLAS thread per call
 import numpy as np  # noqa: E402
 
 import rvm  # noqa: E402
 from bench_e2e import mlp_module, mlp_params
+from competitor import alternating_latencies, competing_process, quartiles
 from rvm import meta_schedule as ms
 from rvm.driver.relax_build import build
 from rvm.relax.transform.bind_params import BindParams
@@ -140,13 +152,74 @@ def thread_rows(ex, suffix, x, expected, calls):
             for n in (1, 2, 4)}
 
 
+def parallel_matmul(rows, depth=256, cols=16):
+    """A call of a (rows, depth) x (depth, cols) matmul kernel whose row loop is parallel."""
+    from rvm import te
+    from rvm.tir.stmt import ForKind
+
+    a, w = te.placeholder((rows, depth), name="A"), te.placeholder((depth, cols), name="W")
+    r = te.reduce_axis((0, depth), name="r")
+    c = te.compute((rows, cols), lambda i, j: te.sum(a[i, r] * w[r, j], axis=r), name="C")
+    func = te.create_prim_func([a, w, c])
+    func = func.with_body(_parallel_outer(func.body, ForKind.PARALLEL))
+    library = rvm.build(func, target="c")
+    assert "#pragma omp parallel" in library.get_source()
+    kernel = library["main"]
+    rng = np.random.default_rng(rows)
+    args = [rvm.nd.array(rng.random(shape, dtype=np.float32))
+            for shape in ((rows, depth), (depth, cols))]
+    args.append(rvm.nd.empty((rows, cols), "float32"))
+    return lambda: kernel(*args)
+
+
+def _parallel_outer(stmt, kind):
+    """``stmt`` with its outermost For loop turned into a ``kind`` loop."""
+    from rvm.tir.stmt import For
+    from rvm.tir.stmt_functor import StmtMutator
+
+    class Outer(StmtMutator):
+        done = False
+
+        def visit_for_(self, op):
+            if not self.done and isinstance(op, For):
+                self.done = True
+                return op.with_fields(kind=kind)
+            return self._generic(op)
+
+    return Outer().visit(stmt)
+
+
+def pool_table(rounds):
+    """The --competitor table (see the module docstring)."""
+    print(f"parallel matmul kernels (rows x 256 @ 256 x 16), per-call times (us); "
+          f"{rounds} rounds; {os.cpu_count()} cores")
+    print(f"{'rows':>6} {'threads':>8} {'quiet':>9} {'loaded':>9} {'q3/med':>7} {'slowdown':>9}")
+    for rows in (64, 1024):
+        call = parallel_matmul(rows)
+        for count in (1, 2):
+            rvm.runtime.set_num_threads(count)
+            quiet = alternating_latencies({"k": call}, rounds)["k"]
+            with competing_process():
+                loaded = alternating_latencies({"k": call}, rounds)["k"]
+            quiet_median = quartiles(quiet)[0]
+            median, upper = quartiles(loaded)
+            print(f"{rows:>6} {count:>8} {quiet_median * 1e6:>9.1f} {median * 1e6:>9.1f} "
+                  f"{upper / median:>7.2f} {median / quiet_median:>9.2f}")
+    rvm.runtime.set_num_threads(0)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=5000)
     parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--trials", type=int, default=32, help="tuning trials per kernel")
+    parser.add_argument("--competitor", action="store_true",
+                        help="measure the thread pool quiet and next to a CPU-bound process")
     args = parser.parse_args()
+    if args.competitor:
+        pool_table(args.rounds)
+        return
     params = {k: rvm.nd.array(v) for k, v in mlp_params().items()}
 
     ex = build(mlp_module(args.batch), target="c", params=params)

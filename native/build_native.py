@@ -40,6 +40,8 @@ ffibuilder.cdef(
     """
     int rvm_bridge_install(const char* module_name);
     const char* RVMGetLastError(void);
+    int RVMBackendGetNumThreads(void);
+    int RVMBackendSetNumThreads(int n);
     """
 )
 ffibuilder.set_source(

@@ -21,6 +21,7 @@ rule not applying, never an error of the build).
 """
 from rvm.dlight.cpu.rules import RULES
 from rvm.dlight.target import CPUInfo
+from rvm.target.target import Target
 from rvm.tir.function import PrimFunc
 from rvm.tir.schedule.error import ScheduleError
 from rvm.tir.schedule.schedule import Schedule
@@ -69,13 +70,13 @@ def schedule_func(func, rules, info):
 
 def DefaultCPUSchedule(rules=None, info=None):  # noqa: N802  (passes are CamelCase factories)
     """The pass scheduling every PrimFunc without a schedule (module docstring);
-    ``rules`` default to ``rvm.dlight.cpu.rules.RULES``, ``info`` to ``CPUInfo.host()``."""
+    ``rules`` default to ``rvm.dlight.cpu.rules.RULES``, ``info`` to the CPUInfo of the
+    current Target (``relax.build`` enters its target), else of the host."""
     rules = tuple(RULES if rules is None else rules)
-    info = info or CPUInfo.host()
 
     def transform(func, mod, ctx):
         if not isinstance(func, PrimFunc):
             return func
-        return schedule_func(func, rules, info)
+        return schedule_func(func, rules, info or CPUInfo.from_target(Target.current()))
 
     return prim_func_pass(transform, "DefaultCPUSchedule")

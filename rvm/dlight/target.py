@@ -2,12 +2,21 @@
 
 ``CPUInfo.host()`` reads the machine this process runs on (the C compiler is
 driven with ``-march=native``): 64-byte vectors with AVX-512, 32 with AVX,
-16 otherwise, and the cores the process may use.
+16 otherwise, and the cores the process may use. ``CPUInfo.from_target(target)``
+reads a build's Target: the vector width of code compiled with its ``-mcpu`` /
+``-mattr`` flags (asked of the C compiler), and its ``-num-cores``; what the
+target leaves out is the host's.
+
+>>> from rvm.target import Target
+>>> CPUInfo.from_target(Target("llvm -mcpu=haswell -num-cores=1"))
+CPUInfo(vector_bytes=32, cores=1)
 """
 import functools
 import os
 
+from rvm.runtime.compiler import default_compiler
 from rvm.runtime.data_type import DataType
+from rvm.target.target import as_target
 
 
 def _vector_bytes():
@@ -42,6 +51,20 @@ class CPUInfo:
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
             else (os.cpu_count() or 1)
         return CPUInfo(_vector_bytes(), cores)
+
+    @staticmethod
+    def from_target(target, compiler=None):
+        """The CPUInfo of ``target`` (a Target, str or None for the host); ``compiler`` (a
+        rvm.runtime.compiler.Compiler, the default one if None) tells the vector width of
+        its flags."""
+        host = CPUInfo.host()
+        if target is None:
+            return host
+        target = as_target(target)
+        flags = target.compiler_flags()
+        vector_bytes = (compiler or default_compiler()).vector_bytes(flags) if flags \
+            else host.vector_bytes
+        return CPUInfo(vector_bytes, target.num_cores or host.cores)
 
     def lanes(self, dtype):
         """Elements of ``dtype`` (a DataType or its name) in one vector register."""

@@ -53,13 +53,13 @@ def build(mod, target="c", name=None, compiler=None):
     "c", a PythonKernelLibrary ("python_kernels") for target "python". With
     no C compiler installed, target "c" falls back to "python" with a warning.
     """
-    kind = normalize_target(target)
+    target = as_target(target)
     with deep_recursion():
         lowered = lower_module(_prim_func_module(mod, name))
-        if kind == "python":
+        if target.kind.name == "python":
             return build_python(lowered)
         try:
-            return build_c(lowered, compiler)
+            return build_c(lowered, compiler, target)
         except CompilerNotFoundError as err:
             warnings.warn(f"{err}; running kernels with the python reference target instead",
                           RuntimeWarning, stacklevel=2)

@@ -35,10 +35,11 @@ main: parameter 'x' expects float32[2]: dimension 0 expected 2, got 3 (shape [3]
 from rvm.bytecode.builder import ExecBuilder
 from rvm.codegen import byoc as _byoc  # noqa: F401  (registers the example codegens)
 from rvm.codegen.vm.codegen import vm_codegen
-from rvm.driver.build_module import build_kernels, normalize_target
+from rvm.driver.build_module import build_kernels
 from rvm.ir.module import IRModule
 from rvm.relax.function import Function
 from rvm.support.recursion import deep_recursion
+from rvm.target.target import as_target
 from rvm.tir.function import PrimFunc
 from rvm.ir.transform import Pass, get_pipeline
 
@@ -131,7 +132,9 @@ def build(mod, target="c", params=None, pipeline="default", compiler=None, *,
 
     ``target`` selects the kernel backend ("c", the default; "python" for the
     reference kernels; "llvm" is read as "c"); a Target or None (the current
-    Target, else "c") works too. ``params`` maps parameter names of ``main``
+    Target, else "c") works too. A CPU target's ``-mcpu``/``-mattr`` become the C
+    compiler's flags and the default schedules' vector width, its ``-num-cores``
+    their cores and the most threads the kernels' parallel loops use. ``params`` maps parameter names of ``main``
     to arrays bound as constants before lowering. ``pipeline`` (TVM's
     ``relax_pipeline``) is the lowering pipeline's name, a Pass, or None for a
     module already in lowered form. ``compiler`` overrides the C compiler.
@@ -146,14 +149,15 @@ def build(mod, target="c", params=None, pipeline="default", compiler=None, *,
     unused (an executable is one self-contained file).
     """
     pipeline = _tvm_options(pipeline, relax_pipeline, tir_pipeline, exec_mode)
-    kind = normalize_target(target)
+    target = as_target(target)
     mod = _as_module(mod)
     _check_offloaded(mod)
     with deep_recursion():
-        lowered = lower(mod, params, pipeline, default_schedule)
+        with target:  # the default schedules read its vector width and cores
+            lowered = lower(mod, params, pipeline, default_schedule)
         _check_functions(lowered)
         ib = ExecBuilder()
-        kernels = build_kernels(lowered, target=kind, compiler=compiler)
+        kernels = build_kernels(lowered, target=target, compiler=compiler)
         if kernels is not None:
             ib.add_kernel_library(kernels)
         for module in _external_modules(mod, lowered):

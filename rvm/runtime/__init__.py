@@ -26,13 +26,16 @@ from rvm.runtime.packed_func import (
 )
 from rvm.runtime.profiling import BenchmarkResult, time_evaluator
 from rvm.runtime import random as _random  # registers runtime.random.dropout_mask
+from rvm.runtime.threads import config_threadpool, num_threads, set_num_threads
 
 Object = _bridge.Object
 
 __all__ = [
     "Array", "BenchmarkResult", "CSourceModule", "DataType", "Device", "ExampleJSONModule", "Map",
-    "Module", "NDArray", "Object", "ObjectPath", "PackedFunc", "ShapeTuple", "convert", "cpu",
+    "Module", "NDArray", "Object", "ObjectPath", "PackedFunc", "ShapeTuple", "config_threadpool",
+    "convert", "cpu",
     "csource_module_create", "device", "get_global_func", "list_global_func_names",
-    "load_library", "load_module", "native_library_path", "register_func",
-    "register_module_loader", "register_object_type", "remove_global_func", "time_evaluator",
+    "load_library", "load_module", "native_library_path", "num_threads", "register_func",
+    "register_module_loader", "register_object_type", "remove_global_func", "set_num_threads",
+    "time_evaluator",
 ]

@@ -214,6 +214,7 @@ class Compiler:
         self.invocations = 0
         self._fingerprint = None
         self._openmp = None
+        self._vector_bytes = {}
         self._lock = threading.Lock()
 
     @property
@@ -257,11 +258,38 @@ class Compiler:
         default for these CPUs is 256-bit vectors; the reductions of kernels gain ~15%)."""
         return "-mavx512f" in self.fingerprint.split()
 
-    def flags(self, use_openmp=True, include_dirs=()):
+    def vector_bytes(self, target_flags=()):
+        """The SIMD register width code compiled with ``target_flags`` gets (64 with
+        AVX-512, 32 with AVX, else 16), read from the compiler's predefined macros
+        (cached); the host's without target flags."""
+        key = tuple(target_flags)
+        if not key:
+            return 64 if self.wide_vectors else self._macro_vector_bytes(("-march=native",))
+        if key not in self._vector_bytes:
+            self._vector_bytes[key] = self._macro_vector_bytes(key)
+        return self._vector_bytes[key]
+
+    def _macro_vector_bytes(self, target_flags):
+        march = () if any(f.startswith("-march=") for f in target_flags) else ("-march=native",)
+        result = _run([self.cc, *march, *target_flags, "-dM", "-E", "-"], stdin_text="")
+        if result.returncode != 0:
+            raise CompileError(f"the C compiler refuses the target's flags "
+                               f"{' '.join(target_flags)}: {result.stderr.strip()}",
+                               diagnostics=result.stderr)
+        macros = set(re.findall(r"#define (__AVX\w*__)", result.stdout))
+        return 64 if "__AVX512F__" in macros else 32 if "__AVX__" in macros else 16
+
+    def flags(self, use_openmp=True, include_dirs=(), target_flags=()):
         """The flags ``compile`` passes (OpenMP only when asked for and supported; ``-I`` for
-        each of ``include_dirs``)."""
-        flags = list(BASE_FLAGS) + [SIMD_FLAG] + [f"-I{d}" for d in include_dirs]
-        if self.wide_vectors:
+        each of ``include_dirs``; ``target_flags``, a target's CPU flags such as
+        ``-march=haswell`` (Target.compiler_flags), in place of ``-march=native`` when they
+        name an architecture, and after it otherwise)."""
+        target_flags = list(target_flags)
+        base = list(BASE_FLAGS)
+        if any(f.startswith("-march=") for f in target_flags):
+            base.remove("-march=native")
+        flags = base + target_flags + [SIMD_FLAG] + [f"-I{d}" for d in include_dirs]
+        if self.vector_bytes(target_flags) == 64:
             flags.append(WIDE_VECTOR_FLAG)
         if use_openmp and self.openmp:
             flags.append(OPENMP_FLAG)
@@ -277,14 +305,15 @@ class Compiler:
                              headers)
         return cache_key("rvm-c-kernels", FORMAT_VERSION, self.fingerprint, flags, source)
 
-    def lookup(self, source, use_openmp=True, include_dirs=()):
+    def lookup(self, source, use_openmp=True, include_dirs=(), target_flags=()):
         """The cached library for ``source``, or None; never runs the compiler on the source."""
-        flags = self.flags(use_openmp, include_dirs)
+        flags = self.flags(use_openmp, include_dirs, target_flags)
         key = self.cache_key(source, flags, include_dirs)
         path = self.cache.get(key, ".so")
         return CompiledLibrary(path, key, True) if path is not None else None
 
-    def compile(self, source, use_openmp=True, include_dirs=(), untrusted=False):
+    def compile(self, source, use_openmp=True, include_dirs=(), untrusted=False,
+                target_flags=()):
         """Compiles ``source`` to a shared object (or finds it in the cache): a CompiledLibrary.
 
         ``include_dirs`` are searched for ``#include``s (rvm's runtime headers, for
@@ -294,9 +323,10 @@ class Compiler:
         (CompileLimitError names the limit hit), its errors show only diagnostics
         about the source itself, never included files, and its object, compiled
         or found in the cache, must pass ``elf_check.check_object``
-        (UnsafeObjectError otherwise).
+        (UnsafeObjectError otherwise). ``target_flags`` are a target's CPU flags (see
+        ``flags``).
         """
-        flags = self.flags(use_openmp, include_dirs)
+        flags = self.flags(use_openmp, include_dirs, target_flags)
         key = self.cache_key(source, flags, include_dirs)
         with self._lock:
             path = self.cache.get(key, ".so")

@@ -88,15 +88,17 @@ class KernelLibrary(Module):
 
     @classmethod
     def from_source(cls, source, functions, compiler=None, use_openmp=True, tir=None,
-                    untrusted=False):
+                    untrusted=False, target_flags=()):
         """Compiles (or finds in the cache) ``source``; ``functions`` is a name list or a
         {name: symbol} dict (a list means symbols ``kernel_symbol(name)``). ``tir`` is the
         serialized TIR the source was generated from (kept for saving); ``untrusted``
-        compiles under limits (see Compiler.compile)."""
+        compiles under limits, ``target_flags`` are a target's CPU flags (see
+        Compiler.compile)."""
         if not isinstance(functions, dict):
             functions = {name: kernel_symbol(name) for name in functions}
         compiler = compiler or default_compiler()
-        library = compiler.compile(source, use_openmp=use_openmp, untrusted=untrusted)
+        library = compiler.compile(source, use_openmp=use_openmp, untrusted=untrusted,
+                                   target_flags=target_flags)
         return cls(source, functions, library, compiler, use_openmp, tir)
 
     def _get_own_function(self, name):

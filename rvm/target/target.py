@@ -4,7 +4,10 @@ A target is a kind (``llvm``, ``c``, ``python``) plus typed attributes. Our
 kernels are C compiled by the system compiler, so ``llvm`` and ``c`` both
 mean native code for this machine; ``python`` is the reference
 interpreter. The attributes a tuner or code generator reads (``num-cores``,
-``mcpu``, ``mattr``...) are parsed, typed and checked here once.
+``mcpu``, ``mattr``...) are parsed, typed and checked here once. ``relax.build``
+carries the Target to the code generator: ``-mcpu``/``-mattr`` become the C
+compiler's flags (``compiler_flags``) and set the vector width the default
+schedules use, ``-num-cores`` caps the threads of the kernels' parallel loops.
 
 >>> t = Target("llvm -mcpu=skylake --num-cores=4")
 >>> t.kind.name, t.attrs["num-cores"], t.mcpu
@@ -12,6 +15,7 @@ interpreter. The attributes a tuner or code generator reads (``num-cores``,
 >>> str(t)
 'llvm -keys=cpu -mcpu=skylake -num-cores=4'
 """
+import re
 import shlex
 import threading
 
@@ -72,6 +76,8 @@ KINDS = {
 }
 
 _CURRENT = threading.local()
+_CPU_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+_FEATURE = re.compile(r"[+-][A-Za-z0-9][A-Za-z0-9_.-]*")
 
 
 def _parse_text(text):
@@ -156,6 +162,32 @@ class Target:
     def num_cores(self):
         """The ``-num-cores`` attribute (None when absent: use every core)."""
         return self.attrs.get("num-cores")
+
+    def compiler_flags(self):
+        """The C compiler flags of the target's CPU: ``-march=<mcpu>`` (none for "" or
+        "native": the host's, ``-march=native``) and one ``-m<feature>`` / ``-mno-<feature>``
+        per ``+feature`` / ``-feature`` of ``-mattr``.
+
+        >>> Target("llvm -mcpu=haswell -mattr=+fma,-avx512f").compiler_flags()
+        ['-march=haswell', '-mfma', '-mno-avx512f']
+        """
+        if self.kind.name == "python":
+            return []
+        flags = []
+        mcpu = self.mcpu
+        if mcpu and mcpu != "native":
+            if not _CPU_NAME.fullmatch(mcpu):
+                raise ValueError(f"target attribute 'mcpu' expects a CPU name such as "
+                                 f"'haswell' or 'znver3', got {mcpu!r}")
+            flags.append(f"-march={mcpu}")
+        for feature in self.mattr:
+            if not _FEATURE.fullmatch(feature):
+                raise ValueError(f"target attribute 'mattr' expects features written "
+                                 f"'+name' or '-name' (such as '+avx2,-avx512f'), got "
+                                 f"{feature!r}")
+            name = feature[1:].lower()
+            flags.append(f"-m{name}" if feature[0] == "+" else f"-mno-{name}")
+        return flags
 
     def export(self):
         """The target as a dict (``Target(t.export())`` is ``t`` again)."""

@@ -19,7 +19,8 @@ def test_mlp_digits_example_runs(tmp_path):
     assert "rvm VM test accuracy" in out.stdout
     assert "reloaded: identical results" in out.stdout
     assert "same predictions" in out.stdout
-    assert "tuned/numpy" in out.stdout and "batch 450" in out.stdout
+    assert "default/numpy" in out.stdout and "tuned/numpy" in out.stdout
+    assert "batch 450" in out.stdout
     records = (work_dir / "database_tuning_record.json").read_text()
     # 4 trials of each of 4 kernels (and lines adding times of each one's best, measured
     # again at the end of the run)

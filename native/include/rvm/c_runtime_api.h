@@ -217,6 +217,23 @@ RVM_DLL int RVMBackendWorkspaceError(RVMKernelContext* ctx, const char* kernel);
 RVM_DLL int RVMBackendKernelStopped(RVMKernelContext* ctx, const char* kernel, int64_t polls,
                                     int64_t cap);
 
+/* ---- the thread count of kernels' parallel loops ----
+ *
+ * Every parallel region of a generated kernel runs on at most RVMBackendGetNumThreads()
+ * threads (fewer when the build's target caps it with -num-cores, or when the loop has
+ * fewer iterations). RVMBackendSetNumThreads(n) sets it for the process; 0 restores the
+ * default, the number of CPUs the process may run on. Returns -1 (and sets the last
+ * error) when n is negative or above RVM_MAX_THREADS. */
+#define RVM_MAX_THREADS 1024
+RVM_DLL int RVMBackendGetNumThreads(void);
+RVM_DLL int RVMBackendSetNumThreads(int n);
+/* Runs fn(data) on up to num_threads threads of rvm's pool, the caller among them, and
+ * returns when every thread that entered fn has left it. fn must complete the work
+ * whichever number of threads runs it (kernels' chunk loops do): a worker that starts
+ * late does not enter a job the others have finished. Generated kernels reach it through
+ * their own GOMP_parallel, which the C compiler calls for an OpenMP parallel region. */
+RVM_DLL void RVMBackendParallelLaunch(void (*fn)(void*), void* data, unsigned num_threads);
+
 #define RVM_STR_CONCAT_(a, b) a##b
 #define RVM_STR_CONCAT(a, b) RVM_STR_CONCAT_(a, b)
 

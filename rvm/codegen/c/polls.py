@@ -17,17 +17,29 @@ loop's own iterations would run on.
 
 When a poll fires, serial code returns the error at once (freeing live
 workspaces). A parallel loop becomes an OpenMP region that shares the
-iterations out itself, one contiguous block per thread as ``schedule(static)``
-does, so a thread whose poll fires leaves its block (``break``, level by level
-through the loops nested in it); each thread counts its polls in a private
-copy summed at the end of the region (``reduction(+:rvm_polls)``), and the
-kernel reports after it.
+iterations out itself: they are cut into contiguous chunks (up to
+``CHUNKS_PER_THREAD`` per thread) that the team's threads take in turn from a
+shared counter, so a thread that starts late (descheduled by another process)
+finds its share taken by the others instead of holding the loop up (the
+region runs on rvm's thread pool, which does not wait for a thread that has
+not entered it: native/src/thread_pool.c). Which
+thread runs a chunk never changes a result: a parallel loop's iterations are
+independent and each runs its body as a serial loop would. A thread whose poll
+fires leaves its chunk (``break``, level by level through the loops nested in
+it) and takes no other; each thread counts its polls in a private copy summed
+at the end of the region (``reduction(+:rvm_polls)``), and the kernel reports
+after it. The team's size is the runtime's thread count
+(``RVMBackendGetNumThreads``, rvm.runtime.threads), capped by the target's
+``-num-cores`` and by the number of iterations.
 """
 from rvm.codegen.c.prologue import c_string
 from rvm.tir import expr as E
 from rvm.tir.stmt import For, ForKind, While
 
 STRIP = 1 << 16  # iterations of an innermost loop between two polls
+CHUNKS_PER_THREAD = 8  # chunks of a parallel loop per thread of its team (rvm_chunks)
+# PrimFunc attribute: the most threads its parallel loops use (the build target's -num-cores).
+NUM_CORES_ATTR = "rvm.num_cores"
 # Internal switch for measuring what polls cost (benchmarks/bench_kernel_polls.py): False
 # emits kernels without polls or strips, which the VM's step and time limits cannot stop.
 ENABLED = True
@@ -113,25 +125,38 @@ class PollMixin:
             self.emit(f"if ({test}) {self.stopped()}")
 
     def open_parallel_region(self, ctype, start, end, var):
-        """Opens the OpenMP region of a parallel loop over [start, end) and shares its
-        iterations out as ``schedule(static)`` does (one contiguous block per thread), so a
-        thread whose poll fires can leave its block; returns the C bounds of the block."""
+        """Opens the OpenMP region of a parallel loop over [start, end) and opens the loop
+        over the chunks its threads take in turn (see the module docstring), so a thread
+        whose poll fires can leave; returns the C bounds of the chunk. The team has
+        ``rvm_team`` threads: the runtime's thread count, capped by ``self.max_threads``
+        (the target's -num-cores, 0 for none) and by the iterations."""
         self.polls += 1  # the region's reduction clause names rvm_polls
         self.uses_context = True
-        self.lines.append("#pragma omp parallel reduction(+:rvm_polls)")
+        lo, hi, n, team, chunk, next_, first, last = (
+            f"rvm_{k}_{var}" for k in ("lo", "hi", "n", "team", "chunk", "next", "first",
+                                       "last"))
         self.emit("{")
         self.indent += 1
-        lo, hi, n, chunk, first, last = (f"rvm_{k}_{var}" for k in
-                                         ("lo", "hi", "n", "chunk", "first", "last"))
         self.emit(f"const int64_t {lo} = (int64_t)({start}), {hi} = (int64_t)({end});")
         self.emit(f"const uint64_t {n} = {hi} > {lo} ? (uint64_t){hi} - (uint64_t){lo} : 0;")
-        self.emit(f"const uint64_t {chunk} = {n} / (uint64_t)rvm_omp_threads() + "
-                  f"({n} % (uint64_t)rvm_omp_threads() != 0);")
-        self.emit(f"const uint64_t {first} = (uint64_t)rvm_omp_thread() * {chunk} < {n} ? "
-                  f"(uint64_t)rvm_omp_thread() * {chunk} : {n};")
-        self.emit(f"const uint64_t {last} = {n} - {first} > {chunk} ? {first} + {chunk} : {n};")
+        self.emit(f"const int {team} = rvm_team({n}, {int(self.max_threads)});")
+        self.emit(f"const uint64_t {chunk} = rvm_chunk_size({n}, {team});")
+        self.emit(f"uint64_t {next_} = 0;  /* the next chunk to take, shared by the team */")
+        self.lines.append(f"#pragma omp parallel num_threads({team}) if({team} > 1) "
+                          "reduction(+:rvm_polls)")
+        self.emit("{")
+        self.emit(f"  uint64_t {first}, {last};")
+        self.emit(f"  while (!RVM_STOPPED() && rvm_take_chunk(&{next_}, {n}, {chunk}, &{first}, "
+                  f"&{last})) {{")
+        self.indent += 2
         return (f"({ctype})(int64_t)((uint64_t){lo} + {first})",
                 f"({ctype})(int64_t)((uint64_t){lo} + {last})")
+
+    def close_parallel_region(self):
+        """Closes what open_parallel_region opened (the chunk loop, the region, the block)."""
+        for _ in range(3):
+            self.indent -= 1
+            self.emit("}")
 
     def open_strips(self, ctype, start, end, var):
         """Opens the strip loop of an innermost loop over [start, end); returns the C bounds

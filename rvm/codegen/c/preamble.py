@@ -6,6 +6,7 @@ parts of ``c_runtime_api.h`` and ``dlpack.h`` that kernels use; a test checks
 their layout against the real headers.
 """
 from rvm.codegen.c.narrow import render_narrow_helpers
+from rvm.codegen.c.polls import CHUNKS_PER_THREAD
 from rvm.runtime.dtype_table import BASE_TYPES
 
 ABI_DECLARATIONS = r"""
@@ -62,6 +63,7 @@ extern void RVMBackendFreeWorkspace(RVMKernelContext* ctx, void* ptr);
 extern int RVMBackendWorkspaceError(RVMKernelContext* ctx, const char* kernel);
 extern int RVMBackendKernelStopped(RVMKernelContext* ctx, const char* kernel, int64_t polls,
                                    int64_t cap);
+extern int RVMBackendGetNumThreads(void);
 """
 
 HELPERS_TEMPLATE = r"""
@@ -154,14 +156,42 @@ static inline int rvm_oob_hit(int* flag, int code) {
   return 0;
 }
 #ifdef _OPENMP
-extern int omp_get_num_threads(void);
-extern int omp_get_thread_num(void);
-#define rvm_omp_threads() omp_get_num_threads()
-#define rvm_omp_thread() omp_get_thread_num()
-#else
-#define rvm_omp_threads() 1
-#define rvm_omp_thread() 0
+/* The C compiler outlines a parallel region into fn(data) and calls GOMP_parallel: this
+ * kernel library's own, which runs it on rvm's thread pool instead of libgomp's. */
+extern void RVMBackendParallelLaunch(void (*fn)(void*), void* data, unsigned num_threads);
+__attribute__((visibility("hidden"))) void GOMP_parallel(void (*fn)(void*), void* data,
+                                                         unsigned num_threads, unsigned flags) {
+  (void)flags;
+  RVMBackendParallelLaunch(fn, data, num_threads);
+}
 #endif
+/* A parallel loop's team: the runtime's thread count, capped by the build's (cap > 0) and
+ * by the n iterations; and the chunks its threads take in turn (rvm/codegen/c/polls.py). */
+static inline int rvm_team(uint64_t n, int cap) {
+#ifdef _OPENMP
+  int team = RVMBackendGetNumThreads();
+  if (cap > 0 && cap < team) team = cap;
+  if ((uint64_t)team > n) team = (int)n;
+  return team < 1 ? 1 : team;
+#else
+  (void)n; (void)cap;
+  return 1;
+#endif
+}
+static inline uint64_t rvm_chunk_size(uint64_t n, int team) {
+  uint64_t chunks = team > 1 ? (uint64_t)team * %(chunks_per_thread)d : 1;
+  if (chunks > n) chunks = n > 0 ? n : 1;
+  return n / chunks + (n % chunks != 0);
+}
+/* Takes the next chunk [*first, *last) of n iterations; 0 when none is left. */
+static inline int rvm_take_chunk(uint64_t* next, uint64_t n, uint64_t chunk, uint64_t* first,
+                                 uint64_t* last) {
+  const uint64_t index = __atomic_fetch_add(next, 1, __ATOMIC_RELAXED);
+  if (chunk == 0 || index > (n - 1) / chunk) return 0; /* chunk >= 1 implies n >= 1 */
+  *first = index * chunk; /* <= n - 1: no overflow */
+  *last = n - *first > chunk ? *first + chunk : n;
+  return 1;
+}
 /* A kernel loop's poll: one more against the run's step budget, and the cancel flag. */
 #define RVM_POLL() RVM_UNLIKELY(++rvm_polls > rvm_poll_cap || \
                                 __atomic_load_n(&rvm_ctx->cancel, __ATOMIC_RELAXED) != 0)
@@ -223,7 +253,8 @@ def _dtype_name_function():
             "  return buf;\n}\n")
 
 
-HELPERS = HELPERS_TEMPLATE.replace("%(dtype_name)s", _dtype_name_function())
+HELPERS = HELPERS_TEMPLATE.replace("%(dtype_name)s", _dtype_name_function()).replace(
+    "%(chunks_per_thread)d", str(CHUNKS_PER_THREAD))
 
 
 def render_preamble(use_openmp):

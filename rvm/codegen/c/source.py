@@ -16,11 +16,14 @@ from rvm.codegen.c.narrow import cast, is_narrow
 from rvm.codegen.c.memory import STACK_TOTAL_BYTES, MemoryMixin
 from rvm.codegen.c.packed import PackedCallMixin
 from rvm.codegen.c import polls as POLLS
-from rvm.codegen.c.polls import PollMixin, contains_loop, is_small_tile, needs_strips
+from rvm.codegen.c.polls import (
+    NUM_CORES_ATTR, PollMixin, contains_loop, is_small_tile, needs_strips,
+)
 from rvm.codegen.c.preamble import render_preamble
 from rvm.codegen.c.prologue import c_string, render_prologue
 from rvm.codegen.c.kernel_signature import KernelSignature
 from rvm.runtime.kernel_library import kernel_symbol
+from rvm.runtime.threads import MAX_THREADS
 from rvm.tir import expr as E
 from rvm.tir.stmt import ForKind
 
@@ -32,7 +35,9 @@ SIMD_REDUCTION = "rvm.simd_reduction"
 class CEmitter(MemoryMixin, PackedCallMixin, PollMixin, CExprPrinter):
     """Renders one lowered PrimFunc as a packed C function.
 
-    ``helpers`` (shared by the translation unit) collects the typed min/max
+    A parallel loop runs on at most the function's ``NUM_CORES_ATTR`` threads (set
+    from the target's -num-cores at build). ``helpers`` (shared by the translation
+    unit) collects the typed min/max
     helpers and the packed-function handle caches the kernel needs. Buffer
     accesses are proven in bounds or guarded (see memory.py); ``safe`` also
     refuses calls other than intrinsics and registered packed functions.
@@ -46,6 +51,7 @@ class CEmitter(MemoryMixin, PackedCallMixin, PollMixin, CExprPrinter):
         self.noalias = bool(func.get_attr("tir.noalias", False))
         self.heap = []
         self.in_parallel = 0
+        self.max_threads = _max_threads(name, func)
         self.lines = []
         self.indent = 1
 
@@ -213,7 +219,9 @@ class CEmitter(MemoryMixin, PackedCallMixin, PollMixin, CExprPrinter):
         self.in_simd -= simd
         self.in_parallel -= parallel
         self.emit("}")
-        if region or strips:
+        if region:
+            self.close_parallel_region()
+        elif strips:
             self.indent -= 1
             self.emit("}")
         left_early = simd and self.polls > polls_before and not (self.in_parallel or self.in_simd)
@@ -259,6 +267,19 @@ class CEmitter(MemoryMixin, PackedCallMixin, PollMixin, CExprPrinter):
         return "\n".join([head] + ["  " + line for line in entry] + self.lines
                          + ["  " + line for line in flag_tail + self.context_exit_lines()]
                          + ["  return 0;", "}"])
+
+
+def _max_threads(name, func):
+    """The thread cap of ``func``'s parallel loops: its NUM_CORES_ATTR (the build target's
+    -num-cores), 0 when it has none."""
+    value = func.get_attr(NUM_CORES_ATTR, 0)
+    if isinstance(value, E.IntImm):
+        value = value.value
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_THREADS:
+        raise CodegenError(f"kernel '{name}': attribute '{NUM_CORES_ATTR}' expects an int "
+                           f"from 0 to {MAX_THREADS} (threads of its parallel loops), got "
+                           f"{value!r}")
+    return value
 
 
 def _is_zero(e):

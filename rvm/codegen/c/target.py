@@ -1,8 +1,11 @@
 """The "c" target: lowered PrimFuncs -> one C translation unit -> a KernelLibrary."""
+from rvm.codegen.c.polls import NUM_CORES_ATTR
 from rvm.codegen.c.source import render_c_source
 from rvm.codegen.c.kernel_signature import kernel_functions
 from rvm.runtime.compiler import default_compiler
 from rvm.runtime.kernel_library import KernelLibrary
+from rvm.runtime.threads import MAX_THREADS
+from rvm.target.target import as_target
 from rvm.support.recursion import deep_recursion
 from rvm.tir.analysis.verify_untrusted import verify_untrusted
 from rvm.tir.serialize import load_prim_funcs, save_prim_funcs
@@ -33,15 +36,34 @@ def kernel_source(mod, compiler=None):
     return render_c_source(funcs, use_openmp), [name for name, _ in funcs], use_openmp
 
 
-def build_c(mod, compiler=None):
-    """Compiles the lowered PrimFuncs of ``mod`` into a KernelLibrary (through the disk cache).
+def with_num_cores(funcs, num_cores):
+    """``funcs`` ((name, PrimFunc) pairs) with ``NUM_CORES_ATTR`` set to ``num_cores`` (the
+    most threads their parallel loops use; the saved TIR keeps it), or as they are for
+    None."""
+    if num_cores is None:
+        return funcs
+    if isinstance(num_cores, bool) or not isinstance(num_cores, int) \
+            or not 1 <= num_cores <= MAX_THREADS:
+        raise ValueError(f"target attribute 'num-cores' expects 1 to {MAX_THREADS} cores, got "
+                         f"{num_cores!r}")
+    return [(name, func.with_attr(NUM_CORES_ATTR, num_cores)) for name, func in funcs]
+
+
+def build_c(mod, compiler=None, target=None):
+    """Compiles the lowered PrimFuncs of ``mod`` into a KernelLibrary (through the disk cache)
+    for ``target`` (a CPU Target, None for the host): its ``-mcpu``/``-mattr`` are the
+    compiler's CPU flags, its ``-num-cores`` caps the threads of parallel loops.
 
     The library keeps the serialized lowered TIR, from which loading regenerates it.
     """
     compiler = compiler or default_compiler()
-    source, names, use_openmp = kernel_source(mod, compiler)
-    tir = save_prim_funcs(kernel_functions(mod))
-    return KernelLibrary.from_source(source, names, compiler, use_openmp, tir=tir)
+    target = as_target(target)
+    funcs = with_num_cores(kernel_functions(mod), target.num_cores)
+    use_openmp = any(_has_parallel_loop(f) for _, f in funcs) and compiler.openmp
+    source = render_c_source(funcs, use_openmp)
+    return KernelLibrary.from_source(source, [name for name, _ in funcs], compiler, use_openmp,
+                                     tir=save_prim_funcs(funcs),
+                                     target_flags=target.compiler_flags())
 
 
 def _packed_callees(funcs):

@@ -56,10 +56,12 @@ def test_an_innermost_loop_of_unknown_extent_is_strip_mined_and_exact(n):
     np.testing.assert_array_equal(b.numpy(), a * 2)
 
 
-def test_a_parallel_loop_shares_blocks_out_and_stays_exact():
+def test_a_parallel_loop_shares_chunks_out_and_stays_exact():
     func = set_loop_kind(_elementwise((67, 5)), "i0", ForKind.PARALLEL)
     body = _kernel_body(func)
-    assert "#pragma omp parallel reduction(+:rvm_polls)" in body
+    assert "#pragma omp parallel num_threads(rvm_team_i0) if(rvm_team_i0 > 1) " \
+        "reduction(+:rvm_polls)" in body
+    assert "rvm_take_chunk(&rvm_next_i0, " in body
     assert "if (RVM_POLL()) break;" in body and "RVM_STOPPED()" in body
     f = rvm.build(func, target="c")["main"]
     a = np.arange(67 * 5, dtype="float32").reshape(67, 5)

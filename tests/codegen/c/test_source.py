@@ -34,7 +34,8 @@ def test_loop_kinds_become_pragmas():
                          ForKind.VECTORIZED)
     src = _source(func)
     # a parallel loop is a region whose threads share its iterations out (see rvm.codegen.c.polls)
-    assert "#pragma omp parallel reduction(+:rvm_polls)" in src and "#pragma omp simd" in src
+    assert "reduction(+:rvm_polls)" in src and "#pragma omp simd" in src
+    assert "#pragma omp parallel num_threads(rvm_team_i) if(rvm_team_i > 1)" in src
     unrolled = _source(set_loop_kind(_elementwise(), "j", ForKind.UNROLLED))
     assert "#pragma GCC unroll 8" in unrolled
 
