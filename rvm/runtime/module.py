@@ -2,11 +2,24 @@
 
 A module resolves a name among its own functions first, then among the
 modules it imports. Modules that can be saved into an executable implement
-``save_to_bytes`` and register a loader for their ``type_key``.
+``save_to_bytes`` and register a loader for their ``type_key``: with
+``register_module_loader``, or as TVM does, as the global function
+``runtime.module.loadbinary_<type_key>`` (or ``module.loadbinary_<type_key>``)
+taking the saved bytes. A global function registered that way wins over a
+loader of rvm's own for the same type, with a warning naming both.
 """
+import warnings
+
+from rvm.runtime.packed_func import get_global_func
 from rvm.runtime.profiling import time_evaluator as _time_evaluator
 
 _LOADERS = {}
+# The global-function names of a loader of type_key, in the order they are looked up.
+LOADBINARY_PREFIXES = ("runtime.module.loadbinary_", "module.loadbinary_")
+
+
+class ModuleLoaderClash(UserWarning):
+    """A module type has both a loader of rvm's own and a global ``loadbinary`` function."""
 
 
 class Module:
@@ -80,15 +93,42 @@ def register_module_loader(type_key, loader, takes_trust=False):
     _LOADERS[type_key] = (loader, takes_trust)
 
 
+def _global_loaders(type_key):
+    """[(name, function)] of the registered ``loadbinary`` global functions of type_key."""
+    found = []
+    for prefix in LOADBINARY_PREFIXES:
+        func = get_global_func(prefix + type_key, allow_missing=True)
+        if func is not None:
+            found.append((prefix + type_key, func))
+    return found
+
+
 def load_module_from_bytes(type_key, data, trust_native=False):
     """Rebuilds a module saved by ``save_to_bytes``; ValueError for an unknown type_key.
 
-    ``trust_native=True`` lets loaders of native code run code the bytes carry
-    (hand-written C); without it they refuse it.
+    A global function ``runtime.module.loadbinary_<type_key>`` (then
+    ``module.loadbinary_<type_key>``) loads it when registered, given the bytes; it wins
+    over a loader of rvm's own (``register_module_loader``), with a ModuleLoaderClash
+    warning. ``trust_native=True`` lets rvm's loaders of native code run code the bytes
+    carry (hand-written C); without it they refuse it.
     """
     entry = _LOADERS.get(type_key)
+    registered = _global_loaders(type_key)
+    if registered:
+        (name, func), others = registered[0], [n for n, _ in registered[1:]]
+        if entry is not None or others:
+            shadowed = others + (["rvm's built-in loader"] if entry is not None else [])
+            warnings.warn(f"runtime module type '{type_key}' is loaded by the global function "
+                          f"'{name}', not by {' or '.join(shadowed)}",
+                          ModuleLoaderClash, stacklevel=2)
+        module = func(bytes(data))
+        if not isinstance(module, Module):
+            raise TypeError(f"'{name}' must return an rvm.runtime.Module, got "
+                            f"{type(module).__name__}")
+        return module
     if entry is None:
         raise ValueError(f"no loader for runtime module type '{type_key}'; "
-                         f"known: {', '.join(sorted(_LOADERS)) or 'none'}")
+                         f"known: {', '.join(sorted(_LOADERS)) or 'none'}; or register the "
+                         f"global function 'runtime.module.loadbinary_{type_key}'")
     loader, takes_trust = entry
     return loader(data, trust_native=trust_native) if takes_trust else loader(data)
