@@ -30,9 +30,31 @@ class Module:
     """
 
     type_key = "module"
+    # The name of the module's entry function (TVM's "__tvm_main__"): ``mod(*args)`` calls it.
+    entry_name = "__rvm_main__"
 
     def __init__(self):
         self.imported_modules = []
+
+    def _entry_function_name(self):
+        """The function ``entry_name`` stands for: the module's only own function, else its
+        ``main``; ValueError otherwise."""
+        names = list(self._own_function_names())
+        if len(names) == 1:
+            return names[0]
+        if "main" in names:
+            return "main"
+        raise ValueError(f"module '{self.type_key}' has no entry function: it has "
+                         f"{len(names)} functions ({', '.join(sorted(names)) or 'none'}) and "
+                         f"none named 'main'; call one by name, mod[name]")
+
+    def __call__(self, *args):
+        """Calls the entry function (``mod[mod.entry_name](*args)``)."""
+        return self.get_function(self.entry_name)(*args)
+
+    def get_function_list(self):
+        """The names of the module's own functions (TVM's ``get_function_list``)."""
+        return list(self._own_function_names())
 
     def _get_own_function(self, name):
         return None
@@ -41,7 +63,10 @@ class Module:
         return []
 
     def get_function(self, name, allow_missing=False):
-        """The function ``name`` of this module or its imports; ValueError if absent."""
+        """The function ``name`` of this module or its imports; ValueError if absent.
+        ``entry_name`` names the entry function."""
+        if name == self.entry_name and self._get_own_function(name) is None:
+            name = self._entry_function_name()
         func = self._get_own_function(name)
         if func is None:
             for mod in self.imported_modules:
