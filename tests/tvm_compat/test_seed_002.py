@@ -341,3 +341,60 @@ def test_runtime_module_loadbinary_of_a_new_type(tmp_path):
         for name in ("runtime.module.loadbinary_seed_accel", "module.loadbinary_seed_accel"):
             if rvm.get_global_func(name, allow_missing=True) is not None:
                 rvm.runtime.remove_global_func(name)
+
+
+SUBGRAPH_0 = """subgraph_0
+input 0 10 10
+input 1 10 10
+input 2 10 10
+input 3 10 10
+add 4 inputs: 0 1 shape: 10 10
+sub 5 inputs: 4 2 shape: 10 10
+mul 6 inputs: 5 3 shape: 10 10
+"""
+
+
+@pytest.fixture
+def seed_examplejson_globals():
+    """The seed's registrations of its ExampleJSON runtime, removed after the test."""
+    def Create(path):
+        with open(path) as filep:
+            return ExampleJsonModule(filep.read())
+    names = {"module.examplejson_module_create": lambda code: ExampleJsonModule(code),
+             "module.loadfile_examplejson": Create}
+    for name, func in names.items():
+        rvm.register_func(name, func)
+    yield
+    for name in names:
+        rvm.runtime.remove_global_func(name)
+
+
+def test_examplejson_module_from_a_file_and_from_code(tmp_path, seed_examplejson_globals):
+    path = tmp_path / "mysubgraph.examplejson"
+    path.write_text(SUBGRAPH_0)
+    a, b, c, d = _inputs(3)
+    for mod in (rvm.runtime.load_module(str(path), "examplejson"),
+                rvm.runtime.load_module(str(path)),  # the extension names the format
+                rvm.get_global_func("module.examplejson_module_create")(SUBGRAPH_0)):
+        assert isinstance(mod, ExampleJsonModule)
+        out = rvm.nd.empty((10, 10), "float32")
+        mod["subgraph_0"](a, b, c, d, out)
+        np.testing.assert_allclose(out.numpy(), (a + b - c) * d, rtol=1e-6)
+
+
+def test_load_module_by_format_refuses_what_it_cannot_load(tmp_path):
+    path = tmp_path / "mysubgraph.examplejson"
+    path.write_text(SUBGRAPH_0)
+    with pytest.raises(ValueError, match="load_module: no loader for format 'examplejson': "
+                                         "register the global function "
+                                         "'runtime.module.loadfile_examplejson'"):
+        rvm.runtime.load_module(str(path), "examplejson")
+    with pytest.raises(ValueError, match="is not a known module file"):
+        rvm.runtime.load_module(str(path))
+    rvm.register_func("runtime.module.loadfile_examplejson", lambda p: open(p).read())
+    try:
+        with pytest.raises(TypeError, match="'runtime.module.loadfile_examplejson' must return "
+                                            "an rvm.runtime.Module, got str"):
+            rvm.runtime.load_module(str(path), "examplejson")
+    finally:
+        rvm.runtime.remove_global_func("runtime.module.loadfile_examplejson")
