@@ -66,7 +66,12 @@ class Module:
         """The function ``name`` of this module or its imports; ValueError if absent.
         ``entry_name`` names the entry function."""
         if name == self.entry_name and self._get_own_function(name) is None:
-            name = self._entry_function_name()
+            try:
+                name = self._entry_function_name()
+            except ValueError:
+                if allow_missing:
+                    return None
+                raise
         func = self._get_own_function(name)
         if func is None:
             for mod in self.imported_modules:

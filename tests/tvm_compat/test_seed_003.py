@@ -90,6 +90,7 @@ def test_module_without_entry_says_which_functions_it_has():
     with pytest.raises(ValueError, match="module 'c_kernels' has no entry function: it has 2 "
                                          r"functions \(first, second\) and none named 'main'"):
         mod(rvm.nd.empty((4,), "float32"))
+    assert mod.entry_name not in mod and "first" in mod
     a = rvm.nd.empty((4,), "float32")
     mod["second"](a)
     np.testing.assert_array_equal(a.numpy(), np.full(4, 2.0))
