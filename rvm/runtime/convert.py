@@ -2,6 +2,7 @@
 import numpy as np
 
 from rvm.runtime.container import Array, Int, Map
+from rvm.runtime.module import Module
 from rvm.runtime.packed_func import PackedFunc
 
 
@@ -27,6 +28,6 @@ def convert(value):
         return Map({k: convert(v) for k, v in value.items()})
     if isinstance(value, np.generic):
         return value.item()
-    if callable(value) and not isinstance(value, PackedFunc) and not isinstance(value, type):
+    if callable(value) and not isinstance(value, (PackedFunc, Module, type)):
         return PackedFunc(value)
     return value

@@ -10,7 +10,7 @@ loader of rvm's own for the same type, with a warning naming both.
 """
 import warnings
 
-from rvm.runtime.packed_func import get_global_func
+from rvm.runtime.packed_func import get_global_func, register_object_type
 from rvm.runtime.profiling import time_evaluator as _time_evaluator
 
 _LOADERS = {}
@@ -22,6 +22,7 @@ class ModuleLoaderClash(UserWarning):
     """A module type has both a loader of rvm's own and a global ``loadbinary`` function."""
 
 
+@register_object_type  # passed through packed calls as itself, though callable
 class Module:
     """Base class of runtime modules.
 

@@ -4,6 +4,7 @@ Python function called from C++) and a function registered from Python, fetched 
 ``rvm.nd.Function``. The listings of TVM's C++ internals (TypedPackedFunc, TVMFuncGetGlobal
 through ctypes) are not user code and are not here."""
 import ctypes
+import shutil
 import subprocess
 
 import pytest
@@ -43,6 +44,7 @@ int call_py_func(PyCFunc f, int a, int b) {
 """
 
 
+@pytest.mark.skipif(shutil.which("c++") is None, reason="no C++ compiler installed")
 def test_ctypes_warm_up(tmp_path, monkeypatch):
     (tmp_path / "test.h").write_text(TEST_H)
     (tmp_path / "test.cc").write_text(TEST_CC)

@@ -94,3 +94,10 @@ def test_module_without_entry_says_which_functions_it_has():
     a = rvm.nd.empty((4,), "float32")
     mod["second"](a)
     np.testing.assert_array_equal(a.numpy(), np.full(4, 2.0))
+
+
+def test_a_module_passes_through_packed_calls_as_itself():
+    func = _built()
+    assert rvm.runtime.convert(func) is func
+    assert rvm.runtime.convert(lambda m: m)(func) is func
+    assert rvm.testing.echo(func) is func
