@@ -8,12 +8,14 @@ modules it imports. Modules that can be saved into an executable implement
 taking the saved bytes. A global function registered that way wins over a
 loader of rvm's own for the same type, with a warning naming both.
 """
+import sys
 import warnings
 
-from rvm.runtime.packed_func import get_global_func, register_object_type
+from rvm.runtime.packed_func import INTERNAL, USER, get_global_func, register_object_type
 from rvm.runtime.profiling import time_evaluator as _time_evaluator
 
 _LOADERS = {}
+_LOADER_ORIGINS = {}  # type_key -> who registered its loader (packed_func's INTERNAL / USER)
 # The global-function names of a loader of type_key, in the order they are looked up.
 LOADBINARY_PREFIXES = ("runtime.module.loadbinary_", "module.loadbinary_")
 
@@ -119,9 +121,16 @@ def register_module_loader(type_key, loader, takes_trust=False):
     """Registers ``loader(data: bytes) -> Module`` for modules saved with ``type_key``.
 
     A loader of native code passes ``takes_trust=True`` and accepts a
-    ``trust_native`` keyword (see ``load_module_from_bytes``).
+    ``trust_native`` keyword (see ``load_module_from_bytes``). A loader of code outside
+    rvm replacing one of rvm's own wins, with a ModuleLoaderClash warning.
     """
+    caller = sys._getframe(1).f_globals.get("__name__", "")
+    origin = INTERNAL if caller == "rvm" or caller.startswith("rvm.") else USER
+    if origin == USER and _LOADER_ORIGINS.get(type_key) == INTERNAL:
+        warnings.warn(f"runtime module type '{type_key}': your loader replaces rvm's built-in "
+                      "loader", ModuleLoaderClash, stacklevel=2)
     _LOADERS[type_key] = (loader, takes_trust)
+    _LOADER_ORIGINS[type_key] = origin
 
 
 def _global_loaders(type_key):

@@ -407,3 +407,22 @@ def test_load_module_by_format_refuses_what_it_cannot_load(tmp_path):
             rvm.runtime.load_module(str(path), "examplejson")
     finally:
         rvm.runtime.remove_global_func("runtime.module.loadfile_examplejson")
+
+
+def test_register_module_loader_over_a_builtin_is_reported(tmp_path):
+    from rvm.runtime import module as runtime_module
+    path = _examplejson_executable(tmp_path)
+    builtin = runtime_module._LOADERS["examplejson"]
+    try:
+        with pytest.warns(ModuleLoaderClash, match="runtime module type 'examplejson': your "
+                                                   "loader replaces rvm's built-in loader"):
+            rvm.runtime.register_module_loader(
+                "examplejson", lambda data: ExampleJsonModule(bytes(data).decode()))
+        [module] = rvm.runtime.load_module(str(path)).imported_modules
+        assert isinstance(module, ExampleJsonModule)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a loader of the user's own type: no clash
+            rvm.runtime.register_module_loader("seed_own_type", lambda data: None)
+    finally:
+        runtime_module._LOADERS["examplejson"] = builtin
+        runtime_module._LOADER_ORIGINS["examplejson"] = "internal"
