@@ -3,7 +3,8 @@
 The extension `rvm.runtime._native` contains the whole C runtime of
 native/src: the packed calling convention, the global registry, tensors, the
 CPython bridge and the VM engine. Its public C API is
-native/include/rvm/c_runtime_api.h.
+rvm/include/rvm/c_runtime_api.h, inside the package: the headers are package
+data, installed with it for C sources users compile against the runtime.
 
 Before compiling, it generates native/generated/rvm_vm_contract.h from the VM
 contract, rvm/bytecode/contract.py (opcodes, the linked form, shape codes, the
@@ -17,6 +18,7 @@ from cffi import FFI
 
 ROOT = pathlib.Path(__file__).resolve().parent
 GENERATED = ROOT / "generated"
+INCLUDE = ROOT.parent / "rvm" / "include"
 
 
 def _write_contract_header():
@@ -31,7 +33,7 @@ def _write_contract_header():
 HEADER, CONTRACTS = _write_contract_header()
 SOURCES = sorted(str(p.relative_to(ROOT.parent)) for p in (ROOT / "src").glob("*.c"))
 DEPENDS = sorted(str(p.relative_to(ROOT.parent))
-                 for p in [*(ROOT / "src").glob("*.h"), *(ROOT / "include").rglob("*.h"), HEADER,
+                 for p in [*(ROOT / "src").glob("*.h"), *INCLUDE.rglob("*.h"), HEADER,
                            *CONTRACTS])
 
 ffibuilder = FFI()
@@ -53,7 +55,7 @@ ffibuilder.set_source(
     sources=SOURCES,
     depends=DEPENDS,
     include_dirs=[str(p.relative_to(ROOT.parent))
-                  for p in (ROOT / "include", ROOT / "src", GENERATED)],
+                  for p in (INCLUDE, ROOT / "src", GENERATED)],
     extra_compile_args=["-O2", "-std=gnu11", "-fvisibility=hidden", "-Wall",
                         "-Wno-unused-parameter"],
     libraries=["dl", "pthread"],

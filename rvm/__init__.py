@@ -10,7 +10,7 @@ import importlib
 from rvm import nd, runtime
 from rvm.bytecode import executable as _executable  # registers the executable file format
 from rvm.runtime.data_type import DataType
-from rvm.runtime.device import Device, cpu, device
+from rvm.runtime.device import Device, cpu, cuda, device, metal, opencl, rocm, vulkan
 from rvm.runtime.packed_func import get_global_func, register_func
 from rvm.support.errors import RVMError
 
@@ -24,7 +24,7 @@ except ModuleNotFoundError as err:  # a runtime-only install: the runtime's load
 
 _LAZY_SUBMODULES = (
     "support", "bytecode", "vm", "ir", "tir", "te", "topi", "relax", "script", "codegen",
-    "driver", "meta_schedule", "target", "testing", "error",
+    "driver", "meta_schedule", "target", "testing", "error", "contrib",
 )
 
 
@@ -46,5 +46,5 @@ def __getattr__(name):
     raise AttributeError(f"module 'rvm' has no attribute {name!r}")
 
 
-__all__ = ["DataType", "Device", "RVMError", "cpu", "device", "get_global_func", "nd",
-           "register_func", "runtime"]
+__all__ = ["DataType", "Device", "RVMError", "cpu", "cuda", "device", "get_global_func",
+           "metal", "nd", "opencl", "register_func", "rocm", "runtime", "vulkan"]

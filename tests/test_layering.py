@@ -31,6 +31,8 @@ ALLOWED = {
     "target": {"support"},
     # Not placed by DESIGN.md: test helpers under TVM's names (tvm.testing); tensors only.
     "testing": {"support", "runtime"},
+    # Not placed by DESIGN.md: bridges to other libraries (tvm.contrib); tensors only.
+    "contrib": {"support", "runtime"},
     "bytecode": {"support", "runtime"},
     "vm": {"support", "runtime", "bytecode"},
     "ir": {"support", "runtime"},

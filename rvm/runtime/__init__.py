@@ -9,7 +9,7 @@ from rvm.runtime.convert import convert
 from rvm.runtime.data_type import DataType
 from rvm.runtime.device import Device, cpu, device
 from rvm.runtime import kernel_library as _kernel_library  # registers the 'c_kernels' loader
-from rvm.runtime.csource_module import CSourceModule, csource_module_create
+from rvm.runtime.csource_module import CSourceModule, csource_module_create, find_include_path
 from rvm.runtime.example_json import ExampleJSONModule
 from rvm.runtime.library import load_library
 from rvm.runtime.loader import load_module
@@ -33,9 +33,8 @@ Object = _bridge.Object
 __all__ = [
     "Array", "BenchmarkResult", "CSourceModule", "DataType", "Device", "ExampleJSONModule", "Map",
     "Module", "NDArray", "Object", "ObjectPath", "PackedFunc", "ShapeTuple", "config_threadpool",
-    "convert", "cpu",
-    "csource_module_create", "device", "get_global_func", "list_global_func_names",
-    "load_library", "load_module", "native_library_path", "num_threads", "register_func",
-    "register_module_loader", "register_object_type", "remove_global_func", "set_num_threads",
-    "time_evaluator",
+    "convert", "cpu", "csource_module_create", "device", "find_include_path", "get_global_func",
+    "list_global_func_names", "load_library", "load_module", "native_library_path",
+    "num_threads", "register_func", "register_module_loader", "register_object_type",
+    "remove_global_func", "set_num_threads", "time_evaluator",
 ]

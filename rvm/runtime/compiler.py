@@ -51,13 +51,17 @@ BASE_FLAGS = ("-O3", "-march=native", "-fPIC", "-shared", "-std=gnu11", "-fno-st
 SIMD_FLAG = "-fopenmp-simd"
 OPENMP_FLAG = "-fopenmp"
 WIDE_VECTOR_FLAG = "-mprefer-vector-width=512"
+# C++ sources (C-source modules of format "cc"): the C flags with C++'s standard, and the C++
+# runtime library as a dependency of the object (a C program loading it may lack it).
+LANGUAGES = ("c", "c++")
+_CXX_FLAGS = ("-x", "c++", "-std=gnu++17", "-Wl,--no-as-needed", "-lstdc++")
 _CONTEXT_LINES = 2
 # Seconds of one compiler run on a trusted source (rvm's own kernels).
 COMPILE_TIMEOUT = 600
 # The library whose initializers untrusted objects are compared with: one function, one global.
 _INIT_PROBE = ("static const char rvm_probe_text[] = \"rvm\";\n"
                "const char* rvm_probe(int i) { return rvm_probe_text + i; }\n")
-_ERROR_LINE = re.compile(r"^(?P<file>[^:\s]+\.c):(?P<line>\d+):(?:(?P<col>\d+):)?\s*"
+_ERROR_LINE = re.compile(r"^(?P<file>[^:\s]+\.(?:c|cc)):(?P<line>\d+):(?:(?P<col>\d+):)?\s*"
                          r"(?P<kind>(?:fatal )?error):\s*(?P<msg>.*)$")
 
 
@@ -279,16 +283,20 @@ class Compiler:
         macros = set(re.findall(r"#define (__AVX\w*__)", result.stdout))
         return 64 if "__AVX512F__" in macros else 32 if "__AVX__" in macros else 16
 
-    def flags(self, use_openmp=True, include_dirs=(), target_flags=()):
+    def flags(self, use_openmp=True, include_dirs=(), target_flags=(), language="c"):
         """The flags ``compile`` passes (OpenMP only when asked for and supported; ``-I`` for
         each of ``include_dirs``; ``target_flags``, a target's CPU flags such as
         ``-march=haswell`` (Target.compiler_flags), in place of ``-march=native`` when they
-        name an architecture, and after it otherwise)."""
+        name an architecture, and after it otherwise; ``language`` "c" or "c++")."""
+        if language not in LANGUAGES:
+            raise ValueError(f"compile: language must be one of {LANGUAGES}, got {language!r}")
         target_flags = list(target_flags)
         base = list(BASE_FLAGS)
         if any(f.startswith("-march=") for f in target_flags):
             base.remove("-march=native")
         flags = base + target_flags + [SIMD_FLAG] + [f"-I{d}" for d in include_dirs]
+        if language == "c++":
+            flags = [f for f in flags if f != "-std=gnu11"] + list(_CXX_FLAGS)
         if self.vector_bytes(target_flags) == 64:
             flags.append(WIDE_VECTOR_FLAG)
         if use_openmp and self.openmp:
@@ -305,20 +313,20 @@ class Compiler:
                              headers)
         return cache_key("rvm-c-kernels", FORMAT_VERSION, self.fingerprint, flags, source)
 
-    def lookup(self, source, use_openmp=True, include_dirs=(), target_flags=()):
+    def lookup(self, source, use_openmp=True, include_dirs=(), target_flags=(), language="c"):
         """The cached library for ``source``, or None; never runs the compiler on the source."""
-        flags = self.flags(use_openmp, include_dirs, target_flags)
+        flags = self.flags(use_openmp, include_dirs, target_flags, language)
         key = self.cache_key(source, flags, include_dirs)
         path = self.cache.get(key, ".so")
         return CompiledLibrary(path, key, True) if path is not None else None
 
     def compile(self, source, use_openmp=True, include_dirs=(), untrusted=False,
-                target_flags=()):
+                target_flags=(), language="c"):
         """Compiles ``source`` to a shared object (or finds it in the cache): a CompiledLibrary.
 
         ``include_dirs`` are searched for ``#include``s (rvm's runtime headers, for
-        C-source modules). Raises CompileError showing the offending source lines when
-        the compiler rejects the source. An ``untrusted`` source (regenerated
+        C-source modules); ``language="c++"`` compiles it as C++. Raises CompileError
+        showing the offending source lines when the compiler rejects the source. An ``untrusted`` source (regenerated
         kernels, native code from a file) compiles under ``self.limits``
         (CompileLimitError names the limit hit), its errors show only diagnostics
         about the source itself, never included files, and its object, compiled
@@ -326,7 +334,7 @@ class Compiler:
         (UnsafeObjectError otherwise). ``target_flags`` are a target's CPU flags (see
         ``flags``).
         """
-        flags = self.flags(use_openmp, include_dirs, target_flags)
+        flags = self.flags(use_openmp, include_dirs, target_flags, language)
         key = self.cache_key(source, flags, include_dirs)
         with self._lock:
             path = self.cache.get(key, ".so")
@@ -378,7 +386,7 @@ class Compiler:
             shutil.rmtree(scratch, ignore_errors=True)
 
     def _compile_in(self, scratch, source, flags, check, untrusted=False):
-        src = scratch / "kernels.c"
+        src = scratch / ("kernels.cc" if "c++" in flags else "kernels.c")
         out = scratch / "kernels.so"
         src.write_text(source, encoding="utf-8")
         argv = [self.cc, *flags, "-o", str(out), str(src)]

@@ -1,6 +1,33 @@
-"""Runtime containers: ShapeTuple, Array and Map, and convert()."""
+"""Runtime containers: ShapeTuple, Array and Map, and the boxed Int of convert()."""
+import ctypes
 import operator
 from collections.abc import Mapping, Sequence
+
+
+class Int(int):
+    """An int as a runtime object (what ``convert`` makes of Python ints): an ``int`` in
+    every use, with TVM's object attributes ``value`` (the plain int) and ``handle``.
+
+    >>> x = Int(21)
+    >>> x + 1, x.value, type(x.value).__name__
+    (22, 21, 'int')
+    """
+
+    __slots__ = ()
+
+    @property
+    def value(self):
+        """The value as a plain int."""
+        return int(self)
+
+    @property
+    def handle(self):
+        """A new ``ctypes.c_void_p`` holding this object's address, as TVM's handles are
+        ctypes pointers (compare them by ``.value``)."""
+        return ctypes.c_void_p(id(self))
+
+    def __repr__(self):
+        return int.__repr__(self)
 
 
 class ShapeTuple(tuple):

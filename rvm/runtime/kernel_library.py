@@ -132,16 +132,20 @@ class KernelLibrary(Module):
         """Whether the compiled object came from the disk cache (no compiler call)."""
         return self.compiled.from_cache
 
-    def save_to_bytes(self):
-        """Header (function table, compiler fingerprint), C source, serialized TIR (empty
-        for hand-written C) and compiled object, in one blob."""
-        header = {
+    def _saved_header(self):
+        """The header ``save_to_bytes`` writes (subclasses add their fields)."""
+        return {
             "format": _FORMAT,
             "functions": self.functions,
             "use_openmp": self.use_openmp,
             "fingerprint": self._compiler.fingerprint,
             "tir": self.tir is not None,
         }
+
+    def save_to_bytes(self):
+        """Header (function table, compiler fingerprint), C source, serialized TIR (empty
+        for hand-written C) and compiled object, in one blob."""
+        header = self._saved_header()
         parts = [json.dumps(header, sort_keys=True).encode("utf-8"), self.source.encode("utf-8"),
                  self.tir or b"", self.compiled.path.read_bytes()]
         return _MAGIC + b"".join(struct.pack("<Q", len(p)) + p for p in parts)

@@ -121,6 +121,11 @@ class NDArray(_bridge.NDArrayBase):
     def __dlpack_device__(self):
         return self._device_tuple
 
+    def to_dlpack(self):
+        """A DLPack capsule (``"dltensor"``, the pre-1.0 form TVM's ``to_dlpack`` returns)
+        sharing this tensor's memory, for ``torch.utils.dlpack.from_dlpack`` and the like."""
+        return self.__dlpack__()
+
     def __repr__(self):
         head = f"<rvm.nd.NDArray shape={tuple(self._shape)}, {self.dtype}, {self.device}>"
         try:

@@ -2,7 +2,7 @@
 
 This package is a facade; the definitions live in its modules.
 """
-from rvm.topi import nn
+from rvm.topi import nn, tag
 from rvm.topi.broadcast import (
     add, broadcast_shape, divide, equal, floor_divide, floor_mod, greater, greater_equal, less,
     less_equal, logical_and, logical_or, logical_xor, maximum, minimum, mod, multiply, not_equal,

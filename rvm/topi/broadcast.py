@@ -2,6 +2,7 @@
 from rvm.tir import op as _op
 from rvm.te.operation import compute
 from rvm.te.tensor import Tensor
+from rvm.topi import tag
 from rvm.topi.utils import axis_names, const_value, named, same_dim
 
 
@@ -50,16 +51,19 @@ def _binary(name, fop):
             return fop(lhs, rhs)
         if not isinstance(rhs, Tensor):
             return compute(lhs.shape, named(lambda *i: fop(lhs[i], rhs),
-                                            axis_names("ax", len(lhs.shape))), name=f"T_{name}")
+                                            axis_names("ax", len(lhs.shape))), name=f"T_{name}",
+                           tag=tag.BROADCAST)
         if not isinstance(lhs, Tensor):
             return compute(rhs.shape, named(lambda *i: fop(lhs, rhs[i]),
-                                            axis_names("ax", len(rhs.shape))), name=f"T_{name}")
+                                            axis_names("ax", len(rhs.shape))), name=f"T_{name}",
+                           tag=tag.BROADCAST)
         shape = broadcast_shape(lhs.shape, rhs.shape, name)
 
         def fcompute(*i):
             return fop(broadcast_index(lhs, shape, i), broadcast_index(rhs, shape, i))
 
-        return compute(shape, named(fcompute, axis_names("ax", len(shape))), name=f"T_{name}")
+        return compute(shape, named(fcompute, axis_names("ax", len(shape))), name=f"T_{name}",
+                       tag=tag.BROADCAST)
 
     build.__name__ = name
     build.__doc__ = (f"Elementwise {name} of two tensors (or a tensor and a scalar), with "

@@ -6,13 +6,14 @@
 """
 from rvm.tir import op as _op
 from rvm.te.operation import compute
+from rvm.topi import tag
 from rvm.topi.utils import axis_names, named
 
 
 def elementwise(x, name, fop):
     """The tensor ``fop(x[i])`` over x's shape, named ``T_<name>``."""
     return compute(x.shape, named(lambda *i: fop(x[i]), axis_names("i", len(x.shape))),
-                   name=f"T_{name}")
+                   name=f"T_{name}", tag=tag.ELEMWISE)
 
 
 def _unary(name, fop, doc=None):
@@ -79,7 +80,7 @@ def identity(x):
 def cast(x, dtype):
     """``x`` converted elementwise to ``dtype``."""
     return compute(x.shape, named(lambda *i: _op.cast(x[i], dtype), axis_names("ax", len(x.shape))),
-                   name="T_cast")
+                   name="T_cast", tag=tag.ELEMWISE)
 
 
 def clip(x, a_min, a_max):

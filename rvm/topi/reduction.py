@@ -9,6 +9,7 @@ import math
 from rvm.tir import op as _op
 from rvm.te import operation as _te
 from rvm.te.operation import compute, reduce_axis
+from rvm.topi import tag
 from rvm.topi.utils import accumulation_dtype, axis_names, named, narrowed, normalize_axis
 
 
@@ -47,7 +48,7 @@ def _reduce(data, axis, keepdims, reducer, what, fsource=None, name=None, init=N
         return reducer(fsource(tuple(src), idx), axis=raxis, init=init)
 
     return compute(shape, named(fcompute, axis_names("ax", len(shape))),
-                   name=name or f"{data.name}_red")
+                   name=name or f"{data.name}_red", tag=tag.COMM_REDUCE)
 
 
 def _extreme_init(dtype, sign):

@@ -2,6 +2,7 @@
 from rvm.tir import op as _op
 from rvm.tir.arith import simplify_size
 from rvm.te.operation import compute
+from rvm.topi import tag
 from rvm.topi.utils import axis_names, const_value, named, normalize_axis
 
 
@@ -62,7 +63,8 @@ def reshape(a, newshape):
             flat = _op.floordiv(flat, d)
         return a[tuple(reversed(src))]
 
-    return compute(shape, named(fcompute, axis_names("ax", len(shape))), name="T_reshape")
+    return compute(shape, named(fcompute, axis_names("ax", len(shape))), name="T_reshape",
+                   tag=tag.INJECTIVE)
 
 
 def ravel(a):
@@ -98,7 +100,8 @@ def transpose(a, axes=None):
             src[x] = idx[out_pos]
         return a[tuple(src)]
 
-    return compute(shape, named(fcompute, axis_names("ax", ndim)), name="T_transpose")
+    return compute(shape, named(fcompute, axis_names("ax", ndim)), name="T_transpose",
+                   tag=tag.INJECTIVE)
 
 
 def expand_dims(a, axis, num_newaxis=1):
@@ -129,7 +132,8 @@ def expand_dims(a, axis, num_newaxis=1):
     def fcompute(*idx):
         return a[tuple(idx[x] for x in kept)]
 
-    return compute(shape, named(fcompute, axis_names("ax", out_ndim)), name="T_expand_dims")
+    return compute(shape, named(fcompute, axis_names("ax", out_ndim)), name="T_expand_dims",
+                   tag=tag.INJECTIVE)
 
 
 def squeeze(a, axis=None):
@@ -159,7 +163,7 @@ def squeeze(a, axis=None):
         return a[tuple(src)]
 
     return compute([a.shape[x] for x in kept], named(fcompute, axis_names("ax", len(kept))),
-                   name="T_squeeze")
+                   name="T_squeeze", tag=tag.INJECTIVE)
 
 
 def broadcast_to(data, shape):
@@ -182,4 +186,5 @@ def broadcast_to(data, shape):
         if src not in (None, 1) and dst is not None and src != dst:
             raise ValueError(f"broadcast_to: dimension {k} of size {src} cannot become {dst}")
     return compute(shape, named(lambda *i: broadcast_index(data, shape, i),
-                                axis_names("ax", len(shape))), name="T_broadcast_to")
+                                axis_names("ax", len(shape))), name="T_broadcast_to",
+                   tag=tag.BROADCAST)

@@ -3,7 +3,7 @@ import pathlib
 import subprocess
 
 HERE = pathlib.Path(__file__).resolve().parent
-INCLUDE = HERE.parents[1] / "native" / "include"
+INCLUDE = HERE.parents[1] / "rvm" / "include"
 _loaded = []
 
 

@@ -59,8 +59,8 @@ def test_changed_headers_change_the_cache_key(tmp_path):
 
 
 def test_bad_arguments_are_named():
-    with pytest.raises(ValueError, match="format 'cc' is not supported"):
-        rvm.runtime.csource_module_create(SOURCE, "cc", ["scale_by_three"])
+    with pytest.raises(ValueError, match="format 'cuda' is not supported"):
+        rvm.runtime.csource_module_create(SOURCE, "cuda", ["scale_by_three"])
     with pytest.raises(ValueError, match="func_names must be C identifiers"):
         rvm.runtime.csource_module_create(SOURCE, "c", ["not a name"])
     with pytest.raises(TypeError, match="source must be a str"):

@@ -11,7 +11,7 @@ from rvm.runtime.compiler import Compiler
 from rvm.runtime.kernel_library import KernelLibrary, kernel_symbol, load_kernel_library
 from rvm.runtime.module import load_module_from_bytes
 
-HEADER = (pathlib.Path(__file__).resolve().parents[2] / "native" / "include" / "rvm"
+HEADER = (pathlib.Path(__file__).resolve().parents[2] / "rvm" / "include" / "rvm"
           / "c_runtime_api.h")
 
 SOURCE = """

@@ -9,9 +9,8 @@ subgraphs of one RunCodegen become one C-source module
 (``rvm.runtime.csource_module_create``), compiled against rvm's runtime header.
 Tensors are float32 of static shape.
 """
-from rvm.codegen.byoc.subgraph import extract_subgraph
+from rvm.codegen.byoc.subgraph import extract_subgraph, register_codegen
 from rvm.runtime.csource_module import csource_module_create
-from rvm.runtime.packed_func import register_func
 
 BINARY = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/"}
 SUPPORTED = set(BINARY) | {"nn.relu", "matmul"}
@@ -175,7 +174,7 @@ def generate_c(functions):
     return "\n\n".join(parts) + "\n", names
 
 
-@register_func("relax.ext.ccompiler", override=True)
+@register_codegen("ccompiler")
 def ccompiler_codegen(functions, options=None, constant_names=None):
     """RunCodegen's entry for ``Codegen="ccompiler"``: one C-source module of ``functions``."""
     source, names = generate_c(functions)

@@ -4,9 +4,8 @@ Each Codegen function becomes a section of ``rvm.runtime.example_json``'s
 format (``input`` entries, then ``add``/``sub``/``mul`` entries with their
 inputs and shape); all of one RunCodegen go into one ExampleJSONModule.
 """
-from rvm.codegen.byoc.subgraph import extract_subgraph
+from rvm.codegen.byoc.subgraph import extract_subgraph, register_codegen
 from rvm.runtime.example_json import ExampleJSONModule
-from rvm.runtime.packed_func import register_func
 
 OPS = {"add": "add", "subtract": "sub", "multiply": "mul", "divide": "div"}
 
@@ -30,7 +29,7 @@ def generate_graph(func):
     return "\n".join(lines) + "\n"
 
 
-@register_func("relax.ext.examplejson", override=True)
+@register_codegen("examplejson")
 def examplejson_codegen(functions, options=None, constant_names=None):
     """RunCodegen's entry for ``Codegen="examplejson"``: one ExampleJSONModule."""
     return [ExampleJSONModule("".join(generate_graph(f) for f in functions))]

@@ -11,6 +11,7 @@ from rvm.relax.expr import Call, Tuple, Var
 from rvm.relax.function import Function
 from rvm.relax.op.registry import Op
 from rvm.relax.struct_info import TensorStructInfo
+from rvm.runtime.packed_func import get_global_func, register_func
 
 
 class Node:
@@ -136,3 +137,14 @@ def extract_subgraph(func, codegen, supported):
         raise ValueError(f"{codegen}: the function needs a global_symbol that is a C "
                          f"identifier, got {name!r}")
     return _Extractor(codegen, supported).run(func, name)
+
+
+def register_codegen(name):
+    """Decorator: registers the function as the codegen ``relax.ext.<name>`` unless one of
+    that name is registered already (a user's own codegen of the name, registered before
+    rvm's example codegens were imported, stays the one RunCodegen calls)."""
+    def register(fn):
+        if get_global_func("relax.ext." + name, allow_missing=True) is None:
+            register_func("relax.ext." + name, fn)
+        return fn
+    return register

@@ -1,7 +1,7 @@
 """Cancellation polls of generated C kernels: where loops check the VM's limits.
 
 A kernel reads its run's context once on entry (``RVMBackendGetContext``, see
-native/include/rvm/c_runtime_api.h). A poll (``RVM_POLL()``) counts one against
+rvm/include/rvm/c_runtime_api.h). A poll (``RVM_POLL()``) counts one against
 the run's step budget, kept in a register, and loads the context's cancel flag,
 which the runtime sets when the VM's time_limit passes or on Ctrl-C. Polls sit
 at the back-edges of outer loops only: the first statement of the body of a

@@ -56,7 +56,7 @@ def print_module(mod, show_meta=False):
     if attrs:
         from rvm.script.printer.tir import value_text
 
-        lines.append(f"    I.module_attrs({value_text(attrs, ExprPrinter(NameTable()))})")
+        lines.append(f"    I.module_attrs({value_text(attrs, ExprPrinter(NameTable()), tir_bools=False)})")
     for module in mod.attrs.get("external_mods") or ():  # runtime modules: not script
         lines.append(f"    # external module {module!r}")
     used = {"I"}

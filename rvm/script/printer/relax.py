@@ -285,7 +285,7 @@ class RelaxPrinter:
             return f"R.call_packed({', '.join(parts)})"
         parts = list(args)
         for key, value in (e.attrs or {}).items():
-            parts.append(f"{key}={value_text(_as_lists(value), self.tir)}")
+            parts.append(f"{key}={value_text(_as_lists(value), self.tir, tir_bools=False)}")
         parts += self._sinfo_kw("sinfo_args", e.sinfo_args)
         return f"{self.expr(op)}({', '.join(parts)})"
 
@@ -394,7 +394,7 @@ def print_relax_function(func, name, depth=0, meta=None, module_functions=None,
     printer.signature = False
     inner = depth + 1
     if attrs:
-        text = value_text(attrs, printer.tir, printer.meta.array_ref)
+        text = value_text(attrs, printer.tir, printer.meta.array_ref, tir_bools=False)
         printer.emit(inner, f"R.func_attr({text})")
     for v in tir_vars:
         printer.emit(inner, f"{names.get(v)} = {var_decl(v)}")

@@ -25,28 +25,37 @@ def is_const(x, value):
     return isinstance(x, _e.IntImm) and x.value == value
 
 
-def value_text(value, expr, leaf=None):
+def value_text(value, expr, leaf=None, tir_bools=True):
     """Attribute values (Python literals, PrimExprs, nested lists and dicts) as script text;
-    ``leaf(value)`` gives the text of other values (arrays as ``metadata[...]``)."""
-    if value is None or isinstance(value, (bool, int, float)):
+    ``leaf(value)`` gives the text of other values (arrays as ``metadata[...]``). As TVM
+    prints them, dicts with str keys list their keys sorted, and bools of TIR attributes
+    print ``T.bool(True)`` (TIR keeps them as boolean constants); ``tir_bools=False`` prints
+    them ``True`` (Relax attributes)."""
+    def text(v):
+        return value_text(v, expr, leaf, tir_bools)
+
+    if isinstance(value, bool):
+        return f"T.bool({value})" if tir_bools else repr(value)
+    if value is None or isinstance(value, (int, float)):
         return repr(value)
     if isinstance(value, str):
         return quote(value)
     if isinstance(value, PrimExpr):
         return expr(value)
     if isinstance(value, list):
-        return "[" + ", ".join(value_text(v, expr, leaf) for v in value) + "]"
+        return "[" + ", ".join(text(v) for v in value) + "]"
     if isinstance(value, tuple):
-        inner = ", ".join(value_text(v, expr, leaf) for v in value)
+        inner = ", ".join(text(v) for v in value)
         return f"({inner},)" if len(value) == 1 else f"({inner})"
     if isinstance(value, dict):
-        items = ", ".join(f"{value_text(k, expr, leaf)}: {value_text(v, expr, leaf)}"
-                          for k, v in value.items())
-        return "{" + items + "}"
-    text = leaf(value) if leaf is not None else None
-    if text is None:
+        entries = list(value.items())
+        if all(isinstance(k, str) for k, _ in entries):
+            entries.sort(key=lambda kv: kv[0])
+        return "{" + ", ".join(f"{text(k)}: {text(v)}" for k, v in entries) + "}"
+    text_ = leaf(value) if leaf is not None else None
+    if text_ is None:
         raise TypeError(f"cannot print attribute value of type {type(value).__name__}")
-    return text
+    return text_
 
 
 def shape_text(dims, expr):
@@ -278,6 +287,8 @@ class TIRPrinter:
                 and iv.var.dtype == value.dtype)
 
     def _axes(self, realize, depth):
+        """The block's axes: as TVM prints them, a run of two or more axes bound to the
+        enclosing loops as ``T.axis.remap``, every other axis on a line of its own."""
         pairs = list(zip(realize.block.iter_vars, realize.iter_values))
         k = 0
         while k < len(pairs):
@@ -287,14 +298,16 @@ class TIRPrinter:
                 run.append(pairs[k])
                 seen.add(id(pairs[k][1]))
                 k += 1
-            if run:
+            if len(run) > 1:
                 values = ", ".join(self.expr(v) for _, v in run)
                 kinds = "".join(_AXIS_KIND[iv.iter_type][1] for iv, _ in run)
                 names = ", ".join(self.define(iv.var, iv.var.name_hint) for iv, _ in run)
                 self.emit(depth, f'{names} = T.axis.remap("{kinds}", [{values}])')
                 continue
-            iv, value = pairs[k]
-            k += 1
+            if not run:
+                run.append(pairs[k])
+                k += 1
+            iv, value = run[0]
             dom = self.expr(iv.dom.extent) if is_const(iv.dom.min, 0) else \
                 f"({self.expr(iv.dom.min)}, {self.expr.range_end(iv.dom.min, iv.dom.extent)})"
             value_text_ = self.expr(value)

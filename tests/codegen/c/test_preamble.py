@@ -5,7 +5,7 @@ import pathlib
 from rvm.codegen.c.preamble import render_preamble
 from rvm.runtime.compiler import Compiler
 
-HEADER = (pathlib.Path(__file__).resolve().parents[3] / "native" / "include" / "rvm"
+HEADER = (pathlib.Path(__file__).resolve().parents[3] / "rvm" / "include" / "rvm"
           / "c_runtime_api.h")
 
 LAYOUT = """

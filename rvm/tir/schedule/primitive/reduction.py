@@ -86,7 +86,7 @@ class Reduction:
                 copies[id(old.loop_var)] = var
                 nest.append(old.with_fields(loop_var=var))
         lookup = copies.get
-        iters = [_fresh_iter(iv, "_init") for iv, _ in spatial]
+        iters = [_fresh_iter(iv, "") for iv, _ in spatial]  # TVM keeps the names
         var_map = {id(iv.var): new.var for (iv, _), new in zip(spatial, iters)}
         init_body = substitute(blk.init, lambda v: var_map.get(id(v)))
         writes = [substitute(w, lambda v: var_map.get(id(v))) for w in blk.writes]
