@@ -36,7 +36,10 @@ def fit(value, dtype):
     """``value`` wrapped into the range of integer ``dtype`` (so the decoder accepts it)."""
     if dtype == "bool":
         return value & 1
-    bits = int("".join(c for c in dtype if c.isdigit()) or 32)
+    if dtype.startswith(("int", "uint")):
+        bits = int("".join(c for c in dtype.split("x")[0] if c.isdigit()) or 32)
+    else:  # a float or odd dtype: any value a file can hold (msgpack's int64 range)
+        dtype, bits = "int64", 64
     value &= (1 << bits) - 1
     if dtype.startswith("int") and value >= 1 << (bits - 1):
         value -= 1 << bits

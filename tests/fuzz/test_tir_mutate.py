@@ -77,3 +77,14 @@ def test_a_packed_call_names_a_registered_global(seeds):
     (call,) = calls
     assert g.nodes[g.field(call, "args")[0]] == ["StringImm", ["vm.builtin.copy"]]
     load_prim_funcs(g.to_bytes())
+
+
+@pytest.mark.parametrize("dtype", tir_mutate.DTYPES)
+def test_a_fitted_constant_is_one_a_file_can_hold(dtype):
+    # msgpack holds integers in [-2^63, 2^64): a float8 IntImm once took 843 "bits" from its
+    # name, and the child stopped on an OverflowError while serializing the mutant.
+    import msgpack
+    for value in tir_mutate.BIG:
+        fitted = tir_mutate.fit(value, dtype)
+        assert -(1 << 63) <= fitted < 1 << 64
+        msgpack.packb(fitted)
