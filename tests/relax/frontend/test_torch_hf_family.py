@@ -9,7 +9,7 @@ import pytest
 import rvm
 from rvm import relax
 from rvm.relax.frontend.torch import from_exported_program
-from tests.relax.frontend.test_hf_models import _export, _inputs
+from tests.relax.frontend.hf_models import export_program, inputs
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -44,11 +44,11 @@ def test_model_matches_torch_at_two_batches_and_two_lengths(name):
     factory, kind, size = MODELS[name]
     torch.manual_seed(0)
     model = factory().eval()
-    vm = relax.VirtualMachine(relax.build(from_exported_program(_export(model, kind, size))),
-                              rvm.cpu())
+    program = export_program(model, kind, size)
+    vm = relax.VirtualMachine(relax.build(from_exported_program(program)), rvm.cpu())
     shapes = [(1, 8), (3, 24)] if kind == "ids" else [(1, None), (3, None)]
     for batch, length in shapes:
-        x = _inputs(kind, size, batch, length, seed=batch)
+        x = inputs(kind, size, batch, length, seed=batch)
         with torch.no_grad():
             expected = model(torch.from_numpy(x)).to_tuple()[0].numpy()
         actual = vm["main"](x)[0].numpy()
