@@ -1,0 +1,179 @@
+"""SplitLayoutRewritePreproc: apply a kernel's packing of a constant input at build time.
+
+A default schedule that stores a layout-free input (``layout_free_buffers``: a constant
+at every call, see AttachAttrLayoutFreeBuffers) in another layout copies it into a
+packed buffer in a loop nest whose block carries ``meta_schedule.layout_rewrite_preproc``
+(``rvm.dlight.cpu.pack``). This pass takes that nest out of the kernel (TVM splits it
+into a function of its own, which constant folding then runs): the packed buffer becomes
+the kernel's parameter in the input's place, and at every call the constant is replaced
+by its packed copy, computed once here with numpy from the copy's index expressions. The
+executable then holds the packed constant and a call does no packing.
+
+A nest is left in its kernel (correct, packing per call) when it is not a plain copy
+(``P[f(v)] = C[g(v)]`` over a nest of constant loops), when the input is read elsewhere
+in the kernel, or when the copy is too large to evaluate on an index grid
+(``GRID_LIMIT`` elements).
+"""
+import numpy as np
+
+from rvm.dlight.cpu.pack import LAYOUT_FREE, LAYOUT_REWRITE
+from rvm.ir.expr import GlobalVar
+from rvm.ir.transform import ModulePass, PassInfo
+from rvm.relax.expr import Constant, Tuple
+from rvm.relax.expr_functor import ExprMutator
+from rvm.relax.op.registry import Op
+from rvm.relax.transform.attach_attr_layout_free_buffers import layout_free_positions
+from rvm.relax.transform.function_pass import replace_functions, rewrite_functions
+from rvm.runtime.ndarray import array
+from rvm.tir.analysis.index_eval import NotEvaluable, eval_on_grid
+from rvm.tir.expr import BufferLoad, IntImm, Var
+from rvm.tir.function import PrimFunc
+from rvm.tir.stmt import BlockRealize, BufferStore, For, SeqStmt, stmt_seq
+from rvm.tir.stmt_functor import post_order_visit, substitute
+
+
+class Preproc:
+    """One packing nest of a kernel: input parameter ``position``, its packed buffer
+    ``packed`` and the numpy index arrays (``dst``, ``src``) of the copy."""
+
+    def __init__(self, position, packed, dst, src):
+        self.position, self.packed, self.dst, self.src = position, packed, dst, src
+
+    def apply(self, data):
+        """``data`` (the input's numpy array) in the packed layout."""
+        out = np.empty([int(d) for d in self.packed.shape], dtype=data.dtype)
+        out[self.dst] = data[self.src]
+        return out
+
+
+def _nest(stmt):
+    """([(loop var, extent)], BlockRealize) of a perfect nest of constant loops from 0."""
+    axes = []
+    while isinstance(stmt, For):
+        if not (isinstance(stmt.extent, IntImm) and getattr(stmt.min, "value", None) == 0):
+            return None, None
+        axes.append((stmt.loop_var, stmt.extent.value))
+        stmt = stmt.body
+    return (axes, stmt) if isinstance(stmt, BlockRealize) else (None, None)
+
+
+def _copy(func, stmt, allocated, free):
+    """The Preproc of top-level nest ``stmt``, or None when it is not one (module docstring)."""
+    axes, realize = _nest(stmt)
+    if realize is None or not realize.block.annotations.get(LAYOUT_REWRITE):
+        return None
+    block, store = realize.block, realize.block.body
+    if block.init is not None or getattr(realize.predicate, "value", None) != 1 \
+            or not isinstance(store, BufferStore) or not isinstance(store.value, BufferLoad):
+        return None
+    load = store.value
+    positions = [k for k, p in enumerate(func.params) if func.buffer_map.get(p) is load.buffer]
+    if len(positions) != 1 or positions[0] not in free \
+            or not any(b is store.buffer for b in allocated):
+        return None
+    bind = {id(iv.var): v for iv, v in zip(block.iter_vars, realize.iter_values)}
+    lookup = lambda var: bind.get(id(var))  # noqa: E731
+    try:
+        values = eval_on_grid([substitute(e, lookup) for e in (*store.indices, *load.indices)],
+                              axes)
+    except (NotEvaluable, ValueError):
+        return None
+    dst = tuple(v.reshape(-1) for v in values[:len(store.indices)])
+    src = tuple(v.reshape(-1) for v in values[len(store.indices):])
+    shape = [int(d) for d in store.buffer.shape]
+    written = np.zeros(shape, dtype=bool)
+    written[dst] = True
+    if not written.all() or written.size != dst[0].size:  # every element, each once
+        return None
+    return Preproc(positions[0], store.buffer, dst, src)
+
+
+def _uses(stmt, buffer):
+    found = []
+
+    def visit(node):
+        if isinstance(node, (BufferLoad, BufferStore)) and node.buffer is buffer:
+            found.append(node)
+        for region in getattr(node, "reads", ()) + getattr(node, "writes", ()):
+            if getattr(region, "buffer", None) is buffer:
+                found.append(region)
+
+    post_order_visit(stmt, visit)
+    return bool(found)
+
+
+def split_kernel(func, constant=None):
+    """(kernel without its packing nests, [Preproc]) or (func, []) when nothing splits;
+    ``constant``: the argument positions that are constants at every call (all marked
+    ``layout_free_buffers`` when None)."""
+    free = [int(k) for k in func.get_attr(LAYOUT_FREE) or ()
+            if constant is None or int(k) in constant]
+    root_realize = func.body
+    if not free or not isinstance(root_realize, BlockRealize):
+        return func, []
+    root = root_realize.block
+    children = list(root.body.seq) if isinstance(root.body, SeqStmt) else [root.body]
+    kept, found = [], []
+    for child in children:
+        pre = _copy(func, child, root.alloc_buffers, free)
+        (kept if pre is None else found).append(child if pre is None else pre)
+    if not found or not kept:
+        return func, []
+    body = stmt_seq(*kept)
+    inputs = [func.buffer_map[func.params[p.position]] for p in found]
+    if any(_uses(body, buf) for buf in inputs):
+        return func, []
+    params, buffer_map = list(func.params), dict(func.buffer_map)
+    for pre in found:
+        old = params[pre.position]
+        del buffer_map[old]
+        params[pre.position] = Var(pre.packed.name, "handle")
+        buffer_map[params[pre.position]] = pre.packed
+    packed = {id(p.packed) for p in found}
+    new_root = root.with_fields(body=body, alloc_buffers=tuple(
+        b for b in root.alloc_buffers if id(b) not in packed))
+    new = PrimFunc(params, root_realize.with_fields(block=new_root), func.ret_type,
+                   buffer_map, func.attrs, func.span)
+    return new, found
+
+
+class _PackConstants(ExprMutator):
+    def __init__(self, mod, preprocs):
+        super().__init__(mod)
+        self.preprocs = preprocs
+        self.memo = {}
+
+    def visit_call_(self, call):
+        call = super().visit_call_(call)
+        if not (isinstance(call.op, Op) and call.op.name == "relax.call_tir"
+                and isinstance(call.args[0], GlobalVar)
+                and call.args[0].name_hint in self.preprocs):
+            return call
+        fields = list(call.args[1].fields)
+        for pre in self.preprocs[call.args[0].name_hint]:
+            const = fields[pre.position]
+            key = (id(const), id(pre))
+            if key not in self.memo:
+                self.memo[key] = (const, Constant(array(pre.apply(const.data.numpy()))))
+            fields[pre.position] = self.memo[key][1]
+        return call.with_fields(args=[call.args[0], Tuple(fields), *call.args[2:]])
+
+
+def split_layout_rewrite_preproc(mod, ctx=None):
+    """``mod`` with the packing of constant kernel inputs done at build (module docstring)."""
+    changed, preprocs = {}, {}
+    constant = layout_free_positions(mod)  # still constants at every call
+    for gv, func in mod.functions.items():
+        if isinstance(func, PrimFunc):
+            new, found = split_kernel(func, constant.get(gv.name_hint, ()))
+            if found:
+                changed[gv], preprocs[gv.name_hint] = new, found
+    if not changed:
+        return mod
+    mod = replace_functions(mod, changed)
+    return rewrite_functions(mod, _PackConstants(mod, preprocs))
+
+
+def SplitLayoutRewritePreproc():  # noqa: N802  (passes are CamelCase factories)
+    """A pass packing constant kernel inputs at build (module docstring)."""
+    return ModulePass(split_layout_rewrite_preproc, PassInfo(0, "SplitLayoutRewritePreproc"))
