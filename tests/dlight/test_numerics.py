@@ -35,6 +35,16 @@ def _layer_norm(x, g, b):
     return op.nn.layer_norm(x, g, b, axes=[-1])
 
 
+def _conv(strides=1, padding=1, dilation=1, groups=1, layout="NCHW"):
+    kernel = "OIHW" if layout == "NCHW" else "HWIO"
+    return lambda x, w: op.nn.relu(op.nn.conv2d(x, w, strides, padding, dilation, groups,
+                                                layout, kernel))
+
+
+def _conv_pool(x, w):
+    return op.nn.max_pool2d(_conv()(x, w), pool_size=3, strides=2, padding=1)
+
+
 N = tir.Var("n", "int64")
 # (name, body, parameter shapes with N symbolic, the value N takes)
 CASES = [
@@ -53,6 +63,17 @@ CASES = [
     ("nt_sym", _nt, [(N, 64), (13, 64)], 3),
     ("nt_two_rows", _nt, [(2, 32), (5, 32)], None),
     ("batch_matmul", lambda a, b: op.matmul(a, b), [(3, 5, 37), (3, 37, 32)], None),
+    ("conv_nchw", _conv(), [(1, 3, 13, 13), (5, 3, 3, 3)], None),
+    ("conv_nchw_sym", _conv(), [(N, 3, 11, 17), (7, 3, 3, 3)], 2),
+    ("conv_stride_dilation", _conv(2, 2, 2), [(2, 4, 23, 29), (6, 4, 3, 3)], None),
+    ("conv_nhwc", _conv(layout="NHWC"), [(1, 11, 13, 3), (3, 3, 3, 19)], None),
+    ("conv_grouped", _conv(groups=2), [(1, 6, 9, 31), (4, 3, 3, 3)], None),
+    ("conv_depthwise", _conv(groups=5), [(2, 5, 17, 19), (5, 1, 3, 3)], None),
+    ("conv_narrow", _conv(), [(1, 3, 5, 5), (4, 3, 3, 3)], None),
+    ("conv_then_pool", _conv_pool, [(1, 2, 19, 19), (3, 2, 3, 3)], None),
+    ("avg_pool", lambda x: op.nn.avg_pool2d(x, pool_size=2, strides=2), [(1, 3, 18, 22)],
+     None),
+    ("global_pool", lambda x: op.nn.adaptive_avg_pool2d(x, 1), [(N, 7, 9, 9)], 3),
 ]
 
 # The rule each case's one kernel gets (an NT matmul whose reduction no vector divides:
@@ -61,6 +82,13 @@ EXPECTED_RULE = {name: "generic" for name, *_ in CASES}
 EXPECTED_RULE.update({name: "matmul" for name, *_ in CASES
                       if name.startswith(("dense", "nt_")) or name == "batch_matmul"})
 EXPECTED_RULE["nt_matmul"] = EXPECTED_RULE["nt_sym"] = "generic"  # odd k; rows unknown
+# Convolutions and pooling: the window rule, but where the output is narrower than
+# MIN_WIDTH (a 5-wide map, a global pool), which keeps the row reduction; a conv and the
+# pool after it are two kernels.
+EXPECTED_RULE.update({name: ["window"] for name, *_ in CASES
+                      if name.startswith("conv") or name.endswith("pool")})
+EXPECTED_RULE["conv_narrow"] = EXPECTED_RULE["global_pool"] = ["generic"]
+EXPECTED_RULE["conv_then_pool"] = ["window", "window"]
 
 
 def _concrete(shape, n):
@@ -74,7 +102,8 @@ def test_default_schedules_match_the_unscheduled_kernels(name, body, shapes, n):
     args = [rng.standard_normal(_concrete(s, n)).astype("float32") for s in shapes]
     from rvm.driver.relax_build import lower
 
-    assert _rules(lower(mod)) == [EXPECTED_RULE[name]]
+    expected = EXPECTED_RULE[name]
+    assert _rules(lower(mod)) == (expected if isinstance(expected, list) else [expected])
     results = {}
     for default in (False, True):
         ex = relax.build(mod, default_schedule=default)
