@@ -149,15 +149,16 @@ def test_an_exported_default_build_reloads_from_its_tir_and_computes_the_same(tm
     np.testing.assert_allclose(out, naive(*args).numpy(), rtol=1e-4, atol=1e-4)
 
 
-# (rows of x, weight shape): weights bound as constants, which the matmul rule packs into
-# panels at build where a panel width divides the columns (1 row, primes, symbolic rows,
-# a batch of weights, a width no vector divides: left unpacked).
+# (rows of x, weight shape, packed shape): weights bound as constants, which the matmul rule
+# packs into panels at build where two or more panels of a width dividing the columns fit
+# (1 row, primes, symbolic rows, a batch of weights; one panel or a width no vector
+# divides: left as they are).
 BOUND = [
     ("one_row", (1, 784), (784, 128), (2, 784, 64)),
     ("prime_rows", (13, 37), (37, 96), (2, 37, 48)),
-    ("sym_rows", (N, 31), (31, 64), (1, 31, 64)),
-    ("batched", (3, 5, 37), (3, 37, 32), (3, 1, 37, 32)),
-    ("ten_wide", (7, 128), (128, 10), (1, 128, 10)),
+    ("sym_rows", (N, 31), (31, 128), (2, 31, 64)),
+    ("batched", (3, 5, 37), (3, 37, 96), (3, 2, 37, 48)),
+    ("ten_wide", (7, 128), (128, 10), None),
     ("odd_wide", (5, 16), (16, 131), None),
 ]
 
@@ -184,14 +185,15 @@ def test_bound_weights_are_packed_at_build_and_compute_the_same(name, xshape, ws
 
 
 def test_a_run_time_weight_read_by_many_rows_is_packed_inside_the_kernel():
-    # 67 rows (a prime above PACK_MIN_ROWS): one-row tiles over 48-wide panels packed per call
-    mod = _module([(67, 45), (45, 48)], lambda x, w: op.matmul(x, w))
+    # 67 rows (a prime above PACK_MIN_ROWS): one-row tiles over two 48-wide panels packed per
+    # call
+    mod = _module([(67, 45), (45, 96)], lambda x, w: op.matmul(x, w))
     from rvm.driver.relax_build import lower
 
     [kernel] = [f for gv, f in lower(mod).functions.items()
                 if isinstance(f, PrimFunc) and not gv.name_hint.startswith("shape_func")]
     assert "meta_schedule.layout_rewrite_preproc" in kernel.script()
     rng = np.random.default_rng(5)
-    args = [rng.standard_normal(s).astype("float32") for s in ((67, 45), (45, 48))]
+    args = [rng.standard_normal(s).astype("float32") for s in ((67, 45), (45, 96))]
     got = relax.VirtualMachine(relax.build(mod), rvm.cpu())["main"](*args).numpy()
     np.testing.assert_allclose(got, args[0] @ args[1], rtol=1e-4, atol=1e-4)

@@ -98,11 +98,12 @@ def _axis_of(sch, block, loop):
 
 def _packable_read(sch, block, k_axis, j_axis, width, cols, rows_total):
     """The index of the read ``B[.., k, j]`` worth packing into panels of ``width``, or None:
-    a parameter whose extent along j ``width`` divides, read at exactly (.., k, j), and either
+    a parameter whose extent along j is a multiple of ``width`` (two panels or more), read
+    at exactly (.., k, j), and either
     a constant (``layout_free_buffers``: packed once at build) or read by PACK_MIN_ROWS rows
     or more."""
-    if cols % width:
-        return None
+    if cols % width or cols == width:
+        return None  # no whole panels, or one panel: the layout B already has
     for index, region in enumerate(sch.get(block).reads):
         ranges = region.region
         if len(ranges) < 2 or param_index(sch, region.buffer) is None:

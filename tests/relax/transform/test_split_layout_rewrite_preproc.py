@@ -57,6 +57,7 @@ def _weights(*shapes):
 
 @pytest.mark.parametrize("rows", [1, 64])
 def test_a_bound_weight_is_packed_once_at_build(rows):
+    # 128 columns: 2 panels of 64 for one row, 4 of 32 under the 8 x 2-register tile
     [w] = _weights((256, 128))
     mod = _dense(rows, [w])
     [kernel] = _kernels(lower(mod))
@@ -71,20 +72,20 @@ def test_a_bound_weight_is_packed_once_at_build(rows):
 
 
 def test_packed_panels_hold_the_weight_in_panel_order():
-    [w] = _weights((8, 64))
+    [w] = _weights((8, 128))
     ex = relax.build(_dense(1, [w]))
     [panels] = [c.numpy() for c in ex.constants if hasattr(c, "numpy")]
-    # panels[p, k, c] = w[k, p * 64 + c]: one panel of 64 columns
-    np.testing.assert_array_equal(panels, w.reshape(8, 1, 64).transpose(1, 0, 2))
+    # panels[p, k, c] = w[k, p * 64 + c]: two panels of 64 columns
+    np.testing.assert_array_equal(panels, w.reshape(8, 2, 64).transpose(1, 0, 2))
 
 
 def test_one_kernel_called_with_two_weights_gets_each_packed():
-    w0, w1 = _weights((64, 64), (64, 64))
+    w0, w1 = _weights((128, 128), (128, 128))
     mod = _dense(64, [w0, w1])
     ex = relax.build(mod)
     assert sorted(tuple(c.shape) for c in ex.constants if hasattr(c, "numpy")) \
-        == [(1, 64, 64), (1, 64, 64)]
-    x = np.random.default_rng(2).standard_normal((64, 64)).astype("float32")
+        == [(4, 128, 32), (4, 128, 32)]
+    x = np.random.default_rng(2).standard_normal((64, 128)).astype("float32")
     expected = np.maximum(np.maximum(x @ w0, 0) @ w1, 0)
     np.testing.assert_allclose(_run(ex, x), expected, rtol=1e-4, atol=1e-4)
 
@@ -194,3 +195,10 @@ def test_a_copy_that_misses_elements_stays_in_its_kernel():
 
     mod = _call(partial)
     assert SplitLayoutRewritePreproc()(mod) is mod
+
+
+def test_a_weight_that_is_one_panel_keeps_its_layout():
+    # 64 columns fit one panel: packing would copy the weight into the layout it has
+    [w] = _weights((32, 64))
+    ex = relax.build(_dense(8, [w]))
+    assert [tuple(c.shape) for c in ex.constants if hasattr(c, "numpy")] == [(32, 64)]
