@@ -7,20 +7,31 @@ build time) and optionally one elementwise epilogue (bias, activation:
 what FuseOps put after it), the last axis and the reduction constant. With a
 read contiguous along the output's last axis (``B[k, j]``, NN) the loops become
 
-    for b.., i_o, j_o  (fused; parallel above PARALLEL_MIN_WORK)
+    B_global[.., j // width, k, j % width] = B[.., k, j]   (when packed, see below)
+    for b.., j_o, i_o  (fused; parallel above PARALLEL_MIN_WORK)
         acc[rows, width] = 0                      (vectorized over width)
         for k:
-            for i_i in unroll(rows):
-                for j_i in vectorized(width):     acc += A[i, k] * B[k, j]
+            for j_i in vectorized(width):
+                for i_i in unroll(rows):          acc += A[i, k] * B[k, j]
         C[..] = epilogue(acc)                     (vectorized over width)
 
-``width`` is the whole last axis when it fits ``MAX_VECTORS`` vector
-registers (the 10-wide output layer is one masked tile), else the widest of
-1..MAX_VECTORS registers that divides it, else MAX_VECTORS registers with a
-predicated last tile; ``rows`` the largest of ``ROW_TILES`` dividing the row
-count with at most ``MAX_ACCUMULATORS`` vector accumulators, so the tile
-stays in registers and each load of ``B`` serves ``rows`` rows (one row when
-the row count is symbolic).
+Column panels run outside row tiles, so a panel of B stays in cache while
+every row tile reads it, and inside k the vector loop holds the unrolled rows,
+so one load of B feeds ``rows`` FMAs with broadcasts of A. ``width`` is the
+whole last axis when it fits ``MAX_VECTORS`` vector registers (the 10-wide
+output layer is one masked tile), else one of 1..MAX_VECTORS registers that
+divides it, else MAX_VECTORS registers with a predicated last tile; ``rows``
+one of ``ROW_TILES`` dividing the row count (one row when it is symbolic), the
+pair chosen by ``tile_shape`` with at most ``MAX_ACCUMULATORS`` accumulators,
+so the tile stays in registers.
+
+B is packed into panels of ``width`` columns (``pack.py``) when it is a
+parameter of two panels or more and either a constant at every call
+(``layout_free_buffers``: ``SplitLayoutRewritePreproc`` then packs it once, at
+build) or read by ``PACK_MIN_ROWS`` rows or more (the copy then costs little
+next to the matmul): each k then reads ``width`` contiguous elements instead
+of a row N elements away, which for N a power of two also maps every row to
+the same few cache sets.
 
 With every read contiguous along the reduction (``B[j, k]``, NT: dense and
 linear weights, attention scores) and at least two rows, the reduction is

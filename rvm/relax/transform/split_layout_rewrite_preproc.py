@@ -13,6 +13,22 @@ A nest is left in its kernel (correct, packing per call) when it is not a plain 
 (``P[f(v)] = C[g(v)]`` over a nest of constant loops), when the input is read elsewhere
 in the kernel, or when the copy is too large to evaluate on an index grid
 (``GRID_LIMIT`` elements).
+
+>>> import numpy as np
+>>> from rvm import relax
+>>> from rvm.dlight import DefaultCPUSchedule
+>>> from rvm.relax.expr import Var
+>>> from rvm.relax.struct_info import TensorStructInfo
+>>> bb = relax.BlockBuilder()
+>>> x = Var("x", TensorStructInfo((1, 16), "float32"))
+>>> with bb.function("main", [x]):
+...     out = bb.emit(relax.op.matmul(x, relax.const(np.ones((16, 256), "float32"))))
+...     _ = bb.emit_func_output(out)
+>>> mod = relax.transform.LegalizeOps()(bb.get())
+>>> mod = relax.transform.AttachAttrLayoutFreeBuffers()(mod)
+>>> mod = SplitLayoutRewritePreproc()(DefaultCPUSchedule()(mod))
+>>> tuple(mod["main"].body.blocks[0].bindings[0].value.args[1].fields[1].data.shape)
+(4, 16, 64)
 """
 import numpy as np
 
