@@ -160,19 +160,27 @@ BOUND = [
     ("batched", (3, 5, 37), (3, 37, 96), (3, 2, 37, 48)),
     ("ten_wide", (7, 128), (128, 10), None),
     ("odd_wide", (5, 16), (16, 131), None),
+    # NT (x @ w.T, a linear layer's weight): packed transposed, one panel too
+    ("nt_one_row", (1, 784), ("T", 128, 784), (2, 784, 64)),
+    ("nt_ten_wide", (64, 128), ("T", 10, 128), (1, 128, 10)),
+    ("nt_primes", (13, 37), ("T", 29, 37), (1, 37, 29)),
+    ("nt_odd_wide", (3, 8), ("T", 131, 8), None),
 ]
 
 
 @pytest.mark.parametrize("name,xshape,wshape,packed", BOUND, ids=[b[0] for b in BOUND])
 def test_bound_weights_are_packed_at_build_and_compute_the_same(name, xshape, wshape, packed):
     rng = np.random.default_rng(4)
+    nt = wshape[0] == "T"
+    wshape = wshape[1:] if nt else wshape
     w = rng.standard_normal(wshape).astype("float32")
     x = rng.standard_normal(_concrete(xshape, 3)).astype("float32")
     bb = BlockBuilder()
     xv = Var("x", TensorStructInfo(xshape, "float32"))
     with bb.function("main", [xv]):
         with bb.dataflow():
-            out = bb.emit_output(bb.emit(op.nn.relu(op.matmul(xv, relax.const(w)))))
+            weight = op.permute_dims(relax.const(w)) if nt else relax.const(w)
+            out = bb.emit_output(bb.emit(op.nn.relu(op.matmul(xv, weight))))
         bb.emit_func_output(out)
     mod = bb.get()
     ex = relax.build(mod)
@@ -181,7 +189,8 @@ def test_bound_weights_are_packed_at_build_and_compute_the_same(name, xshape, ws
     got = relax.VirtualMachine(ex, rvm.cpu())["main"](x).numpy()
     naive = relax.VirtualMachine(relax.build(mod, default_schedule=False), rvm.cpu())["main"]
     np.testing.assert_allclose(got, naive(x).numpy(), rtol=1e-4, atol=1e-4)
-    np.testing.assert_allclose(got, np.maximum(x @ w, 0), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(got, np.maximum(x @ (w.T if nt else w), 0), rtol=1e-4,
+                               atol=1e-4)
 
 
 def test_a_run_time_weight_read_by_many_rows_is_packed_inside_the_kernel():

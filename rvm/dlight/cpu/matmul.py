@@ -107,24 +107,27 @@ def _axis_of(sch, block, loop):
     return axis[0] if len(axis) == 1 else None
 
 
-def _packable_read(sch, block, k_axis, j_axis, width, cols, rows_total):
-    """The index of the read ``B[.., k, j]`` worth packing into panels of ``width``, or None:
-    a parameter whose extent along j is a multiple of ``width`` (two panels or more), read
-    at exactly (.., k, j), and either
-    a constant (``layout_free_buffers``: packed once at build) or read by PACK_MIN_ROWS rows
-    or more."""
-    if cols % width or cols == width:
+def _packable_read(sch, block, axes, width, cols, rows_total, transposed=False):
+    """The index of the read ``B[.., k, j]`` (``transposed``: ``B[.., j, k]``) worth packing
+    into panels of ``width`` columns, or None. B must be a parameter read at exactly those
+    axes (``axes`` = (k, j)) whose column count ``width`` divides. A constant at every call
+    (``layout_free_buffers``: packed once at build) is packed when that makes two panels or
+    more, or transposes it; a run-time B only untransposed and when PACK_MIN_ROWS rows or
+    more read it (the copy then costs little next to the matmul)."""
+    if cols % width or (cols == width and not transposed):
         return None  # no whole panels, or one panel: the layout B already has
+    k_axis, j_axis = axes
+    want = (j_axis, k_axis) if transposed else (k_axis, j_axis)
     for index, region in enumerate(sch.get(block).reads):
         ranges = region.region
         if len(ranges) < 2 or param_index(sch, region.buffer) is None:
             continue
-        last_two = [r.min for r in ranges[-2:]]
-        if not (last_two[0] is k_axis and last_two[1] is j_axis):
+        if not all(r.min is axis for r, axis in zip(ranges[-2:], want)):
             continue
         if any(getattr(r.extent, "value", None) != 1 for r in ranges):
             continue
-        if is_layout_free(sch, region.buffer) or rows_total >= PACK_MIN_ROWS:
+        if is_layout_free(sch, region.buffer) or (not transposed
+                                                   and rows_total >= PACK_MIN_ROWS):
             return index
     return None
 
@@ -156,13 +159,16 @@ class Matmul(ScheduleRule):
             return False
         lanes = info.lanes(write_dtype(sch, mm))
         if not _reads_along(blk, j_axis):
-            return _schedule_nt(sch, mm, loops, lanes, info)
+            # NT: a constant B becomes NN panels at build; otherwise partial sums per lane
+            return _schedule_nn(sch, mm, loops, j_axis, lanes, info, transposed=True) \
+                or _schedule_nt(sch, mm, loops, lanes, info)
         return _schedule_nn(sch, mm, loops, j_axis, lanes, info)
 
 
-def _schedule_nn(sch, mm, loops, j_axis, lanes, info):
+def _schedule_nn(sch, mm, loops, j_axis, lanes, info, transposed=False):
     """The NN form: B packed into panels when it pays (``pack.py``), the register tile
-    ``tile_shape`` over (rows, width) with the k loop outside it."""
+    ``tile_shape`` over (rows, width) with the k loop outside it. ``transposed`` (an NT
+    matmul): only when B is a constant packed into panels, else False."""
     *batch, i, j, k = loops
     cols = extent_of(sch, j)
     rows, width = tile_shape(const_extent(sch.get(i)), cols, lanes)
@@ -170,10 +176,12 @@ def _schedule_nn(sch, mm, loops, j_axis, lanes, info):
     extents = [const_extent(sch.get(loop)) for loop in (*batch, i)]
     rows_total = 0 if None in extents else work(sch, [*batch, i])  # symbolic: maybe one row
     k_axis = _axis_of(sch, mm, k)
-    packed = None if k_axis is None else _packable_read(sch, mm, k_axis, j_axis, width, cols,
-                                                        rows_total)
+    packed = None if k_axis is None else _packable_read(sch, mm, (k_axis, j_axis), width,
+                                                        cols, rows_total, transposed)
     if packed is not None:
-        pack_panels(sch, mm, packed, width, info)
+        pack_panels(sch, mm, packed, width, info, transposed)
+    elif transposed:
+        return False
     i_o, i_i = sch.split(i, [None, rows])
     j_o, j_i = sch.split(j, [None, width])
     # Column panels outside row tiles (a panel of B stays in cache while every row tile

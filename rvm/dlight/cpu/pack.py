@@ -1,8 +1,9 @@
 """Packing an operand into panels inside a kernel, and the mark a build-time pass folds.
 
 ``pack_panels(sch, block, read_index, width)`` copies the buffer a matmul reads as
-``B[.., k, j]`` into panels ``B_global[.., j // width, k, j % width]`` before the
-matmul (``cache_read`` + ``transform_layout``), so the inner loop reads ``width``
+``B[.., k, j]`` (or ``B[.., j, k]``, a dense or linear weight: ``transposed``) into
+panels ``B_global[.., j // width, k, j % width]`` before the matmul
+(``cache_read`` + ``transform_layout``), so the inner loop reads ``width``
 contiguous elements per ``k`` instead of a row ``N`` elements away (which, for N a
 power of two, also lands every row in the same few cache sets). The copy writes
 each panel contiguously (vectorized over ``j % width``).
@@ -34,20 +35,24 @@ def is_layout_free(sch, buffer):
     return index is not None and index in [int(m) for m in marked]
 
 
-def pack_panels(sch, block, read_index, width, info):
-    """Packs the ``read_index``-th read of ``block`` (indexed ``[.., k, j]``, ``j``'s extent
-    a multiple of ``width``) into panels of ``width`` columns (module docstring); returns
-    the copy block."""
+def pack_panels(sch, block, read_index, width, info, transposed=False):
+    """Packs the ``read_index``-th read of ``block`` (indexed ``[.., k, j]``, or ``[.., j, k]``
+    when ``transposed``; ``j``'s extent a multiple of ``width``) into panels of ``width``
+    columns (module docstring); returns the copy block."""
     copy = sch.cache_read(block, read_index, "global")
     ndim = len(sch.get(copy).writes[0].buffer.shape)
     lead = ndim - 2
 
     def panels(*idx):
         *batch, k, j = idx
+        if transposed:
+            j, k = k, j
         return (*batch, j // width, k, j % width)
 
     sch.transform_layout(copy, ("write", 0), panels)
     *batch, k, j = sch.get_loops(copy)
+    if transposed:
+        j, k = k, j
     j_o, j_i = sch.split(j, [None, width])
     sch.reorder(*batch, j_o, k, j_i)
     sch.vectorize(j_i)
