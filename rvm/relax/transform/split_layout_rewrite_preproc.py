@@ -10,9 +10,10 @@ by its packed copy, computed once here with numpy from the copy's index expressi
 executable then holds the packed constant and a call does no packing.
 
 A nest is left in its kernel (correct, packing per call) when it is not a plain copy
-(``P[f(v)] = C[g(v)]`` over a nest of constant loops), when the input is read elsewhere
-in the kernel, or when the copy is too large to evaluate on an index grid
-(``GRID_LIMIT`` elements).
+(``P[f(v)] = C[g(v)]`` over a nest of constant loops, integer index arithmetic, every
+element of ``P`` written once) or when the input is read elsewhere in the kernel. The
+index expressions are evaluated on grids of at most ``GRID_LIMIT`` points at a time,
+so a weight of any size is packed.
 
 >>> import numpy as np
 >>> from rvm import relax
@@ -41,7 +42,8 @@ from rvm.relax.op.registry import Op
 from rvm.relax.transform.attach_attr_layout_free_buffers import layout_free_positions
 from rvm.relax.transform.function_pass import replace_functions, rewrite_functions
 from rvm.runtime.ndarray import array
-from rvm.tir.analysis.index_eval import NotEvaluable, eval_on_grid
+from rvm.tir import op as _op
+from rvm.tir.analysis.index_eval import GRID_LIMIT, NotEvaluable, eval_on_grid
 from rvm.tir.expr import BufferLoad, IntImm, Var
 from rvm.tir.function import PrimFunc
 from rvm.tir.stmt import BlockRealize, BufferStore, For, SeqStmt, stmt_seq
@@ -50,16 +52,45 @@ from rvm.tir.stmt_functor import post_order_visit, substitute
 
 class Preproc:
     """One packing nest of a kernel: input parameter ``position``, its packed buffer
-    ``packed`` and the numpy index arrays (``dst``, ``src``) of the copy."""
+    ``packed``, and the copy's store and load indices as expressions of the nest's loop
+    variables ``axes`` ([(var, extent)])."""
 
-    def __init__(self, position, packed, dst, src):
-        self.position, self.packed, self.dst, self.src = position, packed, dst, src
+    def __init__(self, position, packed, store, load, axes):
+        self.position, self.packed = position, packed
+        self.store, self.load, self.axes = list(store), list(load), list(axes)
+
+    def chunks(self):
+        """(destination, source) index arrays of the copy, a grid of at most GRID_LIMIT
+        points at a time (NotEvaluable when an index is not integer arithmetic)."""
+        yield from _chunks(self.store + self.load, self.axes, len(self.store))
 
     def apply(self, data):
         """``data`` (the input's numpy array) in the packed layout."""
         out = np.empty([int(d) for d in self.packed.shape], dtype=data.dtype)
-        out[self.dst] = data[self.src]
+        for dst, src in self.chunks():
+            out[dst] = data[src]
         return out
+
+
+def _chunks(exprs, axes, split):
+    """``eval_on_grid`` over ``axes`` in slices of the outer axes that fit GRID_LIMIT:
+    yields (first ``split`` index arrays, the rest), flattened."""
+    inner = int(np.prod([e for _, e in axes[1:]], dtype=np.int64))
+    if not axes or inner * axes[0][1] <= GRID_LIMIT:
+        values = [v.reshape(-1) for v in eval_on_grid(exprs, axes)]
+        yield tuple(values[:split]), tuple(values[split:])
+        return
+    var, extent = axes[0]
+    if inner > GRID_LIMIT:  # one value of this axis at a time, the next axes sliced
+        for value in range(extent):
+            fixed = [substitute(e, {var: _op.const(value, var.dtype)}) for e in exprs]
+            yield from _chunks(fixed, axes[1:], split)
+        return
+    step = GRID_LIMIT // inner
+    for start in range(0, extent, step):
+        part = Var(var.name_hint, var.dtype)
+        moved = [substitute(e, {var: part + _op.const(start, var.dtype)}) for e in exprs]
+        yield from _chunks(moved, [(part, min(step, extent - start))] + axes[1:], split)
 
 
 def _nest(stmt):
@@ -89,19 +120,27 @@ def _copy(func, stmt, allocated, free):
         return None
     bind = {id(iv.var): v for iv, v in zip(block.iter_vars, realize.iter_values)}
     lookup = lambda var: bind.get(id(var))  # noqa: E731
-    try:
-        values = eval_on_grid([substitute(e, lookup) for e in (*store.indices, *load.indices)],
-                              axes)
-    except (NotEvaluable, ValueError):
-        return None
-    dst = tuple(v.reshape(-1) for v in values[:len(store.indices)])
-    src = tuple(v.reshape(-1) for v in values[len(store.indices):])
+    pre = Preproc(positions[0], store.buffer, [substitute(e, lookup) for e in store.indices],
+                  [substitute(e, lookup) for e in load.indices], axes)
     shape = [int(d) for d in store.buffer.shape]
     written = np.zeros(shape, dtype=bool)
-    written[dst] = True
-    if not written.all() or written.size != dst[0].size:  # every element, each once
+    count = 0
+    try:
+        for dst, src in pre.chunks():
+            if not (_inside(dst, shape) and _inside(src, [int(d) for d in load.buffer.shape])):
+                return None  # numpy would wrap a negative index around
+            written[dst] = True
+            count += dst[0].size
+    except NotEvaluable:
         return None
-    return Preproc(positions[0], store.buffer, dst, src)
+    if not written.all() or written.size != count:  # every element, each once
+        return None
+    return pre
+
+
+def _inside(indices, shape):
+    return all(idx.size == 0 or (idx.min() >= 0 and idx.max() < dim)
+               for idx, dim in zip(indices, shape))
 
 
 def _uses(stmt, buffer):

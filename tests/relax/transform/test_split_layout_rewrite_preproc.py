@@ -202,3 +202,32 @@ def test_a_weight_that_is_one_panel_keeps_its_layout():
     [w] = _weights((32, 64))
     ex = relax.build(_dense(8, [w]))
     assert [tuple(c.shape) for c in ex.constants if hasattr(c, "numpy")] == [(32, 64)]
+
+
+def test_a_copy_out_of_bounds_stays_in_its_kernel():
+    @T.prim_func
+    def shifted(x: T.Buffer((4, 4), "float32"), w: T.Buffer((4, 4), "float32"),
+                y: T.Buffer((4, 4), "float32")):
+        wt = T.alloc_buffer((4, 4))
+        for i, j in T.grid(4, 4):
+            with T.block("wt"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                T.block_attr({"meta_schedule.layout_rewrite_preproc": 1})
+                wt[vi, (vj + 3) % 4] = w[vi, vj - 1]  # w[.., -1]: numpy would wrap it
+        for i, j in T.grid(4, 4):
+            with T.block("y"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                y[vi, vj] = x[vi, vj] + wt[vi, vj]
+
+    mod = _call(shifted)
+    assert SplitLayoutRewritePreproc()(mod) is mod
+
+
+def test_a_weight_larger_than_one_index_grid_is_packed_in_slices(monkeypatch):
+    from rvm.relax.transform import split_layout_rewrite_preproc as split
+
+    monkeypatch.setattr(split, "GRID_LIMIT", 100)  # 8 x 128 = 1024 elements: 16 slices
+    [w] = _weights((8, 128))
+    ex = relax.build(_dense(1, [w]))
+    [panels] = [c.numpy() for c in ex.constants if hasattr(c, "numpy")]
+    np.testing.assert_array_equal(panels, w.reshape(8, 2, 64).transpose(1, 0, 2))
