@@ -1,8 +1,9 @@
 """DefaultCPUSchedule: the pass giving every kernel without a schedule a rule-based one.
 
 Each PrimFunc of the module is offered to the rules in order (``RULES`` of
-``rvm.dlight.cpu``: matmul, then the generic rule for elementwise chains and
-reductions); the first rule that returns a schedule wins, and the function
+``rvm.dlight.cpu``: matmul, window (convolutions, pooling), then the generic rule
+for elementwise chains and reductions); the first rule that returns a schedule
+wins, and the function
 keeps its attributes and gains ``tir.is_scheduled``. A rule is deterministic:
 it reads only the kernel's loop extents and dtypes and a ``CPUInfo`` (vector
 width, cores), never a random decision or a measurement. A kernel is left as

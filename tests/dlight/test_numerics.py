@@ -35,6 +35,16 @@ def _layer_norm(x, g, b):
     return op.nn.layer_norm(x, g, b, axes=[-1])
 
 
+def _conv(strides=1, padding=1, dilation=1, groups=1, layout="NCHW"):
+    kernel = "OIHW" if layout == "NCHW" else "HWIO"
+    return lambda x, w: op.nn.relu(op.nn.conv2d(x, w, strides, padding, dilation, groups,
+                                                layout, kernel))
+
+
+def _conv_pool(x, w):
+    return op.nn.max_pool2d(_conv()(x, w), pool_size=3, strides=2, padding=1)
+
+
 N = tir.Var("n", "int64")
 # (name, body, parameter shapes with N symbolic, the value N takes)
 CASES = [
@@ -53,6 +63,17 @@ CASES = [
     ("nt_sym", _nt, [(N, 64), (13, 64)], 3),
     ("nt_two_rows", _nt, [(2, 32), (5, 32)], None),
     ("batch_matmul", lambda a, b: op.matmul(a, b), [(3, 5, 37), (3, 37, 32)], None),
+    ("conv_nchw", _conv(), [(1, 3, 13, 13), (5, 3, 3, 3)], None),
+    ("conv_nchw_sym", _conv(), [(N, 3, 11, 17), (7, 3, 3, 3)], 2),
+    ("conv_stride_dilation", _conv(2, 2, 2), [(2, 4, 23, 29), (6, 4, 3, 3)], None),
+    ("conv_nhwc", _conv(layout="NHWC"), [(1, 11, 13, 3), (3, 3, 3, 19)], None),
+    ("conv_grouped", _conv(groups=2), [(1, 6, 9, 31), (4, 3, 3, 3)], None),
+    ("conv_depthwise", _conv(groups=5), [(2, 5, 17, 19), (5, 1, 3, 3)], None),
+    ("conv_narrow", _conv(), [(1, 3, 5, 5), (4, 3, 3, 3)], None),
+    ("conv_then_pool", _conv_pool, [(1, 2, 19, 19), (3, 2, 3, 3)], None),
+    ("avg_pool", lambda x: op.nn.avg_pool2d(x, pool_size=2, strides=2), [(1, 3, 18, 22)],
+     None),
+    ("global_pool", lambda x: op.nn.adaptive_avg_pool2d(x, 1), [(N, 7, 9, 9)], 3),
 ]
 
 # The rule each case's one kernel gets (an NT matmul whose reduction no vector divides:
@@ -61,6 +82,13 @@ EXPECTED_RULE = {name: "generic" for name, *_ in CASES}
 EXPECTED_RULE.update({name: "matmul" for name, *_ in CASES
                       if name.startswith(("dense", "nt_")) or name == "batch_matmul"})
 EXPECTED_RULE["nt_matmul"] = EXPECTED_RULE["nt_sym"] = "generic"  # odd k; rows unknown
+# Convolutions and pooling: the window rule, but where the output is narrower than
+# MIN_WIDTH (a 5-wide map, a global pool), which keeps the row reduction; a conv and the
+# pool after it are two kernels.
+EXPECTED_RULE.update({name: ["window"] for name, *_ in CASES
+                      if name.startswith("conv") or name.endswith("pool")})
+EXPECTED_RULE["conv_narrow"] = EXPECTED_RULE["global_pool"] = ["generic"]
+EXPECTED_RULE["conv_then_pool"] = ["window", "window"]
 
 
 def _concrete(shape, n):
@@ -74,7 +102,8 @@ def test_default_schedules_match_the_unscheduled_kernels(name, body, shapes, n):
     args = [rng.standard_normal(_concrete(s, n)).astype("float32") for s in shapes]
     from rvm.driver.relax_build import lower
 
-    assert _rules(lower(mod)) == [EXPECTED_RULE[name]]
+    expected = EXPECTED_RULE[name]
+    assert _rules(lower(mod)) == (expected if isinstance(expected, list) else [expected])
     results = {}
     for default in (False, True):
         ex = relax.build(mod, default_schedule=default)
@@ -118,3 +147,62 @@ def test_an_exported_default_build_reloads_from_its_tir_and_computes_the_same(tm
     out = relax.VirtualMachine(loaded, rvm.cpu())["main"](*args).numpy()
     naive = relax.VirtualMachine(relax.build(mod, default_schedule=False), rvm.cpu())["main"]
     np.testing.assert_allclose(out, naive(*args).numpy(), rtol=1e-4, atol=1e-4)
+
+
+# (rows of x, weight shape, packed shape): weights bound as constants, which the matmul rule
+# packs into panels at build where two or more panels of a width dividing the columns fit
+# (1 row, primes, symbolic rows, a batch of weights; one panel or a width no vector
+# divides: left as they are).
+BOUND = [
+    ("one_row", (1, 784), (784, 128), (2, 784, 64)),
+    ("prime_rows", (13, 37), (37, 96), (2, 37, 48)),
+    ("sym_rows", (N, 31), (31, 128), (2, 31, 64)),
+    ("batched", (3, 5, 37), (3, 37, 96), (3, 2, 37, 48)),
+    ("ten_wide", (7, 128), (128, 10), None),
+    ("odd_wide", (5, 16), (16, 131), None),
+    # NT (x @ w.T, a linear layer's weight): packed transposed, one panel too
+    ("nt_one_row", (1, 784), ("T", 128, 784), (2, 784, 64)),
+    ("nt_ten_wide", (64, 128), ("T", 10, 128), (1, 128, 10)),
+    ("nt_primes", (13, 37), ("T", 29, 37), (1, 37, 29)),
+    ("nt_odd_wide", (3, 8), ("T", 131, 8), None),
+]
+
+
+@pytest.mark.parametrize("name,xshape,wshape,packed", BOUND, ids=[b[0] for b in BOUND])
+def test_bound_weights_are_packed_at_build_and_compute_the_same(name, xshape, wshape, packed):
+    rng = np.random.default_rng(4)
+    nt = wshape[0] == "T"
+    wshape = wshape[1:] if nt else wshape
+    w = rng.standard_normal(wshape).astype("float32")
+    x = rng.standard_normal(_concrete(xshape, 3)).astype("float32")
+    bb = BlockBuilder()
+    xv = Var("x", TensorStructInfo(xshape, "float32"))
+    with bb.function("main", [xv]):
+        with bb.dataflow():
+            weight = op.permute_dims(relax.const(w)) if nt else relax.const(w)
+            out = bb.emit_output(bb.emit(op.nn.relu(op.matmul(xv, weight))))
+        bb.emit_func_output(out)
+    mod = bb.get()
+    ex = relax.build(mod)
+    shapes = [tuple(c.shape) for c in ex.constants if hasattr(c, "numpy")]
+    assert shapes == [packed or wshape]
+    got = relax.VirtualMachine(ex, rvm.cpu())["main"](x).numpy()
+    naive = relax.VirtualMachine(relax.build(mod, default_schedule=False), rvm.cpu())["main"]
+    np.testing.assert_allclose(got, naive(x).numpy(), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(got, np.maximum(x @ (w.T if nt else w), 0), rtol=1e-4,
+                               atol=1e-4)
+
+
+def test_a_run_time_weight_read_by_many_rows_is_packed_inside_the_kernel():
+    # 67 rows (a prime above PACK_MIN_ROWS): one-row tiles over two 48-wide panels packed per
+    # call
+    mod = _module([(67, 45), (45, 96)], lambda x, w: op.matmul(x, w))
+    from rvm.driver.relax_build import lower
+
+    [kernel] = [f for gv, f in lower(mod).functions.items()
+                if isinstance(f, PrimFunc) and not gv.name_hint.startswith("shape_func")]
+    assert "meta_schedule.layout_rewrite_preproc" in kernel.script()
+    rng = np.random.default_rng(5)
+    args = [rng.standard_normal(s).astype("float32") for s in ((67, 45), (45, 96))]
+    got = relax.VirtualMachine(relax.build(mod), rvm.cpu())["main"](*args).numpy()
+    np.testing.assert_allclose(got, args[0] @ args[1], rtol=1e-4, atol=1e-4)

@@ -112,38 +112,51 @@ def test_a_row_reduction_runs_its_first_long_spatial_loop_in_parallel():
     assert_structural_equal(_scheduled(RowMax), expected.with_attr("global_symbol", "main"))
 
 
-def test_a_dense_with_epilogue_gets_a_register_tile_of_vector_accumulators():
-    # 96 columns: a 48-wide tile (3 registers; 64 does not divide 96) x 4 rows (6 does not
-    # divide 64): 12 accumulators; bias and relu applied when the tile is written back
+def test_a_dense_with_epilogue_gets_packed_panels_and_a_register_tile():
+    # 96 columns: panels 48 wide (3 registers; 64 does not divide 96), packed once per call
+    # (64 rows read them) so each k reads 48 contiguous weights; 8 rows x 3 registers = 24
+    # accumulators, the vector loop outside the unrolled rows (one load of W feeds 8 FMAs);
+    # bias and relu applied when the tile is written back
     @T.prim_func
     def expected(A: T.Buffer((64, 2816), "float32"), W: T.Buffer((2816, 96), "float32"),
                  bias: T.Buffer((96,), "float32"), D: T.Buffer((64, 96), "float32")):
         T.func_attr({"tir.is_scheduled": "matmul"})
+        W_global = T.alloc_buffer((2, 2816, 48))
         C_local = T.alloc_buffer((64, 96), scope="local")
-        for i_0_j_0_fused in T.parallel(32):
-            for i_1_init in range(4):
+        for ax1_0, ax0 in T.grid(2, 2816):
+            for ax1_1 in T.vectorized(48):
+                with T.block("W_global"):
+                    v0 = T.axis.remap("S", [ax0])
+                    v1 = T.axis.spatial(96, ax1_0 * 48 + ax1_1)
+                    T.reads(W[v0, v1])
+                    T.writes(W_global[v1 // 48, v0, v1 % 48])
+                    T.block_attr({"meta_schedule.layout_rewrite_preproc": 1})
+                    W_global[v1 // 48, v0, v1 % 48] = W[v0, v1]
+        for j_0_i_0_fused in T.parallel(16):
+            for i_1_init in range(8):
                 for j_1_init in T.vectorized(48):
                     with T.block("C_init"):
-                        vi_init = T.axis.spatial(64, i_0_j_0_fused // 2 * 4 + i_1_init)
-                        vj_init = T.axis.spatial(96, i_0_j_0_fused % 2 * 48 + j_1_init)
+                        vi_init = T.axis.spatial(64, j_0_i_0_fused % 8 * 8 + i_1_init)
+                        vj_init = T.axis.spatial(96, j_0_i_0_fused // 8 * 48 + j_1_init)
                         T.reads()
                         T.writes(C_local[vi_init, vj_init])
                         C_local[vi_init, vj_init] = T.float32(0.0)
             for k in range(2816):
-                for i_1 in T.unroll(4):
-                    for j_1 in T.vectorized(48):
+                for j_1 in T.vectorized(48):
+                    for i_1 in T.unroll(8):
                         with T.block("C"):
-                            vi = T.axis.spatial(64, i_0_j_0_fused // 2 * 4 + i_1)
-                            vj = T.axis.spatial(96, i_0_j_0_fused % 2 * 48 + j_1)
+                            vi = T.axis.spatial(64, j_0_i_0_fused % 8 * 8 + i_1)
+                            vj = T.axis.spatial(96, j_0_i_0_fused // 8 * 48 + j_1)
                             vk = T.axis.remap("R", [k])
-                            T.reads(C_local[vi, vj], A[vi, vk], W[vk, vj])
+                            T.reads(C_local[vi, vj], A[vi, vk], W_global[vj // 48, vk, vj % 48])
                             T.writes(C_local[vi, vj])
-                            C_local[vi, vj] = C_local[vi, vj] + A[vi, vk] * W[vk, vj]
-            for ax0 in range(4):
+                            C_local[vi, vj] = C_local[vi, vj] \
+                                + A[vi, vk] * W_global[vj // 48, vk, vj % 48]
+            for ax0 in range(8):
                 for ax1 in T.vectorized(48):
                     with T.block("C_local"):
-                        v0 = T.axis.spatial(64, i_0_j_0_fused // 2 * 4 + ax0)
-                        v1 = T.axis.spatial(96, i_0_j_0_fused % 2 * 48 + ax1)
+                        v0 = T.axis.spatial(64, j_0_i_0_fused % 8 * 8 + ax0)
+                        v1 = T.axis.spatial(96, j_0_i_0_fused // 8 * 48 + ax1)
                         T.reads(C_local[v0, v1], bias[v1])
                         T.writes(D[v0, v1])
                         D[v0, v1] = T.max(C_local[v0, v1] + bias[v1], T.float32(0.0))

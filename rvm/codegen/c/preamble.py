@@ -192,14 +192,15 @@ static inline int rvm_take_chunk(uint64_t* next, uint64_t n, uint64_t chunk, uin
   *last = n - *first > chunk ? *first + chunk : n;
   return 1;
 }
-/* A kernel loop's poll: one more against the run's step budget, and the cancel flag. */
-#define RVM_POLL() RVM_UNLIKELY(++rvm_polls > rvm_poll_cap || \
-                                __atomic_load_n(&rvm_ctx->cancel, __ATOMIC_RELAXED) != 0)
+/* A kernel loop's poll: one more against the run's step budget, and the cancel flag.
+   The flag is read as a volatile int (the READ_ONCE idiom), not with __atomic_load_n: gcc
+   treats an atomic builtin as touching all memory, so a poll in a loop kept a register
+   tile of accumulators in memory (every FMA a load and a store to the stack). */
+#define RVM_CANCELLED() (*(volatile const int32_t*)&rvm_ctx->cancel != 0)
+#define RVM_POLL() RVM_UNLIKELY(++rvm_polls > rvm_poll_cap || RVM_CANCELLED())
 /* A strip's poll: its n iterations against the budget, and the cancel flag. */
-#define RVM_POLL_N(n) RVM_UNLIKELY((rvm_polls += (n)) > rvm_poll_cap || \
-                                   __atomic_load_n(&rvm_ctx->cancel, __ATOMIC_RELAXED) != 0)
-#define RVM_STOPPED() RVM_UNLIKELY(rvm_polls > rvm_poll_cap || \
-                                   __atomic_load_n(&rvm_ctx->cancel, __ATOMIC_RELAXED) != 0)
+#define RVM_POLL_N(n) RVM_UNLIKELY((rvm_polls += (n)) > rvm_poll_cap || RVM_CANCELLED())
+#define RVM_STOPPED() RVM_UNLIKELY(rvm_polls > rvm_poll_cap || RVM_CANCELLED())
 static inline int64_t rvm_cmul(int64_t a, int64_t b, int* overflow) {
   int64_t r;
   if (__builtin_mul_overflow(a, b, &r)) *overflow = 1;

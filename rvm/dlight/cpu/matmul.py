@@ -7,20 +7,31 @@ build time) and optionally one elementwise epilogue (bias, activation:
 what FuseOps put after it), the last axis and the reduction constant. With a
 read contiguous along the output's last axis (``B[k, j]``, NN) the loops become
 
-    for b.., i_o, j_o  (fused; parallel above PARALLEL_MIN_WORK)
+    B_global[.., j // width, k, j % width] = B[.., k, j]   (when packed, see below)
+    for b.., j_o, i_o  (fused; parallel above PARALLEL_MIN_WORK)
         acc[rows, width] = 0                      (vectorized over width)
         for k:
-            for i_i in unroll(rows):
-                for j_i in vectorized(width):     acc += A[i, k] * B[k, j]
+            for j_i in vectorized(width):
+                for i_i in unroll(rows):          acc += A[i, k] * B[k, j]
         C[..] = epilogue(acc)                     (vectorized over width)
 
-``width`` is the whole last axis when it fits ``MAX_VECTORS`` vector
-registers (the 10-wide output layer is one masked tile), else the widest of
-1..MAX_VECTORS registers that divides it, else MAX_VECTORS registers with a
-predicated last tile; ``rows`` the largest of ``ROW_TILES`` dividing the row
-count with at most ``MAX_ACCUMULATORS`` vector accumulators, so the tile
-stays in registers and each load of ``B`` serves ``rows`` rows (one row when
-the row count is symbolic).
+Column panels run outside row tiles, so a panel of B stays in cache while
+every row tile reads it, and inside k the vector loop holds the unrolled rows,
+so one load of B feeds ``rows`` FMAs with broadcasts of A. ``width`` is the
+whole last axis when it fits ``MAX_VECTORS`` vector registers (the 10-wide
+output layer is one masked tile), else one of 1..MAX_VECTORS registers that
+divides it, else MAX_VECTORS registers with a predicated last tile; ``rows``
+one of ``ROW_TILES`` dividing the row count (one row when it is symbolic), the
+pair chosen by ``tile_shape`` with at most ``MAX_ACCUMULATORS`` accumulators,
+so the tile stays in registers.
+
+B is packed into panels of ``width`` columns (``pack.py``) when it is a
+parameter of two panels or more and either a constant at every call
+(``layout_free_buffers``: ``SplitLayoutRewritePreproc`` then packs it once, at
+build) or read by ``PACK_MIN_ROWS`` rows or more (the copy then costs little
+next to the matmul): each k then reads ``width`` contiguous elements instead
+of a row N elements away, which for N a power of two also maps every row to
+the same few cache sets.
 
 With every read contiguous along the reduction (``B[j, k]``, NT: dense and
 linear weights, attention scores) and at least two rows, the reduction is
@@ -34,13 +45,17 @@ symbolic columns or reductions) are left to the generic rule.
 from rvm.dlight.analysis import (
     extent_of, inline_producers, loop_kinds, parallel_outer, work, write_dtype,
 )
+from rvm.dlight.cpu.pack import is_layout_free, pack_panels, param_index
 from rvm.dlight.rule import ScheduleRule
 from rvm.tir.free_vars import used_vars
 from rvm.tir.schedule.analysis import const_extent, is_reduction_block
 
 MAX_VECTORS = 4
-ROW_TILES = (6, 4, 3, 2, 1)
+ROW_TILES = (8, 6, 4, 3, 2, 1)
 MAX_ACCUMULATORS = 24  # of AVX-512's 32 vector registers; the rest hold B and A
+# Rows of A at or above which a B that is not a constant is packed inside the kernel: the
+# copy (K x N elements) then costs at most a few percent of the matmul.
+PACK_MIN_ROWS = 64
 # The NT register tile: rows of A x rows of B, one vector accumulator (lanes of k) each.
 NT_ROWS, NT_COLS = (4, 3, 2), (4, 3, 2)
 
@@ -53,19 +68,68 @@ def _reads_along(block, axis_var):
     return False
 
 
-def tile_shape(rows_extent, cols_extent, lanes):
-    """(rows, width) of the register tile: ``rows_extent`` None (symbolic) gives one row."""
+def _widths(cols_extent, lanes):
+    """The tile widths allowed for ``cols_extent`` columns (see the module docstring)."""
     if cols_extent <= MAX_VECTORS * lanes:
-        width = cols_extent
-    else:
-        widths = [n * lanes for n in range(MAX_VECTORS, 0, -1) if cols_extent % (n * lanes) == 0]
-        width = widths[0] if widths else MAX_VECTORS * lanes  # a predicated last tile
-    vectors = -(-width // lanes)
-    if rows_extent is None:
-        return 1, width
-    rows = next(r for r in ROW_TILES
-                if rows_extent % r == 0 and r * vectors <= MAX_ACCUMULATORS)
-    return rows, width
+        return [cols_extent]
+    widths = [n * lanes for n in range(MAX_VECTORS, 0, -1) if cols_extent % (n * lanes) == 0]
+    return widths or [MAX_VECTORS * lanes]  # a predicated last tile
+
+
+def tile_shape(rows_extent, cols_extent, lanes):
+    """(rows, width) of the register tile: ``rows_extent`` None (symbolic) gives one row.
+
+    Of the tiles whose rows divide the row count and whose width ``_widths`` allows, with at
+    most MAX_ACCUMULATORS vector accumulators, the one with the most accumulators plus half
+    a point per row (each row reuses the tile's loads of B: 6 x 4 registers before 8 x 2,
+    8 x 2 before 4 x 4, measured 89 against 75 GFLOPS on one core at 512^3)."""
+    best = None
+    for width in _widths(cols_extent, lanes):
+        vectors = -(-width // lanes)
+        for rows in ROW_TILES:
+            if rows_extent is None and rows > 1 or rows_extent is not None and rows_extent % rows:
+                continue
+            if rows * vectors > MAX_ACCUMULATORS:
+                continue
+            score = rows * vectors + rows / 2
+            if best is None or score > best[0]:
+                best = (score, rows, width)
+    return best[1], best[2]
+
+
+def _axis_of(sch, block, loop):
+    """The block axis the loop binds, alone, or None."""
+    blk = sch.get(block)
+    realize = sch.get_sref(block).realize
+    var = sch.get(loop).loop_var
+    axis = [iv.var for iv, v in zip(blk.iter_vars, realize.iter_values)
+            if id(var) in used_vars(v)]
+    return axis[0] if len(axis) == 1 else None
+
+
+def _packable_read(sch, block, axes, width, cols, rows_total, transposed=False):
+    """The index of the read ``B[.., k, j]`` (``transposed``: ``B[.., j, k]``) worth packing
+    into panels of ``width`` columns, or None. B must be a parameter read at exactly those
+    axes (``axes`` = (k, j)) whose column count ``width`` divides. A constant at every call
+    (``layout_free_buffers``: packed once at build) is packed when that makes two panels or
+    more, or transposes it; a run-time B only untransposed and when PACK_MIN_ROWS rows or
+    more read it (the copy then costs little next to the matmul)."""
+    if cols % width or (cols == width and not transposed):
+        return None  # no whole panels, or one panel: the layout B already has
+    k_axis, j_axis = axes
+    want = (j_axis, k_axis) if transposed else (k_axis, j_axis)
+    for index, region in enumerate(sch.get(block).reads):
+        ranges = region.region
+        if len(ranges) < 2 or param_index(sch, region.buffer) is None:
+            continue
+        if not all(r.min is axis for r, axis in zip(ranges[-2:], want)):
+            continue
+        if any(getattr(r.extent, "value", None) != 1 for r in ranges):
+            continue
+        if is_layout_free(sch, region.buffer) or (not transposed
+                                                   and rows_total >= PACK_MIN_ROWS):
+            return index
+    return None
 
 
 class Matmul(ScheduleRule):
@@ -90,31 +154,53 @@ class Matmul(ScheduleRule):
         *batch, i, j, k = loops
         if const_extent(sch.get(j)) is None or const_extent(sch.get(k)) is None:
             return False
-        realize = sch.get_sref(mm).realize
-        j_var = sch.get(j).loop_var
-        axis = [iv.var for iv, v in zip(blk.iter_vars, realize.iter_values)
-                if id(j_var) in used_vars(v)]
-        if len(axis) != 1:
+        j_axis = _axis_of(sch, mm, j)
+        if j_axis is None:
             return False
         lanes = info.lanes(write_dtype(sch, mm))
-        if not _reads_along(blk, axis[0]):
-            return _schedule_nt(sch, mm, loops, lanes, info)
-        rows, width = tile_shape(const_extent(sch.get(i)), extent_of(sch, j), lanes)
-        total = work(sch, loops)
-        i_o, i_i = sch.split(i, [None, rows])
-        j_o, j_i = sch.split(j, [None, width])
-        sch.reorder(*batch, i_o, j_o, k, i_i, j_i)
-        acc = sch.cache_write(mm, 0, "local")
-        for consumer in sch.get_consumers(acc):
-            sch.reverse_compute_inline(consumer)
-        sch.reverse_compute_at(acc, j_o)
-        init = sch.decompose_reduction(mm, k)
-        sch.unroll(i_i)
-        sch.vectorize(j_i)
-        sch.vectorize(sch.get_loops(init)[-1])
-        sch.vectorize(sch.get_loops(acc)[-1])
-        parallel_outer(sch, [*batch, i_o, j_o], total, info)
-        return True
+        if not _reads_along(blk, j_axis):
+            # NT: a constant B becomes NN panels at build; otherwise partial sums per lane
+            return _schedule_nn(sch, mm, loops, j_axis, lanes, info, transposed=True) \
+                or _schedule_nt(sch, mm, loops, lanes, info)
+        return _schedule_nn(sch, mm, loops, j_axis, lanes, info)
+
+
+def _schedule_nn(sch, mm, loops, j_axis, lanes, info, transposed=False):
+    """The NN form: B packed into panels when it pays (``pack.py``), the register tile
+    ``tile_shape`` over (rows, width) with the k loop outside it. ``transposed`` (an NT
+    matmul): only when B is a constant packed into panels, else False."""
+    *batch, i, j, k = loops
+    cols = extent_of(sch, j)
+    rows, width = tile_shape(const_extent(sch.get(i)), cols, lanes)
+    total = work(sch, loops)
+    extents = [const_extent(sch.get(loop)) for loop in (*batch, i)]
+    rows_total = 0 if None in extents else work(sch, [*batch, i])  # symbolic: maybe one row
+    k_axis = _axis_of(sch, mm, k)
+    packed = None if k_axis is None else _packable_read(sch, mm, (k_axis, j_axis), width,
+                                                        cols, rows_total, transposed)
+    if packed is not None:
+        pack_panels(sch, mm, packed, width, info, transposed)
+    elif transposed:
+        return False
+    i_o, i_i = sch.split(i, [None, rows])
+    j_o, j_i = sch.split(j, [None, width])
+    # Column panels outside row tiles (a panel of B stays in cache while every row tile
+    # reads it); inside k the vector loop holds the unrolled rows, so each vector of B is
+    # loaded once and feeds ``rows`` FMAs with broadcasts of A.
+    sch.reorder(*batch, j_o, i_o, k, j_i, i_i)
+    acc = sch.cache_write(mm, 0, "local")
+    for consumer in sch.get_consumers(acc):
+        sch.reverse_compute_inline(consumer)
+    sch.reverse_compute_at(acc, i_o)
+    init = sch.decompose_reduction(mm, k)
+    j_init, i_init = sch.get_loops(init)[-2:]
+    sch.reorder(i_init, j_init)
+    sch.unroll(i_i)
+    sch.vectorize(j_i)
+    sch.vectorize(j_init)
+    sch.vectorize(sch.get_loops(acc)[-1])
+    parallel_outer(sch, [*batch, j_o, i_o], total, info)
+    return True
 
 
 def _schedule_nt(sch, mm, loops, lanes, info):

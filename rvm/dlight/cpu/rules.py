@@ -1,5 +1,6 @@
 """The default CPU rules, in the order DefaultCPUSchedule tries them."""
+from rvm.dlight.cpu.conv import Window
 from rvm.dlight.cpu.generic import Generic
 from rvm.dlight.cpu.matmul import Matmul
 
-RULES = (Matmul(), Generic())
+RULES = (Matmul(), Window(), Generic())

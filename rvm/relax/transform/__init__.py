@@ -12,6 +12,7 @@ import importlib
 from rvm.codegen import byoc as _byoc  # noqa: F401  (relax.ext.ccompiler/examplejson)
 
 from rvm.relax.transform.annotate_tir_op_pattern import AnnotateTIROpPattern
+from rvm.relax.transform.attach_attr_layout_free_buffers import AttachAttrLayoutFreeBuffers
 from rvm.relax.transform.attach_global_symbol import AttachGlobalSymbol
 from rvm.relax.transform.bind_params import BindParams
 from rvm.relax.transform.call_tir_rewrite import CallTIRRewrite
@@ -31,19 +32,21 @@ from rvm.relax.transform.merge_composite_functions import MergeCompositeFunction
 from rvm.relax.transform.legalize_ops import LEGALIZE_RULES, LegalizeOps, register_legalize
 from rvm.relax.transform.pipeline import default_build_pipeline
 from rvm.relax.transform.run_codegen import RunCodegen
+from rvm.relax.transform.split_layout_rewrite_preproc import SplitLayoutRewritePreproc
 from rvm.relax.transform.static_plan_block_memory import StaticPlanBlockMemory
 from rvm.relax.transform.to_non_dataflow import ToNonDataflow
 from rvm.relax.transform.vm_builtin_lower import VMBuiltinLower
 from rvm.relax.transform.vm_shape_lower import VMShapeLower
 
 __all__ = [
-    "AnnotateTIROpPattern", "AttachGlobalSymbol", "BindParams", "CallTIRRewrite",
-    "CanonicalizeBindings", "DataflowBlockPass", "DeadCodeElimination", "FoldConstant",
-    "FunctionPass", "FuseOps", "FuseOpsByPattern", "FuseTIR", "FuseTransposeMatmul",
-    "FusionPattern", "KillAfterLastUse", "LEGALIZE_RULES", "LegalizeOps",
-    "MergeCompositeFunctions", "PatternCheckContext", "RunCodegen", "StaticPlanBlockMemory",
-    "ToNonDataflow", "VMBuiltinLower", "VMShapeLower", "dataflowblock_pass",
-    "default_build_pipeline", "function_pass", "register_legalize",
+    "AnnotateTIROpPattern", "AttachAttrLayoutFreeBuffers", "AttachGlobalSymbol", "BindParams",
+    "CallTIRRewrite", "CanonicalizeBindings", "DataflowBlockPass", "DeadCodeElimination",
+    "FoldConstant", "FunctionPass", "FuseOps", "FuseOpsByPattern", "FuseTIR",
+    "FuseTransposeMatmul", "FusionPattern", "KillAfterLastUse", "LEGALIZE_RULES",
+    "LegalizeOps", "MergeCompositeFunctions", "PatternCheckContext", "RunCodegen",
+    "SplitLayoutRewritePreproc", "StaticPlanBlockMemory", "ToNonDataflow", "VMBuiltinLower",
+    "VMShapeLower", "dataflowblock_pass", "default_build_pipeline", "function_pass",
+    "register_legalize",
 ]
 
 def __getattr__(name):

@@ -3,6 +3,7 @@ registered as the pipeline ``"default"`` (``get_pipeline("default")``); and TVM'
 ``"zero"`` pipeline (legalize and fuse, before ``relax.build``).
 """
 from rvm.dlight.base import DefaultCPUSchedule
+from rvm.relax.transform.attach_attr_layout_free_buffers import AttachAttrLayoutFreeBuffers
 from rvm.relax.transform.annotate_tir_op_pattern import AnnotateTIROpPattern
 from rvm.relax.transform.attach_global_symbol import AttachGlobalSymbol
 from rvm.relax.transform.call_tir_rewrite import CallTIRRewrite
@@ -15,6 +16,7 @@ from rvm.relax.transform.fuse_transpose_matmul import FuseTransposeMatmul
 from rvm.relax.transform.kill_after_last_use import KillAfterLastUse
 from rvm.relax.transform.legalize_ops import LegalizeOps
 from rvm.ir.transform import Sequential, get_pipeline, register_pipeline  # noqa: F401
+from rvm.relax.transform.split_layout_rewrite_preproc import SplitLayoutRewritePreproc
 from rvm.relax.transform.static_plan_block_memory import StaticPlanBlockMemory
 from rvm.relax.transform.to_non_dataflow import ToNonDataflow
 from rvm.relax.transform.vm_builtin_lower import VMBuiltinLower
@@ -32,10 +34,13 @@ def default_build_pipeline(default_schedule=True):
     params=)``, run at compile time), DeadCodeElimination, AnnotateTIROpPattern,
     FuseOps and FuseTIR (chains of kernel calls become one kernel; the fusion
     level is the PassContext's opt_level, so ``PassContext(opt_level=0)`` turns
-    fusion off), AttachGlobalSymbol, ToNonDataflow, DefaultCPUSchedule (when
-    ``default_schedule``: every kernel without a schedule of its own gets the
-    rule-based one of ``rvm.dlight``; it runs after the graph-level passes, which
-    are what tuning extracts its tasks from), CallTIRRewrite,
+    fusion off), AttachGlobalSymbol, ToNonDataflow, then, when ``default_schedule``,
+    AttachAttrLayoutFreeBuffers (kernel inputs that are constants at every call are
+    marked ``layout_free_buffers``), DefaultCPUSchedule (every kernel without a
+    schedule of its own gets the rule-based one of ``rvm.dlight``; it runs after the
+    graph-level passes, which are what tuning extracts its tasks from) and
+    SplitLayoutRewritePreproc (a constant input a schedule packs into panels is packed
+    here, once, instead of at every call), CallTIRRewrite,
     StaticPlanBlockMemory, KillAfterLastUse, VMBuiltinLower, VMShapeLower.
 
     The result is the contract with the VM codegen. Every Relax function has
@@ -88,7 +93,8 @@ def default_build_pipeline(default_schedule=True):
         FuseTIR(),
         AttachGlobalSymbol(),
         ToNonDataflow(),
-        *([DefaultCPUSchedule()] if default_schedule else []),
+        *([AttachAttrLayoutFreeBuffers(), DefaultCPUSchedule(), SplitLayoutRewritePreproc()]
+          if default_schedule else []),
         CallTIRRewrite(),
         StaticPlanBlockMemory(),
         KillAfterLastUse(),

@@ -1,0 +1,132 @@
+"""The CPU window rule: convolutions and pooling (reductions over a window of an input).
+
+Applies to a kernel whose one reduction block has several reduction loops, all inside
+its spatial loops (``conv2d`` NCHW ``n, f, y, x, rc, ry, rx`` and NHWC ``n, y, x, f, ry,
+rx, rc``, grouped and depthwise ones, ``pool2d`` ``n, c, y, x, ry, rx``), optionally
+after elementwise producers that are not inlined (the padded input, computed once per
+call rather than tested at every multiply) and before an elementwise epilogue (bias,
+activation: inlined into the write-back). The loops become
+
+    for (spatial loops but i and j, i_o, j_o)   (fused; parallel above PARALLEL_MIN_WORK)
+        acc[rows, width] = init                     (vectorized over width)
+        for r.. (the reduction loops, in order):
+            for j_i in vectorized(width):
+                for i_i in unroll(rows):            acc += in[..] * w[..]
+        out[..] = epilogue(acc)
+
+``j`` is the innermost spatial loop (the output's contiguous axis: x in NCHW, the
+channel in NHWC) and ``i`` the spatial loop nearest it whose axis an operand read
+along ``j`` does not use, so one vector load of that operand feeds ``rows`` FMAs
+(NCHW: the output channel, the input vector shared; NHWC: x, the weight vector
+shared); ``(rows, width)`` is the matmul rule's ``tile_shape``. A pooling window has
+no such operand: ``rows`` is 1. The rule leaves kernels whose ``j`` is shorter than
+MIN_WIDTH (a global pool's 1 x 1 output: the generic rule's row reduction fits it).
+"""
+from rvm.dlight.analysis import (
+    SPATIAL, extent_of, loop_kinds, parallel_outer, top_blocks, work, write_dtype,
+)
+from rvm.dlight.cpu.generic import schedule_spatial
+from rvm.dlight.cpu.matmul import tile_shape
+from rvm.dlight.rule import ScheduleRule
+from rvm.tir.free_vars import used_vars
+from rvm.tir.schedule.analysis import const_extent, is_reduction_block
+
+MIN_WIDTH = 8
+
+
+def _axis_vars(sch, block, loop):
+    """ids of the block axes the loop feeds."""
+    blk, realize = sch.get(block), sch.get_sref(block).realize
+    var = sch.get(loop).loop_var
+    return {id(iv.var) for iv, v in zip(blk.iter_vars, realize.iter_values)
+            if id(var) in used_vars(v)}
+
+
+def _row_loop(sch, block, spatial, j):
+    """The spatial loop nearest ``j`` whose axes some read along ``j``'s axis does not use."""
+    j_axes = _axis_vars(sch, block, j)
+    reads = [{v for r in region.region for v in used_vars(r.min)}
+             for region in sch.get(block).reads]
+    along_j = [used for used in reads if used & j_axes]
+    for loop in reversed(spatial):
+        axes = _axis_vars(sch, block, loop)
+        if const_extent(sch.get(loop)) not in (None, 1) and axes \
+                and any(not (axes & used) for used in along_j):
+            return loop
+    return None
+
+
+def _inline_epilogue(sch, blocks, index):
+    """Inlines the elementwise blocks after ``blocks[index]`` but the last into their
+    consumers; returns False when one is not elementwise."""
+    for block in blocks[index + 1:]:
+        if any(iv.iter_type != SPATIAL for iv in sch.get(block).iter_vars):
+            return False
+    for block in blocks[index + 1:-1]:
+        sch.compute_inline(block)
+    return True
+
+
+class Window(ScheduleRule):
+    """Register-tiles convolutions and pooling (module docstring)."""
+
+    name = "window"
+
+    def apply(self, sch, info):
+        blocks = top_blocks(sch)
+        found = [k for k, b in enumerate(blocks) if sch.get(b).init is not None]
+        if len(found) != 1:
+            return False
+        index = found[0]
+        conv = blocks[index]
+        blk = sch.get(conv)
+        if not is_reduction_block(blk) or len(blk.writes) != 1:
+            return False
+        if any(any(iv.iter_type != SPATIAL for iv in sch.get(b).iter_vars)
+               for b in blocks[:index]):
+            return False
+        loops = sch.get_loops(conv)
+        kinds = loop_kinds(sch, conv)
+        if None in kinds or kinds.count("R") < 2 or "R" in kinds[:kinds.index("R")] \
+                or "S" in kinds[kinds.index("R"):]:
+            return False
+        first_r = kinds.index("R")
+        spatial, reduction = loops[:first_r], loops[first_r:]
+        if not spatial or (const_extent(sch.get(spatial[-1])) or 0) < MIN_WIDTH:
+            return False
+        if not _inline_epilogue(sch, blocks, index):
+            return False
+        for pad in blocks[:index]:
+            schedule_spatial(sch, pad, info)
+        return _schedule(sch, conv, spatial, reduction, info)
+
+
+def _schedule(sch, conv, spatial, reduction, info):
+    j = spatial[-1]
+    i = _row_loop(sch, conv, spatial[:-1], j)
+    lanes = info.lanes(write_dtype(sch, conv))
+    total = work(sch, spatial + reduction)
+    rows, width = tile_shape(None if i is None else const_extent(sch.get(i)),
+                             extent_of(sch, j), lanes)
+    j_o, j_i = sch.split(j, [None, width])
+    outer = [j_o if loop is j else loop for loop in spatial]
+    if i is not None:
+        i_o, i_i = sch.split(i, [None, rows])
+        outer = [i_o if loop is i else loop for loop in outer]
+        sch.reorder(*outer, *reduction, j_i, i_i)
+        sch.unroll(i_i)
+    else:
+        sch.reorder(*outer, *reduction, j_i)
+    acc = sch.cache_write(conv, 0, "local")
+    for consumer in sch.get_consumers(acc):
+        sch.reverse_compute_inline(consumer)
+    sch.reverse_compute_at(acc, outer[-1])
+    init = sch.decompose_reduction(conv, reduction[0])
+    init_loops = sch.get_loops(init)
+    if i is not None:
+        sch.reorder(init_loops[-1], init_loops[-2])  # rows outside, the vector loop inside
+    sch.vectorize(sch.get_loops(init)[-1])
+    sch.vectorize(j_i)
+    sch.vectorize(sch.get_loops(acc)[-1])
+    parallel_outer(sch, outer, total, info)
+    return True

@@ -1,0 +1,180 @@
+"""The window rule (convolutions, pooling), Before/After in script form on representative
+shapes (2 cores, AVX-512: 16 float32 lanes)."""
+from rvm.dlight import CPUInfo, RULES, schedule_func
+from rvm.ir.structural import assert_structural_equal
+from rvm.script import ir as I
+from rvm.script import tir as T
+
+INFO = CPUInfo(vector_bytes=64, cores=2)
+
+
+def _scheduled(mod, info=INFO):
+    return schedule_func(mod["main"], RULES, info)
+
+
+@I.ir_module
+class Conv:
+    @T.prim_func
+    def main(x: T.Buffer((1, 16, 32, 32), "float32"), w: T.Buffer((32, 16, 3, 3), "float32"),
+             y: T.Buffer((1, 32, 32, 32), "float32")):
+        pad = T.alloc_buffer((1, 16, 34, 34))
+        conv = T.alloc_buffer((1, 32, 32, 32))
+        for n, c, h, v in T.grid(1, 16, 34, 34):
+            with T.block("pad"):
+                vn, vc, vh, vw = T.axis.remap("SSSS", [n, c, h, v])
+                pad[vn, vc, vh, vw] = T.if_then_else(
+                    1 <= vh and vh < 33 and 1 <= vw and vw < 33, x[vn, vc, vh - 1, vw - 1],
+                    T.float32(0))
+        for n, f, h, v, rc, ry, rx in T.grid(1, 32, 32, 32, 16, 3, 3):
+            with T.block("conv"):
+                vn, vf, vh, vw, vc, vy, vx = T.axis.remap("SSSSRRR", [n, f, h, v, rc, ry, rx])
+                with T.init():
+                    conv[vn, vf, vh, vw] = T.float32(0)
+                conv[vn, vf, vh, vw] = conv[vn, vf, vh, vw] \
+                    + pad[vn, vc, vh + vy, vw + vx] * w[vf, vc, vy, vx]
+        for n, f, h, v in T.grid(1, 32, 32, 32):
+            with T.block("y"):
+                vn, vf, vh, vw = T.axis.remap("SSSS", [n, f, h, v])
+                y[vn, vf, vh, vw] = T.max(conv[vn, vf, vh, vw], T.float32(0))
+
+@I.ir_module
+class Pool:
+    @T.prim_func
+    def main(x: T.Buffer((1, 8, 32, 32), "float32"), y: T.Buffer((1, 8, 16, 16), "float32")):
+        for n, c, h, v, ry, rx in T.grid(1, 8, 16, 16, 2, 2):
+            with T.block("pool"):
+                vn, vc, vh, vw, vy, vx = T.axis.remap("SSSSRR", [n, c, h, v, ry, rx])
+                with T.init():
+                    y[vn, vc, vh, vw] = T.float32(-3.4e38)
+                y[vn, vc, vh, vw] = T.max(y[vn, vc, vh, vw], x[vn, vc, vh * 2 + vy, vw * 2 + vx])
+
+
+def test_an_nchw_conv_gets_a_tile_of_output_columns_by_output_channels():
+    # the pad computed once; per (row, 8 channels) a tile of 8 x 32 accumulators (2 registers
+    # a channel), rc/ry/rx outside it: one vector of the padded input feeds 8 FMAs
+    @T.prim_func
+    def expected(x: T.Buffer((1, 16, 32, 32), "float32"), w: T.Buffer((32, 16, 3, 3), "float32"),
+                 y: T.Buffer((1, 32, 32, 32), "float32")):
+        T.func_attr({"tir.is_scheduled": "window"})
+        pad = T.alloc_buffer((1, 16, 34, 34))
+        conv_local = T.alloc_buffer((1, 32, 32, 32), scope="local")
+        for n_c_h_fused in range(544):
+            for v in T.vectorized(34):
+                with T.block("pad"):
+                    vn = T.axis.spatial(1, 0)
+                    vc = T.axis.spatial(16, n_c_h_fused // 34)
+                    vh = T.axis.spatial(34, n_c_h_fused % 34)
+                    vw = T.axis.remap("S", [v])
+                    T.reads(x[vn, vc, vh - 1, vw - 1])
+                    T.writes(pad[vn, vc, vh, vw])
+                    pad[vn, vc, vh, vw] = T.if_then_else(
+                        1 <= vh and vh < 33 and 1 <= vw and vw < 33, x[vn, vc, vh - 1, vw - 1],
+                        T.float32(0.0))
+        for n_f_0_h_v_0_fused in range(128):
+            for f_1_init in T.unroll(8):
+                for v_1_init in T.vectorized(32):
+                    with T.block("conv_init"):
+                        vn_init = T.axis.spatial(1, 0)
+                        vf_init = T.axis.spatial(32, n_f_0_h_v_0_fused // 32 * 8 + f_1_init)
+                        vh_init = T.axis.spatial(32, n_f_0_h_v_0_fused % 32)
+                        vw_init = T.axis.remap("S", [v_1_init])
+                        T.reads()
+                        T.writes(conv_local[vn_init, vf_init, vh_init, vw_init])
+                        conv_local[vn_init, vf_init, vh_init, vw_init] = T.float32(0.0)
+            for rc, ry, rx in T.grid(16, 3, 3):
+                for v_1 in T.vectorized(32):
+                    for f_1 in T.unroll(8):
+                        with T.block("conv"):
+                            vn = T.axis.spatial(1, 0)
+                            vf = T.axis.spatial(32, n_f_0_h_v_0_fused // 32 * 8 + f_1)
+                            vh = T.axis.spatial(32, n_f_0_h_v_0_fused % 32)
+                            vw, vc, vy, vx = T.axis.remap("SRRR", [v_1, rc, ry, rx])
+                            T.reads(conv_local[vn, vf, vh, vw], pad[vn, vc, vh + vy, vw + vx],
+                                    w[vf, vc, vy, vx])
+                            T.writes(conv_local[vn, vf, vh, vw])
+                            conv_local[vn, vf, vh, vw] = conv_local[vn, vf, vh, vw] \
+                                + pad[vn, vc, vh + vy, vw + vx] * w[vf, vc, vy, vx]
+            for ax0 in range(8):
+                for ax1 in T.vectorized(32):
+                    with T.block("conv_local"):
+                        v0 = T.axis.spatial(1, 0)
+                        v1 = T.axis.spatial(32, n_f_0_h_v_0_fused // 32 * 8 + ax0)
+                        v2 = T.axis.spatial(32, n_f_0_h_v_0_fused % 32)
+                        v3 = T.axis.remap("S", [ax1])
+                        T.reads(conv_local[v0, v1, v2, v3])
+                        T.writes(y[v0, v1, v2, v3])
+                        y[v0, v1, v2, v3] = T.max(conv_local[v0, v1, v2, v3], T.float32(0.0))
+
+    assert_structural_equal(_scheduled(Conv), expected.with_attr("global_symbol", "main"))
+
+
+def test_a_pooling_window_runs_outside_a_vector_of_output_columns():
+    @T.prim_func
+    def expected(x: T.Buffer((1, 8, 32, 32), "float32"), y: T.Buffer((1, 8, 16, 16), "float32")):
+        T.func_attr({"tir.is_scheduled": "window"})
+        y_local = T.alloc_buffer((1, 8, 16, 16), scope="local")
+        for n_c_h_v_0_fused in range(128):
+            for v_1_init in T.vectorized(16):
+                with T.block("pool_init"):
+                    vn_init = T.axis.spatial(1, 0)
+                    vc_init = T.axis.spatial(8, n_c_h_v_0_fused // 16)
+                    vh_init = T.axis.spatial(16, n_c_h_v_0_fused % 16)
+                    vw_init = T.axis.remap("S", [v_1_init])
+                    T.reads()
+                    T.writes(y_local[vn_init, vc_init, vh_init, vw_init])
+                    y_local[vn_init, vc_init, vh_init, vw_init] = T.float32(-3.4e+38)
+            for ry, rx in T.grid(2, 2):
+                for v_1 in T.vectorized(16):
+                    with T.block("pool"):
+                        vn = T.axis.spatial(1, 0)
+                        vc = T.axis.spatial(8, n_c_h_v_0_fused // 16)
+                        vh = T.axis.spatial(16, n_c_h_v_0_fused % 16)
+                        vw, vy, vx = T.axis.remap("SRR", [v_1, ry, rx])
+                        T.reads(y_local[vn, vc, vh, vw], x[vn, vc, vh * 2 + vy, vw * 2 + vx])
+                        T.writes(y_local[vn, vc, vh, vw])
+                        y_local[vn, vc, vh, vw] = T.max(y_local[vn, vc, vh, vw],
+                                                        x[vn, vc, vh * 2 + vy, vw * 2 + vx])
+            for ax0 in T.vectorized(16):
+                with T.block("y_local"):
+                    v0 = T.axis.spatial(1, 0)
+                    v1 = T.axis.spatial(8, n_c_h_v_0_fused // 16)
+                    v2 = T.axis.spatial(16, n_c_h_v_0_fused % 16)
+                    v3 = T.axis.remap("S", [ax0])
+                    T.reads(y_local[v0, v1, v2, v3])
+                    T.writes(y[v0, v1, v2, v3])
+                    y[v0, v1, v2, v3] = y_local[v0, v1, v2, v3]
+
+    assert_structural_equal(_scheduled(Pool), expected.with_attr("global_symbol", "main"))
+
+
+def test_an_nhwc_conv_shares_the_weight_vector_across_output_pixels():
+    # NHWC: the vector runs over output channels (the weight's contiguous axis), the
+    # unrolled rows over output pixels, each a broadcast of one input element
+    @T.prim_func
+    def nhwc(x: T.Buffer((1, 8, 8, 4), "float32"), w: T.Buffer((3, 3, 4, 32), "float32"),
+             y: T.Buffer((1, 6, 6, 32), "float32")):
+        for n, h, v, f, ry, rx, rc in T.grid(1, 6, 6, 32, 3, 3, 4):
+            with T.block("conv"):
+                vn, vh, vw, vf, vy, vx, vc = T.axis.remap("SSSSRRR", [n, h, v, f, ry, rx, rc])
+                with T.init():
+                    y[vn, vh, vw, vf] = T.float32(0)
+                y[vn, vh, vw, vf] = y[vn, vh, vw, vf] + x[vn, vh + vy, vw + vx, vc] * w[vy, vx, vc, vf]
+
+    text = schedule_func(nhwc, RULES, INFO).script()
+    assert "for ry, rx, rc in T.grid(3, 3, 4):" in text
+    assert "for f_1 in T.vectorized(32):" in text and "for v_1 in T.unroll(6):" in text
+
+
+def test_an_output_narrower_than_min_width_keeps_the_row_reduction():
+    # a 4-wide output row would leave most of a vector idle: the generic rule's row reduction
+    @T.prim_func
+    def narrow(x: T.Buffer((1, 2, 6, 6), "float32"), w: T.Buffer((3, 2, 3, 3), "float32"),
+               y: T.Buffer((1, 3, 4, 4), "float32")):
+        for n, f, h, v, rc, ry, rx in T.grid(1, 3, 4, 4, 2, 3, 3):
+            with T.block("conv"):
+                vn, vf, vh, vw, vc, vy, vx = T.axis.remap("SSSSRRR", [n, f, h, v, rc, ry, rx])
+                with T.init():
+                    y[vn, vf, vh, vw] = T.float32(0)
+                y[vn, vf, vh, vw] = y[vn, vf, vh, vw] + x[vn, vc, vh + vy, vw + vx] * w[vf, vc, vy, vx]
+
+    assert schedule_func(narrow, RULES, INFO).get_attr("tir.is_scheduled") == "generic"
