@@ -1,10 +1,11 @@
 """Legalization of the shape and joining operators: reshape, flatten, permute_dims,
 expand_dims, squeeze, broadcast_to, concat, split, tile, repeat."""
+from rvm.relax.analysis.tir_op_pattern import OpPatternKind
 from rvm.relax.op.base import call_tir
 from rvm.relax.struct_info import TensorStructInfo
 from rvm.relax.te_bridge import lower_te_call
 from rvm.tir.arith import Analyzer
-from rvm.tir.expr import IntImm, StringImm
+from rvm.tir.expr import IntImm, Mul, StringImm
 from rvm.tir.stmt import AssertStmt, Block, BlockRealize
 from rvm.topi import join, transform
 from rvm.relax.transform.legalize.registry import attr, kernel_name, register_legalize
@@ -31,10 +32,14 @@ def _reshape(bb, call):
     buffers = [func.buffer_map[p] for p in func.params if p in func.buffer_map]
     src, dst = buffers[0], buffers[-1]  # the tensor, the result (shape variables follow)
     src_count, dst_count = _count(src.shape), _count(dst.shape)
-    if not Analyzer().can_prove_equal(src_count, dst_count):
+    if not _same_count(src.shape, dst.shape) \
+            and not Analyzer().can_prove_equal(src_count, dst_count):
         message = (f"cannot reshape {src.dtype}[{_dims(src.shape)}] into [{_dims(dst.shape)}]: "
                    "the element counts differ")
         func = func.with_body(_checked(func.body, src_count == dst_count, StringImm(message)))
+        # a kernel of its own (opaque to fusion): FuseTIR merges root-block bodies of
+        # loops and blocks only
+        func = func.with_attr("op_pattern", int(OpPatternKind.OPAQUE))
     gvar = bb.add_func(func, kernel_name(call))
     return call_tir(gvar, args, out_sinfo, tir_vars=tir_vars or None)
 
@@ -48,6 +53,24 @@ def _checked(body, condition, message):
                       b.init, b.alloc_buffers, b.match_buffers, b.annotations)
         return BlockRealize(body.iter_values, body.predicate, block)
     return AssertStmt(condition, message, body)
+
+
+def _same_count(a, b):
+    """Whether shapes ``a`` and ``b`` have the same product as factors: equal constant
+    products and the same symbolic factors (``(n, s, 4, 32)`` and ``(n * s, 128)``)."""
+    def factors(shape):
+        const, symbolic = 1, []
+        stack = list(shape)
+        while stack:
+            d = stack.pop()
+            if isinstance(d, IntImm):
+                const *= d.value
+            elif isinstance(d, Mul):
+                stack += [d.a, d.b]
+            else:
+                symbolic.append(str(d))
+        return const, sorted(symbolic)
+    return factors(a) == factors(b)
 
 
 def _dims(shape):

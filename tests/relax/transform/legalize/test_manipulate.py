@@ -103,7 +103,9 @@ def test_a_reshape_whose_counts_are_not_proven_equal_checks_them_at_run_time():
     from rvm.script import from_source
     from rvm.tir.stmt import AssertStmt
     mod = from_source(_RESHAPE_TO_SHAPE_ARG)
-    assert isinstance(LegalizeOps()(mod)["reshape"].body.block.body, AssertStmt)
+    kernel = LegalizeOps()(mod)["reshape"]
+    assert isinstance(kernel.body.block.body, AssertStmt)
+    assert kernel.attrs["op_pattern"] == 8  # not fused: a kernel of its own
     ex = relax.build(mod, target="c")
     x = np.arange(6, dtype="float32").reshape(3, 2)
     for engine in ("native", "python"):
@@ -122,3 +124,32 @@ def test_a_reshape_of_proven_counts_has_no_check():
                                          '("k", 2), "float32"), s: R.Shape(["k"])')
     body = LegalizeOps()(from_source(text))["reshape"].body.block.body
     assert not isinstance(body, AssertStmt)
+
+
+def test_a_reshape_checked_at_run_time_stays_out_of_fusion():
+    import pytest
+    import rvm
+    from rvm import relax
+    from rvm.runtime.container import ShapeTuple
+    from rvm.script import from_source
+    text = _RESHAPE_TO_SHAPE_ARG.replace(
+        "y = R.reshape(x, R.shape([k, 2]))",
+        "y = R.multiply(R.reshape(R.add(x, x), R.shape([k, 2])), R.const(2.0, 'float32'))")
+    ex = relax.build(from_source(text), target="c")
+    x = np.arange(6, dtype="float32").reshape(3, 2)
+    vm = relax.VirtualMachine(ex, rvm.cpu())
+    np.testing.assert_array_equal(vm["main"](x, ShapeTuple([3])).numpy(), 4 * x)
+    with pytest.raises(ValueError, match="the element counts differ"):
+        vm["main"](x, ShapeTuple([4]))
+
+
+def test_reshapes_whose_factors_match_have_no_check():
+    # (n, s, 4, 32) -> (n * s, 128): the importers' flattening of attention heads
+    from rvm.relax.transform.legalize.manipulate import _same_count
+    from rvm.tir import expr as E
+    n, s = E.Var("n", "int64"), E.Var("s", "int64")
+    c = lambda v: E.IntImm("int64", v)  # noqa: E731
+    assert _same_count([n, s, c(4), c(32)], [E.Mul(n, s), c(128)])
+    assert _same_count([n, c(6)], [c(2), n, c(3)])
+    assert not _same_count([n, c(6)], [s, c(6)])
+    assert not _same_count([n, c(6)], [n, c(5)])
