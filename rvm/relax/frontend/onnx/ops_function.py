@@ -18,6 +18,7 @@ from rvm.relax.frontend.onnx.values import Optional, Sequence
 FUNCTION_OPS = (
     "Attention", "SoftmaxCrossEntropyLoss", "NegativeLogLikelihoodLoss", "RotaryEmbedding",
     "SwiGLU", "BlackmanWindow", "HammingWindow", "HannWindow", "CausalConvWithState",
+    "LinearAttention",
 )
 _ELEM_TYPES = {dtype: code for code, dtype in ONNX_DTYPES.items()}
 
