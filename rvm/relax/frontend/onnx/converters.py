@@ -1,8 +1,8 @@
 """Every ONNX converter, by op type: the modules that define them register into
 ``registry.CONVERTERS`` when imported here."""
 from rvm.relax.frontend.onnx import (  # noqa: F401
-    ops_cast, ops_control, ops_function, ops_layout, ops_math, ops_nn, ops_random, ops_reduce,
-    ops_resize, ops_scan, ops_sequence, ops_shape,
+    ops_bitwise, ops_cast, ops_control, ops_function, ops_layout, ops_math, ops_nn, ops_random,
+    ops_reduce, ops_resize, ops_scan, ops_sequence, ops_shape,
 )
 from rvm.relax.frontend.onnx.registry import CONVERTERS, FOLDS, convert_node
 
