@@ -1,5 +1,6 @@
 """ONNX RNN, GRU and LSTM, unrolled: GRU's linear_before_reset (which the bundled node
-tests leave out), bias and both directions match onnx's reference evaluator; a sequence length known only at run time is refused by name."""
+tests leave out), bias and both directions match onnx's reference evaluator; a sequence
+length known only at run time and an unknown activation are refused by name."""
 import numpy as np
 import pytest
 
