@@ -2,7 +2,8 @@
 ``registry.CONVERTERS`` when imported here."""
 from rvm.relax.frontend.onnx import (  # noqa: F401
     ops_bitwise, ops_cast, ops_control, ops_function, ops_layout, ops_math, ops_nn, ops_random,
-    ops_reduce, ops_resize, ops_rnn, ops_scan, ops_sequence, ops_shape, ops_spectral,
+    ops_reduce, ops_resize, ops_rnn, ops_scan, ops_scatter, ops_sequence, ops_shape,
+    ops_spectral,
 )
 from rvm.relax.frontend.onnx.registry import CONVERTERS, FOLDS, convert_node
 
