@@ -65,3 +65,15 @@ def test_an_operator_before_its_opset_is_refused_by_name():
                                                                 None)], 18)
     with pytest.raises(OnnxImportError, match="Attention.*no schema for Attention at opset 18"):
         from_onnx(model)
+
+
+def test_an_operator_of_another_domain_needs_a_converter_of_that_domain():
+    node = helper.make_node("SwiGLU", ["x"], ["y"], domain="com.example")
+    graph = helper.make_graph([node], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 24),
+                                                    helper.make_opsetid("com.example", 1)])
+    with pytest.raises(OnnxImportError, match="operators of domain 'com.example' are not "
+                                              "supported; .*ai.onnx.preview.FlexAttention"):
+        from_onnx(model)

@@ -7,7 +7,8 @@ environment of its own (the node's inputs under the function's input names) and 
 outputs are handed back as the node's. Attribute references (``ref_attr_name``) take the
 node's attribute, or the function's default, or are dropped when neither exists (the
 referring operator's default applies). The body's nodes are converted at the function's
-own default-domain opset.
+own default-domain opset. An operator of another domain (FlexAttention of
+``ai.onnx.preview``) is expanded by the body of the model's opset of that domain.
 """
 from rvm.relax.frontend.onnx.common import ONNX_DTYPES, OnnxImportError
 from rvm.relax.frontend.onnx.registry import converter
@@ -18,8 +19,10 @@ from rvm.relax.frontend.onnx.values import Optional, Sequence
 FUNCTION_OPS = (
     "Attention", "SoftmaxCrossEntropyLoss", "NegativeLogLikelihoodLoss", "RotaryEmbedding",
     "SwiGLU", "BlackmanWindow", "HammingWindow", "HannWindow", "CausalConvWithState",
-    "LinearAttention",
+    "LinearAttention", "FlexAttention",
 )
+#: Operators of other domains converted by expanding their function body.
+DOMAIN_FUNCTION_OPS = {"ai.onnx.preview": ("FlexAttention",)}
 _ELEM_TYPES = {dtype: code for code, dtype in ONNX_DTYPES.items()}
 
 
@@ -51,26 +54,28 @@ def function_body(ctx, node, inputs):
     attribute defaults by name."""
     import onnx.defs
 
+    opset = ctx.opset if node.domain in ("", "ai.onnx") else \
+        ctx.domain_opsets.get(node.domain, 1)
     try:
-        schema = onnx.defs.get_schema(node.op_type, ctx.opset, node.domain)
+        schema = onnx.defs.get_schema(node.op_type, opset, node.domain)
     except onnx.defs.SchemaError as err:
-        raise OnnxImportError(f"no schema for {node.op_type} at opset {ctx.opset}") from err
+        raise OnnxImportError(f"no schema for {node.op_type} at opset {opset}") from err
     defaults = {name: attr.default_value for name, attr in schema.attributes.items()
                 if attr.default_value.type}
     if schema.has_context_dependent_function:
         versions = [v for v in schema.context_dependent_function_opset_versions
-                    if v <= ctx.opset]
+                    if v <= opset]
         types = [_type_proto(ctx, v).SerializeToString() for v in inputs]
         data = schema.get_context_dependent_function_with_opset_version(
             max(versions), node.SerializeToString(), types) if versions else None
         if data:
             return onnx.FunctionProto.FromString(data), defaults
     if schema.has_function:
-        versions = [v for v in schema.function_opset_versions if v <= ctx.opset]
+        versions = [v for v in schema.function_opset_versions if v <= opset]
         if versions:
             return onnx.FunctionProto.FromString(
                 schema.get_function_with_opset_version(max(versions))), defaults
-    raise OnnxImportError(f"{node.op_type} has no function body at opset {ctx.opset}")
+    raise OnnxImportError(f"{node.op_type} has no function body at opset {opset}")
 
 
 def _bind_attributes(body, node, schema_defaults):
@@ -129,3 +134,7 @@ def _expand(ctx, inputs, attrs):
         return [ctx.env.get(o) for o in body.output]
     finally:
         ctx.env, ctx.opset, ctx.node = outer_env, outer_opset, node
+
+
+for _domain, _ops in DOMAIN_FUNCTION_OPS.items():
+    converter(*_ops, domain=_domain)(_expand)
