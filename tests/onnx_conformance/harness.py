@@ -3,7 +3,8 @@
 The onnx package generates its node tests (a model, input and expected output
 arrays, tolerances) from ``onnx.backend.test.case.node``; each test belongs to
 the operator its case was written for (``test_softmax_axis_0`` and its
-function-expanded twin ``test_softmax_axis_0_expanded`` both test Softmax).
+function-expanded twin ``test_softmax_axis_0_expanded``, or ``..._expanded_ver26`` for
+the body of one opset, both test Softmax).
 A test of a claimed operator is imported with ``from_onnx``, built for the C target
 (``TARGET``; the ``python`` reference target is an option for debugging) and run with
 every graph input fed at run time, and its outputs compared with the expected ones at
@@ -19,6 +20,7 @@ cannot take at run time, such as ReduceSum's axes or Resize's sizes) is bound to
 test's value as an initializer, as a deployed model holds it; such tests count as
 *bound*, with the importer's reason.
 """
+import re
 import time
 import warnings
 
@@ -42,11 +44,7 @@ def collect():
     owners = node_cases._existing_names  # test name -> the node its case was written for
     out = {}
     for case in cases:
-        base = case.name
-        for suffix in ("_expanded_ver18", "_expanded"):
-            if base.endswith(suffix):
-                base = base[:-len(suffix)]
-                break
+        base = re.sub(r"_expanded(_ver\d+)?$", "", case.name)
         node = owners.get(base) or owners.get(case.name)
         if node is None:
             ops = sorted({n.op_type for n in case.model.graph.node})

@@ -29,6 +29,7 @@ from rvm.relax.op.memory import (
     kill_tensor, null_value, shape_of,
 )
 from rvm.relax.op.registry import Op, list_op_names, register_op
+from rvm.relax.op.scatter import gather_nd, scatter_elements, scatter_nd
 from rvm.relax.op.search import argmax, argmin, where
 from rvm.relax.op.statistical import (
     cumprod, cumsum, max, mean, min, prod, std, sum, variance,
@@ -46,7 +47,7 @@ __all__ = [
     "call_tir_inplace", "invoke_closure", "invoke_pure_closure", "make_closure", "print", "vm",
     "ceil", "clip", "concat", "cos", "cosh", "cumprod", "cumsum", "divide", "equal", "erf", "exp",
     "expand_dims", "flatten", "floor", "floor_divide", "floor_mod", "full", "full_like",
-    "gather_elements",
+    "gather_elements", "gather_nd", "scatter_elements", "scatter_nd",
     "greater", "greater_equal", "isfinite", "isinf", "isnan", "kill_storage", "kill_tensor",
     "less", "less_equal", "linear", "list_op_names", "log", "logical_and", "logical_not",
     "logical_or", "logical_xor", "matmul", "max", "maximum", "mean", "min", "minimum", "mod",

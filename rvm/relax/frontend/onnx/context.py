@@ -30,6 +30,7 @@ class Context:
 
     def __init__(self, opset, keep_params, converters):
         self.opset = opset
+        self.domain_opsets = {}  # the model's opset of each other domain
         self.converters = converters  # op type -> converter
         self.keep_params = keep_params
         self.bb = BlockBuilder()
@@ -46,6 +47,7 @@ class Context:
         """A context for one function of a subgraph (Loop, If): its own builder and values,
         the import's symbolic dimensions, functions added to the root's module."""
         sub = Context(self.opset, self.keep_params, self.converters)
+        sub.domain_opsets = self.domain_opsets
         sub.bb = BlockBuilder(check_global_vars=False)
         sub._sym_vars = self._sym_vars
         sub.root = self.root

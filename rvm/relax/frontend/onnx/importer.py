@@ -39,6 +39,8 @@ def from_onnx(model, shape_dict=None, dtype_dict=None, opset=None,
     if not isinstance(model, onnx.ModelProto):
         raise TypeError(f"from_onnx expects an onnx.ModelProto, got {type(model).__name__}")
     ctx = Context(opset_of(model, opset), keep_params_in_input, CONVERTERS)
+    ctx.domain_opsets = {e.domain: int(e.version) for e in model.opset_import
+                         if e.domain not in ("", "ai.onnx")}
     graph = model.graph
     for proto in graph.initializer:
         values = tensor_value(proto)

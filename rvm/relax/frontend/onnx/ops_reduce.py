@@ -1,4 +1,4 @@
-"""ONNX reductions, scans and linear algebra: Reduce*, ArgMax/ArgMin, CumSum, MatMul,
+"""ONNX reductions, scans and linear algebra: Reduce*, ArgMax/ArgMin, CumSum/CumProd, MatMul,
 Gemm and Einsum.
 
 Reductions take their axes from an attribute (older opsets) or an optional
@@ -165,7 +165,7 @@ def cast_int64(ctx, x):
     return x if ctx.dtype(x) == "int64" else ctx.emit(unary.astype(x, "int64"))
 
 
-@converter("CumSum")
+@converter("CumSum", "CumProd")
 def _cumsum(ctx, inputs, attrs):
     x = ctx.tensor(inputs[0])
     if is_run_time(inputs[1]):
@@ -184,7 +184,7 @@ def _cumsum(ctx, inputs, attrs):
             out = along if out is None else ctx.emit(search.where(
                 binary.equal(axis, scalar(ctx, k, "int64")), along, out))
         return out
-    axis = normalize_axis(int(ctx.constant(inputs[1], "CumSum's axis").reshape(())),
+    axis = normalize_axis(int(ctx.constant(inputs[1], f"{ctx.node.op_type}'s axis").reshape(())),
                           ctx.ndim(x))
     return _cumsum_along(ctx, x, axis, attrs)
 
@@ -193,8 +193,8 @@ def _cumsum_along(ctx, x, axis, attrs):
     backward = bool(attrs.get("reverse", 0))
     if backward:
         x = reverse(ctx, x, axis)
-    out = ctx.emit(statistical.cumsum(x, axis=axis, exclusive=bool(attrs.get("exclusive",
-                                                                            0))))
+    scan = statistical.cumprod if ctx.node.op_type == "CumProd" else statistical.cumsum
+    out = ctx.emit(scan(x, axis=axis, exclusive=bool(attrs.get("exclusive", 0))))
     return reverse(ctx, out, axis) if backward else out
 
 

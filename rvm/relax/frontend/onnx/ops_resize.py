@@ -156,14 +156,14 @@ def _resize(ctx, inputs, attrs):
                                                                           -0.75),
                                        bool(attrs.get("exclude_outside", 0)),
                                        bool(attrs.get("antialias", 0)))
-        x = _apply_matrix(ctx, x, axis, len(dims), weights, dtype)
+        x = apply_matrix(ctx, x, axis, len(dims), weights, dtype)
     if inside is not None and not inside.all():
         fill = ctx.tensor(np.array(attrs.get("extrapolation_value", 0.0), dtype))
         x = ctx.emit(search.where(ctx.tensor(inside), x, fill))
     return x
 
 
-def _apply_matrix(ctx, x, axis, ndim, weights, dtype):
+def apply_matrix(ctx, x, axis, ndim, weights, dtype):
     """``x`` contracted along ``axis`` with ``weights`` (output x input)."""
     compute = dtype if is_float(dtype) else "float32"
     if compute != dtype:

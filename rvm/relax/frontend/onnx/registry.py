@@ -15,16 +15,22 @@ from rvm.ir.expr import PrimExpr, RelaxExpr
 from rvm.relax.frontend.onnx.common import ConstantRequired, OnnxImportError
 
 CONVERTERS = {}
+#: (domain, op type) -> converter, for operators of domains other than the default one
+DOMAIN_CONVERTERS = {}
 FOLDS = {}
 FOLD_MAX_ELEMENTS = 64  # a shape value is at most this long (ranks, not tensors of data)
 
 
-def converter(*op_types):
-    """Decorator: registers a converter under each ONNX op type of ``op_types``."""
+def converter(*op_types, domain=None):
+    """Decorator: registers a converter under each ONNX op type of ``op_types`` (of the
+    default domain, or of ``domain`` when given)."""
 
     def register(fn):
         for op_type in op_types:
-            CONVERTERS[op_type] = fn
+            if domain is None:
+                CONVERTERS[op_type] = fn
+            else:
+                DOMAIN_CONVERTERS[(domain, op_type)] = fn
         return fn
 
     return register
@@ -56,9 +62,14 @@ def node_text(ctx, node):
 def convert_node(ctx, node, attrs, converters):
     """The values of ``node``'s outputs (a list)."""
     if node.domain not in ("", "ai.onnx"):
-        raise OnnxImportError(f"{node_text(ctx, node)}: operators of domain '{node.domain}' "
-                              "are not supported; expected the default ONNX domain")
-    fn = converters.get(node.op_type)
+        fn = DOMAIN_CONVERTERS.get((node.domain, node.op_type))
+        if fn is None:
+            known = sorted(f"{d}.{o}" for d, o in DOMAIN_CONVERTERS)
+            raise OnnxImportError(f"{node_text(ctx, node)}: operators of domain "
+                                  f"'{node.domain}' are not supported; expected the default "
+                                  f"ONNX domain or one of {', '.join(known)}")
+    else:
+        fn = converters.get(node.op_type)
     if fn is None:
         raise OnnxImportError(f"{node_text(ctx, node)} is not supported; supported op types: "
                               f"{', '.join(sorted(converters))}")

@@ -1,5 +1,6 @@
-"""Legalization of the indexing operators: take, gather_elements and strided_slice."""
-from rvm.topi import index
+"""Legalization of the indexing operators: take, gather_elements, strided_slice, the
+scatters and gather_nd."""
+from rvm.topi import index, scatter
 from rvm.relax.transform.legalize.registry import attr, register_legalize
 
 
@@ -23,3 +24,22 @@ def _strided_slice(bb, call):
                       axes=list(attr(call, "axes")),
                       assume_inbound=attr(call, "assume_inbound", False),
                       primfunc_name_hint="strided_slice")
+
+
+@register_legalize("relax.scatter_elements")
+def _scatter_elements(bb, call):
+    return bb.call_te(scatter.scatter_elements, *call.args, axis=attr(call, "axis"),
+                      reduction=attr(call, "reduction", "none"),
+                      primfunc_name_hint="scatter_elements")
+
+
+@register_legalize("relax.scatter_nd")
+def _scatter_nd(bb, call):
+    return bb.call_te(scatter.scatter_nd, *call.args, reduction=attr(call, "reduction", "none"),
+                      primfunc_name_hint="scatter_nd")
+
+
+@register_legalize("relax.gather_nd")
+def _gather_nd(bb, call):
+    return bb.call_te(scatter.gather_nd, *call.args, batch_dims=attr(call, "batch_dims", 0),
+                      primfunc_name_hint="gather_nd")

@@ -1,5 +1,5 @@
-"""take, gather_elements and strided_slice: legalization, script round trips, and numbers
-from the c and python targets."""
+"""take, gather_elements, strided_slice, the scatters and gather_nd: legalization, script
+round trips, and numbers from the c and python targets."""
 import numpy as np
 
 from rvm.relax import op as O
@@ -13,6 +13,20 @@ BIG = 2 ** 63 - 1
 
 def _wrapped(rng, shape):
     return rng.integers(-12, 12, shape).astype("int64")
+
+
+def _scatter_add(data, indices, updates):
+    out = data.copy()
+    for (r, c), k in np.ndenumerate(indices):
+        out[r, k] += updates[r, c]
+    return out
+
+
+def _scatter_rows(data, indices, updates):
+    out = data.copy()
+    for u, row in enumerate(indices[:, 0]):
+        out[row] = updates[u]
+    return out
 
 
 CASES = numbered([
@@ -47,6 +61,14 @@ CASES = numbered([
          [((5,), "int32")], lambda a: a[::-1]),
     Case("strided_slice_symbolic", lambda x: O.strided_slice(x, [0, 1], [1, 0], [BIG, 2]),
          [(("n", 3), F)], lambda a: a[1:, 0:2], sizes={"n": 4}),
+    Case("scatter_elements_add", lambda d, i, u: O.scatter_elements(d, i, u, 1, "add"),
+         [((3, 5), F), ((3, 4), "int64", integers(0, 5)), ((3, 4), F)], _scatter_add),
+    Case("scatter_nd_rows", O.scatter_nd,
+         [((4, 3), F), ((2, 1), "int64", lambda rng, shape: np.array([[3], [1]])),
+          ((2, 3), F)], _scatter_rows),
+    Case("gather_nd_batch", lambda d, i: O.gather_nd(d, i, batch_dims=1),
+         [((2, 3, 4), F), ((2, 2, 1), "int64", integers(0, 3))],
+         lambda d, i: np.stack([d[b][i[b, :, 0]] for b in range(2)])),
     Case("strided_slice_empty", lambda x: O.strided_slice(x, [0], [3], [1]),
          [((4, 2), F)], lambda a: a[3:1]),
 ])
