@@ -59,6 +59,8 @@ def reshape(a, newshape):
             flat = _op.add(_op.multiply(flat, d), i)
         src = []
         for d in reversed(a.shape):
+            # a tensor with a zero-sized axis has no element to read: any divisor will do
+            d = _op.const(1, d.dtype) if const_value(d) == 0 else d
             src.append(_op.floormod(flat, d))
             flat = _op.floordiv(flat, d)
         return a[tuple(reversed(src))]

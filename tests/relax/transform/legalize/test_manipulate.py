@@ -30,6 +30,8 @@ CASES = numbered([
          lambda a: a.reshape(-1), sizes={"n": 5}),
     Case("reshape_symbolic_split", lambda x: O.reshape(x, (x.struct_info.shape[0], 2, 2)),
          [(("n", 4), F)], lambda a: a.reshape(-1, 2, 2), sizes={"n": 3}),
+    Case("reshape_zero_size", lambda x: O.reshape(x, (0, 15)), [((3, 0, 5), F)],
+         lambda a: a.reshape(0, 15)),
     Case("flatten", O.flatten, [((2, 3, 4), F)], lambda a: a.reshape(-1)),
     Case("permute_dims", lambda x: O.permute_dims(x, [1, 2, 0]), [((2, 3, 4), F)],
          lambda a: a.transpose(1, 2, 0)),
