@@ -159,8 +159,11 @@ def _start(saved, engine, limits, func="main"):
     code = "LIMITS = " + repr(limits) + "\n" + _RUNNER
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    # Ctrl-C as in a terminal: a process started with SIGINT ignored (a background job of a
+    # non-interactive shell, nohup) keeps it ignored, and Python then installs no handler.
     proc = subprocess.Popen([sys.executable, "-c", code, str(saved), engine, func],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     lines = []
     while True:
         line = proc.stdout.readline()
