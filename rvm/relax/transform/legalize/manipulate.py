@@ -2,6 +2,7 @@
 expand_dims, squeeze, broadcast_to, concat, split, tile, repeat."""
 from rvm.relax.analysis.tir_op_pattern import OpPatternKind
 from rvm.relax.op.base import call_tir
+from rvm.relax.op.infer_util import dims_text
 from rvm.relax.struct_info import TensorStructInfo
 from rvm.relax.te_bridge import lower_te_call
 from rvm.tir.arith import Analyzer
@@ -31,15 +32,16 @@ def _reshape(bb, call):
                                                     [call.args[0], shape], {})
     buffers = [func.buffer_map[p] for p in func.params if p in func.buffer_map]
     src, dst = buffers[0], buffers[-1]  # the tensor, the result (shape variables follow)
-    src_count, dst_count = _count(src.shape), _count(dst.shape)
-    if not _same_count(src.shape, dst.shape) \
-            and not Analyzer().can_prove_equal(src_count, dst_count):
-        message = (f"cannot reshape {src.dtype}[{_dims(src.shape)}] into [{_dims(dst.shape)}]: "
-                   "the element counts differ")
-        func = func.with_body(_checked(func.body, src_count == dst_count, StringImm(message)))
-        # a kernel of its own (opaque to fusion): FuseTIR merges root-block bodies of
-        # loops and blocks only
-        func = func.with_attr("op_pattern", int(OpPatternKind.OPAQUE))
+    if not _same_count(src.shape, dst.shape):
+        src_count, dst_count = _count(src.shape), _count(dst.shape)
+        if not Analyzer().can_prove_equal(src_count, dst_count):
+            message = (f"cannot reshape {src.dtype}{dims_text(src.shape)} into "
+                       f"{dims_text(dst.shape)}: the element counts differ")
+            func = func.with_body(_checked(func.body, src_count == dst_count,
+                                           StringImm(message)))
+            # a kernel of its own (opaque to fusion): FuseTIR merges root-block bodies of
+            # loops and blocks only
+            func = func.with_attr("op_pattern", int(OpPatternKind.OPAQUE))
     gvar = bb.add_func(func, kernel_name(call))
     return call_tir(gvar, args, out_sinfo, tir_vars=tir_vars or None)
 
@@ -49,8 +51,9 @@ def _checked(body, condition, message):
     it: statements under ``# with T.block("root"):``)."""
     if isinstance(body, BlockRealize) and body.block.name_hint == "root":
         b = body.block
-        block = Block(b.iter_vars, b.reads, b.writes, b.name_hint, _checked(b.body, condition, message),
-                      b.init, b.alloc_buffers, b.match_buffers, b.annotations)
+        block = Block(b.iter_vars, b.reads, b.writes, b.name_hint,
+                      _checked(b.body, condition, message), b.init, b.alloc_buffers,
+                      b.match_buffers, b.annotations)
         return BlockRealize(body.iter_values, body.predicate, block)
     return AssertStmt(condition, message, body)
 
@@ -71,10 +74,6 @@ def _same_count(a, b):
                 symbolic.append(str(d))
         return const, sorted(symbolic)
     return factors(a) == factors(b)
-
-
-def _dims(shape):
-    return ", ".join(str(d.value) if isinstance(d, IntImm) else str(d) for d in shape)
 
 
 def _count(shape):
