@@ -11,26 +11,21 @@ with libasan preloaded).
 """
 import argparse
 import os
-import resource
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-
-def _cpu():
-    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(
-        resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+from fuzz.child import cpu_ns  # noqa: E402
 
 
 class _Clock:
     def __init__(self):
-        self.wall, self.cpu = time.monotonic(), _cpu()
+        self.wall, self.cpu = time.monotonic(), cpu_ns() / 1e9
 
     def lap(self, what, outcome):
-        wall, cpu = time.monotonic(), _cpu()
+        wall, cpu = time.monotonic(), cpu_ns() / 1e9
         print(f"  {what:<16} {wall - self.wall:7.2f} s wall {cpu - self.cpu:7.2f} s cpu  "
               f"{outcome}", flush=True)
         self.wall, self.cpu = wall, cpu
