@@ -191,7 +191,9 @@ class CEmitter(MemoryMixin, PackedCallMixin, PollMixin, CExprPrinter):
         start = self.expr(s.min)
         end = self.expr(s.extent) if _is_zero(s.min) else f"{start} + {self.expr(s.extent)}"
         var = self.define(s.loop_var)
-        parallel = s.kind == ForKind.PARALLEL
+        # A parallel loop inside a simd loop runs serially: OpenMP allows no thread team
+        # (and no exit) inside ``#pragma omp simd``.
+        parallel = s.kind == ForKind.PARALLEL and not self.in_simd
         region = parallel and not self.in_parallel and POLLS.ENABLED
         outer = contains_loop(s) and not is_small_tile(s)
         pragma = None if region else self._loop_pragma(s)
@@ -230,7 +232,8 @@ class CEmitter(MemoryMixin, PackedCallMixin, PollMixin, CExprPrinter):
 
     def _loop_pragma(self, s):
         if s.kind == ForKind.PARALLEL:
-            return "#pragma omp parallel for schedule(static)" if not self.in_parallel else None
+            nested = self.in_parallel or self.in_simd
+            return None if nested else "#pragma omp parallel for schedule(static)"
         reduction = s.annotations.get(SIMD_REDUCTION)
         clause = ""
         if isinstance(reduction, tuple) and len(reduction) == 2 \

@@ -176,6 +176,20 @@ def test_a_simd_loop_enclosing_loops_is_left_only_by_its_inner_loops():
     np.testing.assert_array_equal(b.numpy(), a * 2)
 
 
+def test_a_parallel_loop_inside_a_simd_loop_runs_serially_and_stays_exact():
+    func = set_loop_kind(set_loop_kind(_elementwise((4, 6, 5)), "i0", ForKind.VECTORIZED),
+                         "i1", ForKind.PARALLEL)
+    body = _kernel_body(func)
+    simd = body.index("#pragma omp simd")
+    assert "omp parallel" not in body[simd:]  # no thread team inside the simd loop
+    assert "return" not in body[simd:body.index("RVM_STOPPED()", simd)]  # and no exit
+    f = rvm.build(func, target="c")["main"]
+    a = np.arange(120, dtype="float32").reshape(4, 6, 5)
+    b = rvm.nd.array(np.zeros((4, 6, 5), "float32"))
+    f(rvm.nd.array(a), b)
+    np.testing.assert_array_equal(b.numpy(), a * 2)
+
+
 @I.ir_module
 class Counted:
     @T.prim_func
