@@ -21,9 +21,13 @@ so one load of B feeds ``rows`` FMAs with broadcasts of A. ``width`` is the
 whole last axis when it fits ``MAX_VECTORS`` vector registers (the 10-wide
 output layer is one masked tile), else one of 1..MAX_VECTORS registers that
 divides it, else MAX_VECTORS registers with a predicated last tile; ``rows``
-one of ``ROW_TILES`` dividing the row count (one row when it is symbolic), the
-pair chosen by ``tile_shape`` with at most ``MAX_ACCUMULATORS`` accumulators,
-so the tile stays in registers.
+one of ``ROW_TILES`` dividing the row count, the pair chosen by ``tile_shape``
+with at most ``MAX_ACCUMULATORS`` accumulators, so the tile stays in registers.
+
+A row count known only at run time (a model's batch) gets the same tile: ``prepare``
+partitions the row loop into ``n // rows`` full tiles and the remaining rows
+(``row_tiles.py``), the full tiles scheduled as above without a predicate, the
+remainder one row at a time, each with an accumulator of its tile's fixed extent.
 
 B is packed into panels of ``width`` columns (``pack.py``) when it is a
 parameter of two panels or more and either a constant at every call
@@ -39,8 +43,9 @@ split by the vector width and ``rfactor``ed: a tile of up to 4 x 4 vector
 accumulators of partial sums per lane runs over the outer reduction loop, and
 each output is summed across lanes once, with the epilogue, at write-back.
 
-Other kernels (an NT matmul of one row or whose reduction no vector divides,
-symbolic columns or reductions) are left to the generic rule.
+Other kernels (an NT matmul of one row or of a symbolic row count whose weight is not
+a constant, one whose reduction no vector divides, symbolic columns or reductions)
+are left to the generic rule.
 """
 from rvm.dlight.analysis import (
     PARALLEL_MIN_WORK, extent_of, fuse_or_first, inline_producers, loop_kinds, parallel_outer,
