@@ -3,18 +3,24 @@
 1. Trains the MLP with numpy on scikit-learn's bundled digits data (8x8 images).
 2. Writes the model as a script-form IRModule: a TensorIR kernel for each
    linear layer (any batch size; the weight is laid out (in, out), so a tuned
-   kernel vectorizes along the outputs) and an environment function
-   (``env.relu``) for the activation.
+   kernel vectorizes along the outputs; the first layer applies its ReLU as it
+   writes its output, so the activation costs no pass over memory), and
+   ``main_env_relu``, the same model with the activation as an environment
+   function: ``env.relu``, a Python function registered with
+   ``rvm.register_func`` that the VM calls through the global registry.
 3. Binds the trained weights into the module (BindParams), builds it, and
-   classifies the held-out images through the VirtualMachine.
+   classifies the held-out images through the VirtualMachine (both functions
+   agree).
 4. Exports the executable to one file, loads it back, and checks the results.
-5. Tunes the kernels for batch 1 and for the whole test set (450 images) with
-   rvm.meta_schedule, a small budget kept in ``--work-dir`` (a second run
-   finds the records and measures nothing), swaps the tuned kernels in with
-   ``update_func`` as seed 004 does, and checks the results again.
-6. Prints the accuracy (equal to numpy's) and the latency of the default build
-   (``relax.build``'s rule-based schedules, no tuning) and of the tuned kernels
-   next to numpy's.
+5. Tunes the kernels of ``main`` for batch 1 and for the whole test set (450
+   images) with rvm.meta_schedule, a small budget kept in ``--work-dir`` (a
+   second run finds the records and measures nothing), swaps the tuned kernels
+   in with ``update_func`` as seed 004 does, and checks the results again.
+6. Prints the accuracy (equal to numpy's) and the latency of ``main`` in the
+   default build (``relax.build``'s rule-based schedules, no tuning) and with
+   the tuned kernels next to numpy's, at batch 1, 64 and 450 (``--threads``
+   gives rvm and numpy's BLAS the same threads; ``--rounds`` alternates the
+   measurements and prints the median and range over the rounds).
 
     pip install -e ".[examples]" && python examples/mlp_digits.py
 """
@@ -80,23 +86,45 @@ def numpy_forward(params, x):
     return hidden @ params["w1"].T + params["b1"]
 
 
+# The kernels index with int64 throughout, as the importers' kernels do: the batch is an
+# int64 shape variable, and one index type keeps the default schedule's tile arithmetic
+# free of casts.
 @I.ir_module
 class DigitsMLP:
     @T.prim_func
     def linear0(x: T.handle, w: T.handle, b: T.handle, z: T.handle):
         n = T.int64()
-        X = T.match_buffer(x, (n, 64), "float32")
-        W = T.match_buffer(w, (64, 128), "float32")
-        B = T.match_buffer(b, (128,), "float32")
-        Z = T.match_buffer(z, (n, 128), "float32")
-        Y = T.alloc_buffer((n, 128), "float32")
-        for i, j, r in T.grid(n, 128, 64):
+        X = T.match_buffer(x, (n, T.int64(64)), "float32")
+        W = T.match_buffer(w, (T.int64(64), T.int64(128)), "float32")
+        B = T.match_buffer(b, (T.int64(128),), "float32")
+        Z = T.match_buffer(z, (n, T.int64(128)), "float32")
+        Y = T.alloc_buffer((n, T.int64(128)), "float32")
+        for i, j, r in T.grid(n, T.int64(128), T.int64(64)):
             with T.block("Y"):
                 vi, vj, vr = T.axis.remap("SSR", [i, j, r])
                 with T.init():
                     Y[vi, vj] = T.float32(0)
                 Y[vi, vj] = Y[vi, vj] + X[vi, vr] * W[vr, vj]
-        for i, j in T.grid(n, 128):
+        for i, j in T.grid(n, T.int64(128)):
+            with T.block("Z"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                Z[vi, vj] = T.max(Y[vi, vj] + B[vj], T.float32(0))  # bias, then ReLU
+
+    @T.prim_func
+    def linear0_no_relu(x: T.handle, w: T.handle, b: T.handle, z: T.handle):
+        n = T.int64()
+        X = T.match_buffer(x, (n, T.int64(64)), "float32")
+        W = T.match_buffer(w, (T.int64(64), T.int64(128)), "float32")
+        B = T.match_buffer(b, (T.int64(128),), "float32")
+        Z = T.match_buffer(z, (n, T.int64(128)), "float32")
+        Y = T.alloc_buffer((n, T.int64(128)), "float32")
+        for i, j, r in T.grid(n, T.int64(128), T.int64(64)):
+            with T.block("Y"):
+                vi, vj, vr = T.axis.remap("SSR", [i, j, r])
+                with T.init():
+                    Y[vi, vj] = T.float32(0)
+                Y[vi, vj] = Y[vi, vj] + X[vi, vr] * W[vr, vj]
+        for i, j in T.grid(n, T.int64(128)):
             with T.block("Z"):
                 vi, vj = T.axis.remap("SS", [i, j])
                 Z[vi, vj] = Y[vi, vj] + B[vj]
@@ -104,18 +132,18 @@ class DigitsMLP:
     @T.prim_func
     def linear1(x: T.handle, w: T.handle, b: T.handle, z: T.handle):
         n = T.int64()
-        X = T.match_buffer(x, (n, 128), "float32")
-        W = T.match_buffer(w, (128, 10), "float32")
-        B = T.match_buffer(b, (10,), "float32")
-        Z = T.match_buffer(z, (n, 10), "float32")
-        Y = T.alloc_buffer((n, 10), "float32")
-        for i, j, r in T.grid(n, 10, 128):
+        X = T.match_buffer(x, (n, T.int64(128)), "float32")
+        W = T.match_buffer(w, (T.int64(128), T.int64(10)), "float32")
+        B = T.match_buffer(b, (T.int64(10),), "float32")
+        Z = T.match_buffer(z, (n, T.int64(10)), "float32")
+        Y = T.alloc_buffer((n, T.int64(10)), "float32")
+        for i, j, r in T.grid(n, T.int64(10), T.int64(128)):
             with T.block("Y"):
                 vi, vj, vr = T.axis.remap("SSR", [i, j, r])
                 with T.init():
                     Y[vi, vj] = T.float32(0)
                 Y[vi, vj] = Y[vi, vj] + X[vi, vr] * W[vr, vj]
-        for i, j in T.grid(n, 10):
+        for i, j in T.grid(n, T.int64(10)):
             with T.block("Z"):
                 vi, vj = T.axis.remap("SS", [i, j])
                 Z[vi, vj] = Y[vi, vj] + B[vj]
@@ -128,6 +156,19 @@ class DigitsMLP:
         cls = DigitsMLP
         with R.dataflow():
             lv0 = R.call_tir(cls.linear0, (x, w0, b0), out_sinfo=R.Tensor((batch, 128), "float32"))
+            out = R.call_tir(cls.linear1, (lv0, w1, b1), out_sinfo=R.Tensor((batch, 10), "float32"))
+            R.output(out)
+        return out
+
+    @R.function
+    def main_env_relu(x: R.Tensor(("batch", 64), "float32"),
+                      w0: R.Tensor((64, 128), "float32"), b0: R.Tensor((128,), "float32"),
+                      w1: R.Tensor((128, 10), "float32"), b1: R.Tensor((10,), "float32")):
+        batch = T.int64()
+        cls = DigitsMLP
+        with R.dataflow():
+            lv0 = R.call_tir(cls.linear0_no_relu, (x, w0, b0),
+                             out_sinfo=R.Tensor((batch, 128), "float32"))
             lv1 = R.call_dps_packed("env.relu", (lv0,), R.Tensor((batch, 128), "float32"))
             out = R.call_tir(cls.linear1, (lv1, w1, b1), out_sinfo=R.Tensor((batch, 10), "float32"))
             R.output(out)
@@ -136,8 +177,19 @@ class DigitsMLP:
 
 @rvm.register_func("env.relu", override=True)
 def relu(x, out):
-    """The activation, run by numpy on zero-copy views of the VM's tensors."""
+    """The activation of ``main_env_relu``, run by numpy on zero-copy views of the VM's
+    tensors."""
     np.maximum(np.from_dlpack(x), 0, out=np.from_dlpack(out))
+
+
+def bind_weights(params, mod=DigitsMLP):
+    """``mod`` with the trained weights bound into both functions; the kernels take the
+    weights laid out (in, out): the trained (out, in) ones transposed."""
+    weights = {k: rvm.nd.array(np.ascontiguousarray(v.T) if k.startswith("w") else v)
+               for k, v in params.items()}
+    for name in ("main", "main_env_relu"):
+        mod = relax.transform.BindParams(name, weights)(mod)
+    return mod
 
 
 def tune_for_batch(bound, batch, work_dir, trials):
@@ -169,6 +221,37 @@ def median_us(fn, repeat=200):
     return statistics.median(times) * 1e6
 
 
+def latency_table(runs, rounds):
+    """``runs``: {batch: {"default" | "tuned" | "numpy": callable}}. Each round measures every
+    callable once (a median of many calls), alternating; prints, per batch, the median over
+    the rounds of each and of the per-round ratios to numpy, then the ranges."""
+    samples = {batch: {name: [] for name in fns} for batch, fns in runs.items()}
+    for _ in range(rounds):
+        for batch, fns in runs.items():
+            for name, fn in fns.items():
+                samples[batch][name].append(median_us(fn, 200 if batch == 1 else 50))
+    print(f"{'latency (median)':18s} {'default us':>10s} {'tuned us':>9s} {'numpy us':>9s} "
+          f"{'default/numpy':>14s} {'tuned/numpy':>12s}")
+    for batch, got in samples.items():
+        cells, ratios = [], []
+        for name in ("default", "tuned"):
+            if name in got:
+                cells.append(statistics.median(got[name]))
+                ratio = statistics.median(a / b for a, b in zip(got[name], got["numpy"]))
+                ratios.append(f"{ratio:.2f}")
+            else:
+                cells.append(None)
+                ratios.append("-")
+        cells.append(statistics.median(got["numpy"]))
+        text = [f"{c:.1f}" if c is not None else "-" for c in cells]
+        print(f"{'batch ' + str(batch):18s} {text[0]:>10s} {text[1]:>9s} {text[2]:>9s} "
+              f"{ratios[0]:>14s} {ratios[1]:>12s}")
+    if rounds > 1:
+        for batch, got in samples.items():
+            ranges = ", ".join(f"{name} [{min(v):.1f}, {max(v):.1f}]" for name, v in got.items())
+            print(f"  batch {batch} over {rounds} rounds (us): {ranges}")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=0)
@@ -176,6 +259,11 @@ def main(argv=None):
     parser.add_argument("--work-dir", default="mlp_digits_tuning",
                         help="where tuning records are kept (a second run reuses them)")
     parser.add_argument("--trials", type=int, default=12, help="tuning trials per kernel")
+    parser.add_argument("--threads", type=int, default=0,
+                        help="threads for rvm's kernels and numpy's BLAS alike (0: each "
+                             "library's default)")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="alternating rounds of latency measurements")
     parser.add_argument("--export", metavar="DIR",
                         help="keep the executable (digits_mlp.rvm) and 8 test images "
                              "(digits_x.npy) in DIR, for `rvm run`")
@@ -189,10 +277,7 @@ def main(argv=None):
     print(f"trained with numpy in {time.perf_counter() - start:.2f} s: "
           f"test accuracy {numpy_acc:.4f} on {len(y_test)} images")
 
-    # The kernels take the weights laid out (in, out): the trained (out, in) ones transposed.
-    bound = relax.transform.BindParams("main", {
-        k: rvm.nd.array(np.ascontiguousarray(v.T) if k.startswith("w") else v)
-        for k, v in params.items()})(DigitsMLP)
+    bound = bind_weights(params)
     start = time.perf_counter()
     ex = relax.build(bound, target=args.target)
     print(f"built in {time.perf_counter() - start:.2f} s: {ex.stats()}")
@@ -205,6 +290,9 @@ def main(argv=None):
     assert rvm_acc == numpy_acc, (rvm_acc, numpy_acc)
     print(f"rvm VM test accuracy {rvm_acc:.4f} (numpy {numpy_acc:.4f}): "
           f"{int((rvm_pred == numpy_pred).sum())}/{len(y_test)} predictions agree")
+    via_env = vm["main_env_relu"](rvm.nd.array(x_test)).numpy()
+    np.testing.assert_allclose(via_env, logits, rtol=1e-5, atol=1e-5)
+    print("main_env_relu (the ReLU as the Python function env.relu): same logits")
 
     with tempfile.TemporaryDirectory() as tmp:
         path = pathlib.Path(tmp) / "digits_mlp.rvm"
@@ -222,36 +310,36 @@ def main(argv=None):
         print(f"kept {out / 'digits_mlp.rvm'} and {out / 'digits_x.npy'} "
               f"(labels {y_test[:8].tolist()})")
 
-    one_np, all_np = x_test[:1], x_test
-    inputs = {1: rvm.nd.array(one_np), len(x_test): rvm.nd.array(all_np)}
+    if args.threads:
+        rvm.runtime.set_num_threads(args.threads)
+    data = {batch: rvm.nd.array(x_test[:batch]) for batch in (1, 64, len(x_test))}
     tuned_vms = {}
     if args.target == "c":
         start = time.perf_counter()
-        for batch in inputs:
+        for batch in (1, len(x_test)):
             tuned = tune_for_batch(bound, batch, args.work_dir, args.trials)
             tuned_vms[batch] = relax.VirtualMachine(relax.build(tuned, target="c"), rvm.cpu())
-            got = tuned_vms[batch]["main"](inputs[batch]).numpy()
+            got = tuned_vms[batch]["main"](data[batch]).numpy()
             np.testing.assert_allclose(got, logits[:batch], rtol=1e-4, atol=1e-4)
-        print(f"tuned the kernels for batch {' and '.join(map(str, inputs))} in "
+        print(f"tuned the kernels for batch {' and '.join(map(str, tuned_vms))} in "
               f"{time.perf_counter() - start:.1f} s ({args.trials} trials per kernel, records in "
               f"{args.work_dir}): same predictions")
 
-    print(f"{'latency (median)':18s} {'default us':>10s} {'tuned us':>9s} {'numpy us':>9s} "
-          f"{'default/numpy':>14s} {'tuned/numpy':>12s}")
-    for batch, data in inputs.items():
-        repeat = 200 if batch == 1 else 50
-        x_np = one_np if batch == 1 else all_np
-        ours = median_us(lambda: vm["main"](data), repeat)
-        theirs = median_us(lambda: numpy_forward(params, x_np), repeat)
+    runs = {}
+    for batch, x in data.items():
+        x_np = x_test[:batch]
+        runs[batch] = {"default": lambda x=x: vm["main"](x),
+                       "numpy": lambda x_np=x_np: numpy_forward(params, x_np)}
         if batch in tuned_vms:
-            tuned_us = median_us(lambda: tuned_vms[batch]["main"](data), repeat)
-            tuned_text = f"{tuned_us:9.1f}"
-            ratio = f"{tuned_us / theirs:12.2f}"
-        else:
-            tuned_text, ratio = f"{'-':>9s}", f"{'-':>12s}"
-        print(f"{'batch ' + str(batch):18s} {ours:10.1f} {tuned_text} {theirs:9.1f} "
-              f"{ours / theirs:14.2f} {ratio}")
+            runs[batch]["tuned"] = lambda x=x, tuned=tuned_vms[batch]: tuned["main"](x)
+    if args.threads:
+        from threadpoolctl import threadpool_limits  # installed with scikit-learn
 
+        print(f"{args.threads} threads each (rvm's kernels, numpy's BLAS)")
+        with threadpool_limits(args.threads):
+            latency_table(runs, args.rounds)
+    else:
+        latency_table(runs, args.rounds)
 
 if __name__ == "__main__":
     main()

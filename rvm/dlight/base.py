@@ -58,8 +58,8 @@ def schedule_func(func, rules, info):
     if is_scheduled(func):
         return func
     for rule in rules:
-        sch = Schedule(func)
         try:
+            sch = Schedule(rule.prepare(func, info))
             if not rule.apply(sch, info):
                 continue
         except (ScheduleError, ValueError, TypeError):

@@ -28,8 +28,10 @@ visited and polynomial terms formed): a kernel whose expressions share subtrees 
 expand to far more nodes than it stores, and polynomials multiply out. Past the budget
 every question fails, so the remaining accesses are guarded, never assumed.
 """
+import math
 from fractions import Fraction
 
+from rvm.ir.structural import structural_equal, structural_hash
 from rvm.tir import expr as E
 
 _RING = (E.Add, E.Sub, E.Mul)
@@ -100,6 +102,27 @@ def _scale(a, c):
     return {m: v * c for m, v in a.items()} if c else {}
 
 
+# Nodes of an atom shared by structure (``_pure_size``); larger atoms are keyed per node.
+MAX_SHARED_ATOM = 32
+_PURE = (E.Var, E.IntImm, E.Add, E.Sub, E.Mul, E.FloorDiv, E.FloorMod, E.Div, E.Mod, E.Min,
+         E.Max, E.Cast)
+
+
+def _pure_size(e):
+    """The node count of ``e`` when it is built of variables, integer constants and integer
+    arithmetic only, in at most MAX_SHARED_ATOM nodes; else None."""
+    stack, size = [e], 0
+    while stack:
+        node = stack.pop()
+        size += 1
+        if size > MAX_SHARED_ATOM or not isinstance(node, _PURE):
+            return None
+        if not isinstance(node, (E.Var, E.IntImm)):
+            stack.extend(getattr(node, name) for name in ("a", "b", "value")
+                         if hasattr(node, name))
+    return size
+
+
 def _as_const(p):
     if not p:
         return Fraction(0)
@@ -125,6 +148,7 @@ class BoundsProver:
         self.loops = {}  # id(var) -> (lo poly, hi poly, requirements)
         self.lets = {}  # id(var) -> exact poly of the value
         self.nodes = {}  # atom key -> expression node
+        self._atoms = {}  # structural hash -> the atoms' nodes
         self.facts = []  # (poly F with F >= 0 when the C condition held, requirements)
         self.requirements = {}
         self._stack = []
@@ -277,13 +301,22 @@ class BoundsProver:
         return True
 
     def _require(self, p, lo, hi, reqs):
+        if any(v.denominator != 1 for v in p.values()):
+            # (a bound of a division by a constant, n / 6 - 5 / 6) Over nonnegative monomials
+            # p lies between its coefficients rounded down and rounded up: both in range
+            # puts p in range.
+            if any(v.denominator != 1 and any(k not in self.nonneg for k in m)
+                   for m, v in p.items()):
+                raise _Fail
+            for rounded in (math.floor, math.ceil):
+                self._require({m: Fraction(rounded(v)) for m, v in p.items() if rounded(v)},
+                              lo, hi, reqs)
+            return
         c = _as_const(p)
         if c is not None:
             if not lo <= c <= hi:
                 raise _Fail
             return
-        if any(v.denominator != 1 for v in p.values()):
-            raise _Fail
         reqs.append((p, lo, hi))
 
     # ---- exact polynomials over atoms
@@ -323,8 +356,24 @@ class BoundsProver:
             for p in self._interval(out, reqs):
                 self._require(p, lo_r, hi_r, reqs)
             return out
+        return {(self._atom_key(e),): Fraction(1)}
+
+    def _atom_key(self, e):
+        """The key of the atom ``e``: one per structure for a small integer expression of
+        variables (``n // 6`` in a loop bound and in a start a pass rebuilt apart: one atom,
+        which cancels), else one per node (a load may read other values elsewhere)."""
+        size = _pure_size(e)
+        if size is None:
+            self.nodes[id(e)] = e
+            return id(e)
+        self._spend(size)
+        copies = self._atoms.setdefault(structural_hash(e), [])
+        for node in copies:
+            if node is e or structural_equal(node, e):
+                return id(node)
+        copies.append(e)
         self.nodes[id(e)] = e
-        return {(id(e),): Fraction(1)}
+        return id(e)
 
     # ---- intervals of polynomials, in symbols only
     def _interval(self, p, reqs):
@@ -388,8 +437,12 @@ class BoundsProver:
             if isinstance(e, (E.FloorMod, E.Mod)):
                 return _const(0), _const(c - 1)
             clo, chi = _as_const(lo), _as_const(hi)
-            lo = _const(clo // c) if clo is not None else \
-                _add(_scale(lo, Fraction(1, c)), _const(Fraction(-(c - 1), c)))
+            if clo is not None:
+                lo = _const(clo // c)
+            elif self._nonneg(lo):
+                lo = _const(0)  # a nonnegative quotient: a bound free of the n / c - 5 / 6 kind
+            else:
+                lo = _add(_scale(lo, Fraction(1, c)), _const(Fraction(-(c - 1), c)))
             hi = _const(chi // c) if chi is not None else _scale(hi, Fraction(1, c))
             return lo, hi
         if isinstance(e, (E.Min, E.Max)):

@@ -21,9 +21,13 @@ so one load of B feeds ``rows`` FMAs with broadcasts of A. ``width`` is the
 whole last axis when it fits ``MAX_VECTORS`` vector registers (the 10-wide
 output layer is one masked tile), else one of 1..MAX_VECTORS registers that
 divides it, else MAX_VECTORS registers with a predicated last tile; ``rows``
-one of ``ROW_TILES`` dividing the row count (one row when it is symbolic), the
-pair chosen by ``tile_shape`` with at most ``MAX_ACCUMULATORS`` accumulators,
-so the tile stays in registers.
+one of ``ROW_TILES`` dividing the row count, the pair chosen by ``tile_shape``
+with at most ``MAX_ACCUMULATORS`` accumulators, so the tile stays in registers.
+
+A row count known only at run time (a model's batch) gets the same tile: ``prepare``
+partitions the row loop into ``n // rows`` full tiles and the remaining rows
+(``row_tiles.py``), the full tiles scheduled as above without a predicate, the
+remainder one row at a time, each with an accumulator of its tile's fixed extent.
 
 B is packed into panels of ``width`` columns (``pack.py``) when it is a
 parameter of two panels or more and either a constant at every call
@@ -39,16 +43,20 @@ split by the vector width and ``rfactor``ed: a tile of up to 4 x 4 vector
 accumulators of partial sums per lane runs over the outer reduction loop, and
 each output is summed across lanes once, with the epilogue, at write-back.
 
-Other kernels (an NT matmul of one row or whose reduction no vector divides,
-symbolic columns or reductions) are left to the generic rule.
+Other kernels (an NT matmul of one row or of a symbolic row count whose weight is not
+a constant, one whose reduction no vector divides, symbolic columns or reductions)
+are left to the generic rule.
 """
 from rvm.dlight.analysis import (
-    extent_of, inline_producers, loop_kinds, parallel_outer, work, write_dtype,
+    PARALLEL_MIN_WORK, extent_of, fuse_or_first, inline_producers, loop_kinds, parallel_outer,
+    work, write_dtype,
 )
 from rvm.dlight.cpu.pack import is_layout_free, pack_panels, param_index
+from rvm.dlight.cpu.row_tiles import TAIL, partition_rows
 from rvm.dlight.rule import ScheduleRule
 from rvm.tir.free_vars import used_vars
 from rvm.tir.schedule.analysis import const_extent, is_reduction_block
+from rvm.tir.schedule.schedule import Schedule
 
 MAX_VECTORS = 4
 ROW_TILES = (8, 6, 4, 3, 2, 1)
@@ -77,7 +85,8 @@ def _widths(cols_extent, lanes):
 
 
 def tile_shape(rows_extent, cols_extent, lanes):
-    """(rows, width) of the register tile: ``rows_extent`` None (symbolic) gives one row.
+    """(rows, width) of the register tile; ``rows_extent`` None: a symbolic row count,
+    which full tiles and a remainder cover (any rows).
 
     Of the tiles whose rows divide the row count and whose width ``_widths`` allows, with at
     most MAX_ACCUMULATORS vector accumulators, the one with the most accumulators plus half
@@ -87,7 +96,7 @@ def tile_shape(rows_extent, cols_extent, lanes):
     for width in _widths(cols_extent, lanes):
         vectors = -(-width // lanes)
         for rows in ROW_TILES:
-            if rows_extent is None and rows > 1 or rows_extent is not None and rows_extent % rows:
+            if rows_extent is not None and rows_extent % rows:
                 continue
             if rows * vectors > MAX_ACCUMULATORS:
                 continue
@@ -137,32 +146,62 @@ class Matmul(ScheduleRule):
 
     name = "matmul"
 
+    def prepare(self, func, info):
+        """A matmul whose row count is symbolic, with full row tiles and a remainder
+        (``row_tiles.partition_rows``); other kernels as they are."""
+        sch = Schedule(func)
+        blocks = inline_producers(sch)
+        found = _find_matmul(sch, blocks)
+        if found is None:
+            return func
+        mm, loops, _ = found
+        *batch, i, j, _ = loops
+        if const_extent(sch.get(i)) is not None or \
+                any(const_extent(sch.get(b)) is None for b in batch):
+            return func
+        rows, _ = tile_shape(None, extent_of(sch, j), info.lanes(write_dtype(sch, mm)))
+        if len(blocks) == 1:
+            sch.cache_write(mm, 0, "global")  # an epilogue (a copy), partitioned with it
+        return partition_rows(sch.mod["main"], len(batch), rows) or func
+
     def apply(self, sch, info):
         blocks = inline_producers(sch)
-        if not 1 <= len(blocks) <= 2:
+        if len(blocks) == 4 and [sch.get(b).name_hint for b in blocks[2:]] == \
+                [sch.get(b).name_hint + TAIL for b in blocks[:2]]:
+            return _schedule_row_tiles(sch, blocks, info)
+        found = _find_matmul(sch, blocks)
+        if found is None:
             return False
-        mm = blocks[0]
-        blk = sch.get(mm)
-        if not is_reduction_block(blk) or len(blk.writes) != 1:
-            return False
-        if len(blocks) == 2 and sch.get(blocks[1]).init is not None:
-            return False
-        loops = sch.get_loops(mm)
-        kinds = loop_kinds(sch, mm)
-        if len(loops) < 3 or kinds[-1] != "R" or any(k != "S" for k in kinds[:-1]):
-            return False
-        *batch, i, j, k = loops
-        if const_extent(sch.get(j)) is None or const_extent(sch.get(k)) is None:
-            return False
-        j_axis = _axis_of(sch, mm, j)
-        if j_axis is None:
-            return False
+        mm, loops, j_axis = found
         lanes = info.lanes(write_dtype(sch, mm))
-        if not _reads_along(blk, j_axis):
+        if not _reads_along(sch.get(mm), j_axis):
             # NT: a constant B becomes NN panels at build; otherwise partial sums per lane
             return _schedule_nn(sch, mm, loops, j_axis, lanes, info, transposed=True) \
                 or _schedule_nt(sch, mm, loops, lanes, info)
         return _schedule_nn(sch, mm, loops, j_axis, lanes, info)
+
+
+def _find_matmul(sch, blocks):
+    """(block, loops, the block axis of the column loop) when ``blocks`` are a matmul
+    (one reduction block, its reduction loop innermost, constant columns and reduction)
+    and at most one epilogue; else None."""
+    if not 1 <= len(blocks) <= 2:
+        return None
+    mm = blocks[0]
+    blk = sch.get(mm)
+    if not is_reduction_block(blk) or len(blk.writes) != 1:
+        return None
+    if len(blocks) == 2 and sch.get(blocks[1]).init is not None:
+        return None
+    loops = sch.get_loops(mm)
+    kinds = loop_kinds(sch, mm)
+    if len(loops) < 3 or kinds[-1] != "R" or any(k != "S" for k in kinds[:-1]):
+        return None
+    *batch, i, j, k = loops
+    if const_extent(sch.get(j)) is None or const_extent(sch.get(k)) is None:
+        return None
+    j_axis = _axis_of(sch, mm, j)
+    return None if j_axis is None else (mm, loops, j_axis)
 
 
 def _schedule_nn(sch, mm, loops, j_axis, lanes, info, transposed=False):
@@ -171,35 +210,85 @@ def _schedule_nn(sch, mm, loops, j_axis, lanes, info, transposed=False):
     matmul): only when B is a constant packed into panels, else False."""
     *batch, i, j, k = loops
     cols = extent_of(sch, j)
-    rows, width = tile_shape(const_extent(sch.get(i)), cols, lanes)
+    rows_extent = const_extent(sch.get(i))
+    # a symbolic row count that prepare did not partition (a symbolic batch): one row
+    rows, width = tile_shape(1 if rows_extent is None else rows_extent, cols, lanes)
     total = work(sch, loops)
     extents = [const_extent(sch.get(loop)) for loop in (*batch, i)]
     rows_total = 0 if None in extents else work(sch, [*batch, i])  # symbolic: maybe one row
+    if not _pack(sch, mm, j_axis, k, width, cols, rows_total, info, transposed):
+        return False
+    i_o, i_i = sch.split(i, [None, rows])
+    j_o = _register_tile(sch, mm, batch, i_o, i_i, j, k, width)
+    parallel_outer(sch, [*batch, j_o, i_o], total, info)
+    return True
+
+
+def _pack(sch, mm, j_axis, k, width, cols, rows_total, info, transposed):
+    """Packs B into panels when ``_packable_read`` says it pays; False when ``transposed``
+    and it does not (the NN form then does not apply)."""
     k_axis = _axis_of(sch, mm, k)
     packed = None if k_axis is None else _packable_read(sch, mm, (k_axis, j_axis), width,
                                                         cols, rows_total, transposed)
     if packed is not None:
         pack_panels(sch, mm, packed, width, info, transposed)
-    elif transposed:
-        return False
-    i_o, i_i = sch.split(i, [None, rows])
+    return packed is not None or not transposed
+
+
+def _register_tile(sch, mm, batch, i_o, i_i, j, k, width):
+    """The register tile of rows ``i_i`` (unrolled; None: one row, ``i_o``) by ``width``
+    columns under the k loop, its accumulator written back (through the epilogue) per
+    tile; returns the column panel loop."""
     j_o, j_i = sch.split(j, [None, width])
     # Column panels outside row tiles (a panel of B stays in cache while every row tile
     # reads it); inside k the vector loop holds the unrolled rows, so each vector of B is
     # loaded once and feeds ``rows`` FMAs with broadcasts of A.
-    sch.reorder(*batch, j_o, i_o, k, j_i, i_i)
+    sch.reorder(*batch, j_o, i_o, k, j_i, *([] if i_i is None else [i_i]))
     acc = sch.cache_write(mm, 0, "local")
+    # placed before the epilogue is inlined into it: the epilogue may share its output
+    # with a remainder's (row_tiles.py), and only a buffer's one writer moves
+    sch.reverse_compute_at(acc, i_o)
     for consumer in sch.get_consumers(acc):
         sch.reverse_compute_inline(consumer)
-    sch.reverse_compute_at(acc, i_o)
     init = sch.decompose_reduction(mm, k)
-    j_init, i_init = sch.get_loops(init)[-2:]
-    sch.reorder(i_init, j_init)
-    sch.unroll(i_i)
+    if i_i is not None:
+        j_init, i_init = sch.get_loops(init)[-2:]
+        sch.reorder(i_init, j_init)
+        sch.unroll(i_i)
     sch.vectorize(j_i)
-    sch.vectorize(j_init)
+    sch.vectorize(sch.get_loops(init)[-1])
     sch.vectorize(sch.get_loops(acc)[-1])
-    parallel_outer(sch, [*batch, j_o, i_o], total, info)
+    return j_o
+
+
+def _schedule_row_tiles(sch, blocks, info):
+    """A matmul ``prepare`` partitioned (``row_tiles.py``): the register tile on its full
+    row tiles (rows unrolled, parallel over tiles above the work threshold), one row at a
+    time on the remainder, both reading the same packed panels of B."""
+    mm, _, tail, _ = blocks
+    found = _find_matmul(sch, blocks[:2])
+    if found is None or not is_reduction_block(sch.get(tail)):
+        return False
+    _, loops, j_axis = found
+    *batch, i_o, i_i, j, k = loops
+    lanes = info.lanes(write_dtype(sch, mm))
+    cols = extent_of(sch, j)
+    rows, width = tile_shape(None, cols, lanes)
+    if const_extent(sch.get(i_i)) != rows or any(const_extent(sch.get(b)) is None
+                                                   for b in batch):
+        return False
+    transposed = not _reads_along(sch.get(mm), j_axis)
+    if not _pack(sch, mm, j_axis, k, width, cols, 0, info, transposed):
+        return False
+    total = work(sch, loops)
+    j_o = _register_tile(sch, mm, batch, i_o, i_i, j, k, width)
+    if info.cores > 1 and total >= PARALLEL_MIN_WORK:
+        # threads over row tiles (or batches), each running every column panel: a loop
+        # fused with the symbolic tile count would index through a division by it
+        sch.reorder(i_o, j_o)
+        sch.parallel(fuse_or_first(sch, batch) if batch else i_o)
+    *t_batch, t_i, t_j, t_k = sch.get_loops(tail)
+    _register_tile(sch, tail, t_batch, t_i, None, t_j, t_k, width)
     return True
 
 

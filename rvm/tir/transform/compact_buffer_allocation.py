@@ -93,9 +93,7 @@ class _Compactor(StmtMutator):
 
     def _compacted(self, buf, accesses):
         """``(the compacted buffer, the starts of its region)``, or None to keep ``buf``."""
-        if buf.strides or not all(isinstance(d, IntImm) for d in buf.shape):
-            return None
-        if not accesses:
+        if buf.strides or not accesses:
             return None
         regions = access_regions(accesses, -1, self.analyzer)
         if regions is None:
@@ -103,8 +101,12 @@ class _Compactor(StmtMutator):
         box = bounding_box(regions, self.analyzer)
         shape, starts = [], []
         for rng, dim in zip(box, buf.shape):
-            _, upper = self.analyzer.const_int_bound(rng.extent)
-            if upper is None or upper >= dim.value:
+            if isinstance(dim, IntImm):
+                _, upper = self.analyzer.const_int_bound(rng.extent)
+            else:  # a symbolic dimension shrinks only to a region of constant extent
+                extent = self.analyzer.simplify(rng.extent)
+                upper = extent.value if isinstance(extent, IntImm) else None
+            if upper is None or isinstance(dim, IntImm) and upper >= dim.value:
                 shape.append(dim)
                 starts.append(_op.const(0, dim.dtype))
             else:

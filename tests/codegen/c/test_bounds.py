@@ -90,3 +90,27 @@ def test_symbolic_proofs_record_entry_checks():
     p.push_loop(i, tir.const(0, "int64"), n * 3)
     assert p.proves(i, [n, 3])
     assert any(hi == (1 << 63) - 1 for _, _, hi in p.requirements.values())
+
+
+def test_tiles_of_a_symbolic_count_and_their_remainder_are_proven():
+    # for i0 in range(n // 6): for i1 in range(6): ... row i0 * 6 + i1, then
+    # for t in range(n // 6 * 6, n): ... row t (the two copies of n // 6 are separate nodes,
+    # as a pass leaves them: one atom, so the remainder's end is n)
+    n, i0, i1, t = (Var(name, "int64") for name in ("n", "i0", "i1", "t"))
+    six = tir.const(6, "int64")
+    p = _prover(n)
+    p.push_loop(i0, tir.const(0, "int64"), tir.floordiv(n, six))
+    p.push_loop(i1, tir.const(0, "int64"), six)
+    assert p.proves(i0 * 6 + i1, [n])
+    assert not p.proves(i0 * 6 + i1 + 1, [n])
+    p.pop()
+    p.pop()
+    start = tir.floordiv(n, six) * six
+    p.push_loop(t, start, n - tir.floordiv(n, six) * six)
+    assert p.proves(t, [n])
+    assert not p.proves(t + 1, [n])
+    p.pop()
+    # a remainder whose start is another quotient is not mistaken for one
+    p.push_loop(t, tir.floordiv(n, tir.const(5, "int64")) * six,
+                n - tir.floordiv(n, six) * six)
+    assert not p.proves(t, [n])
