@@ -9,6 +9,7 @@ only inside expressions such as ``n * n``) become extra integer parameters
 (call_tir's tir_vars).
 """
 import inspect
+import string
 
 from rvm.ir.expr import RelaxExpr
 from rvm.relax.analysis.struct_info_analysis import collect_tir_vars
@@ -26,6 +27,14 @@ def _param_names(func):
                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     except (TypeError, ValueError):
         return []
+
+
+def _unnamed_label(index):
+    """The placeholder name TVM gives the ``index``-th tensor input that is not a variable
+    (a constant): A, B, ... Z, then tensor_input_<index>."""
+    if index < len(string.ascii_uppercase):
+        return string.ascii_uppercase[index]
+    return f"tensor_input_{index}"
 
 
 class _ArgConverter:
@@ -61,7 +70,8 @@ class _ArgConverter:
         if id(value) in self._by_expr:
             return self._by_expr[id(value)]
         shape = sinfo.shape_values
-        label = value.name_hint if isinstance(value, Var) else name
+        label = value.name_hint if isinstance(value, Var) else _unnamed_label(
+            len(self.placeholders))
         if shape is None or sinfo.dtype is None:
             raise ValueError(f"{self.who}: argument '{label}' needs a known shape and dtype to "
                              f"become a te.placeholder; got {sinfo!r}")
