@@ -218,3 +218,25 @@ def test_call_tir_inplace_keywords_in_tvm_order():
                                   relax.TensorStructInfo([4], "int32"))
     assert call.script() == ('R.call_tir_inplace(k, (x,), out_sinfo=R.Tensor((4,), '
                              'dtype="int32"), inplace_indices=[0])')
+
+
+def test_tir_var_declared_before_use():
+    _assert_print(tir.Var("a", "float32"), "a = T.float32()\na")
+    _assert_print(tir.SizeVar("s", "int64"), "s = T.int64(is_size_var=True)\ns")
+    assert tir.Var("a", "float32").script() == "a"
+
+
+def test_tir_expressions_declare_their_variables_in_order():
+    a, b = tir.Var("a", "int32"), tir.Var("b", "int32")
+    _assert_print(tir.Div(a, b), "a = T.int32()\nb = T.int32()\nT.Div(a, b)")
+    _assert_print(tir.Cast("float64", tir.Var("x", "float32")),
+                  'x = T.float32()\nT.Cast("float64", x)')
+    _assert_print(tir.Let(a, 1, a + 1), "a = T.int32()\nT.Let(a + 1, where={a: 1})")
+
+
+def test_tir_buffer_and_load_declare_the_buffer():
+    A = tir.decl_buffer((8, 8), "float16", name="A")
+    i = tir.Var("i", "int32")
+    _assert_print(A, 'A = T.Buffer((8, 8), "float16")\nA')
+    _assert_print(tir.BufferLoad(A, [i, tir.IntImm("int32", 2)]),
+                  'A = T.Buffer((8, 8), "float16")\ni = T.int32()\nA[i, 2]')

@@ -9,6 +9,7 @@ from rvm.script.printer.names import NameTable, identifier
 from rvm.relax.expr import ExternFunc
 from rvm.script.printer.relax import Metadata, RelaxPrinter, print_relax_function
 from rvm.script.printer.relax_fragment import print_fragment
+from rvm.script.printer.tir_fragment import print_tir_fragment
 from rvm.script.printer.tir import print_buffer, print_prim_func, print_stmt
 from rvm.script.printer.tir_expr import ExprPrinter
 
@@ -105,9 +106,12 @@ def render(node, show_meta=False, **kwargs):
         return _finish(lines, meta, show_meta, {"R"})
     if isinstance(node, Stmt):
         return "\n".join(print_stmt(node))
+    tir_expr = isinstance(node, PrimExpr) and type(node).__module__.startswith("rvm.tir")
+    if kwargs.get("verbose_expr") and (tir_expr or isinstance(node, Buffer)):
+        return print_tir_fragment(node)
     if isinstance(node, Buffer):
         return print_buffer(node)
-    if isinstance(node, PrimExpr) and type(node).__module__.startswith("rvm.tir"):
+    if tir_expr:
         return ExprPrinter(NameTable())(node)
     text = print_fragment(node, verbose_expr=kwargs.get("verbose_expr", False),
                           show_all_struct_info=config.get("show_all_struct_info", True))
