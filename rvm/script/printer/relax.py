@@ -13,6 +13,7 @@ from rvm.tir import expr as _e
 from rvm.runtime.ndarray import NDArray
 from rvm.script.parser.metadata import CONSTANT_KEY, NDARRAY_KEY, encode_array
 from rvm.script.printer.names import NameTable, identifier
+from rvm.script.printer.relax_infer import inferred_sinfo, is_void, used_vars
 from rvm.script.printer.tir import INDENT, decorator, value_text, var_decl
 from rvm.script.printer.tir_expr import ExprPrinter
 from rvm.tir.expr_printer import quote
@@ -110,33 +111,6 @@ def _uses_global_vars(func, module_functions):
 
     visit(func.body)
     return bool(found)
-
-
-def _inferred_sinfo(value):
-    """The struct info TVM's printer infers for a binding's value (None: not inferable):
-    a call of an operator or function gives its result's, a tuple its fields', a tuple item
-    its field's, a variable its own; a packed call by name states none."""
-    if isinstance(value, _r.Call):
-        if isinstance(value.op, _r.ExternFunc):
-            return None
-        if value.struct_info_ is not None:
-            return value.struct_info_
-        return value.sinfo_args[0] if value.sinfo_args else None
-    if isinstance(value, _r.Tuple):
-        fields = [f.struct_info_ for f in value.fields]
-        return None if any(f is None for f in fields) else _si.TupleStructInfo(fields)
-    if isinstance(value, _r.TupleGetItem):
-        sinfo = value.tuple_value.struct_info_
-        if isinstance(sinfo, _si.TupleStructInfo) and value.index < len(sinfo.fields):
-            return sinfo.fields[value.index]
-        return None
-    if isinstance(value, _r.Var):
-        return value.struct_info_
-    return None
-
-
-def _is_void(sinfo):
-    return isinstance(sinfo, _si.TupleStructInfo) and not sinfo.fields
 
 
 def _as_lists(value):
@@ -337,7 +311,7 @@ class RelaxPrinter:
             isinstance(value, _r.Call) and isinstance(value.op, Op) and
             value.op.name in ("relax.call_tir", "relax.call_dps_packed"))
         if hide:
-            inferred = _inferred_sinfo(value)
+            inferred = inferred_sinfo(value)
             if inferred is not None and structural_equal(inferred, sinfo, map_free_vars=False):
                 return ""
         return f": {self.sinfo(sinfo)}"
@@ -361,7 +335,7 @@ class RelaxPrinter:
             name = self.names.define(b.var, b.var.name_hint)
             self.emit(depth, f"{name}{ann} = R.match_cast({value}, {self.sinfo(b.struct_info)})")
             return
-        if _is_void(b.var.struct_info_) and self._void_when_parsed(b.value) and \
+        if is_void(b.var.struct_info_) and self._void_when_parsed(b.value) and \
                 (self.used_vars is None or id(b.var) not in self.used_vars) and \
                 not (self.in_dataflow and not isinstance(b.var, _r.DataflowVar)):
             self.emit(depth, value)  # a call for its effect: no variable (TVM's sugar)
@@ -373,7 +347,7 @@ class RelaxPrinter:
     def _void_when_parsed(self, value):
         """Whether ``value`` is a call the parser infers to return nothing (``R.Tuple``):
         an operator's, one stating ``sinfo_args``, or a call of a function of the module."""
-        if not (isinstance(value, _r.Call) and _is_void(_inferred_sinfo(value))):
+        if not (isinstance(value, _r.Call) and is_void(inferred_sinfo(value))):
             return False
         if isinstance(value.op, Op) or value.sinfo_args:
             return True
@@ -437,29 +411,6 @@ class RelaxPrinter:
         return self.expr(body.body)
 
 
-def _used_vars(func):
-    """The ids of the Relax variables ``func``'s body refers to (not counting definitions)."""
-    used = set()
-
-    def visit(x):
-        """Walks ``x`` recording the variables it reads."""
-        if isinstance(x, _r.Var):
-            used.add(id(x))
-        elif isinstance(x, (VarBinding, MatchCast)):
-            visit(x.value)
-        elif isinstance(x, Function):
-            visit(x.body)
-        elif isinstance(x, Node) and not isinstance(x, (_e.PrimExprWithOp, _si.StructInfo)):
-            for name in x._fields:
-                visit(getattr(x, name))
-        elif isinstance(x, (list, tuple)):
-            for item in x:
-                visit(item)
-
-    visit(func.body)
-    return used
-
-
 def print_relax_function(func, name, depth=0, meta=None, module_functions=None,
                          module_name="Module", local=False, config=None):
     """The lines of ``@R.function def name(...) -> ...:``; inside a module (the names of its
@@ -470,7 +421,7 @@ def print_relax_function(func, name, depth=0, meta=None, module_functions=None,
     config = dict(config or {})
     names = NameTable()
     printer = RelaxPrinter(names, meta, module_functions, **config)
-    printer.used_vars = _used_vars(func)
+    printer.used_vars = used_vars(func)
     head, attrs = decorator("R.function", func, name)
     if local:
         head = "@R.function(pure=False)" if not func.is_pure else "@R.function"
