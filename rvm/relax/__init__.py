@@ -22,7 +22,9 @@ from rvm.relax.function import Function
 from rvm.relax.ty import (
     FuncType, ObjectType, PackedFuncType, PrimType, ShapeType, TensorType, TupleType, Type,
 )
-from rvm.relax.op.base import call_dps_packed, call_packed, call_pure_packed, call_tir
+from rvm.relax.op.base import (
+    call_dps_packed, call_packed, call_pure_packed, call_tir, call_tir_inplace,
+)
 from rvm.relax.op.registry import Op
 from rvm.relax.struct_info import (
     FuncStructInfo, ObjectStructInfo, PrimStructInfo, ShapeStructInfo, StructInfo,
@@ -39,7 +41,7 @@ __all__ = [
     "MatchCast", "ObjectStructInfo", "Op", "PrimStructInfo", "PrimValue", "RelaxExpr", "SeqExpr",
     "ShapeExpr", "ShapeStructInfo", "StringImm", "StructInfo", "TensorStructInfo", "Tuple",
     "TupleGetItem", "TupleStructInfo", "Var", "VarBinding", "analysis", "backend", "dpl", "call_dps_packed", "expr_functor",
-    "call_packed", "call_pure_packed", "call_tir", "const", "get_struct_info", "op",
+    "call_packed", "call_pure_packed", "call_tir", "call_tir_inplace", "const", "get_struct_info", "op",
 ]
 
 _LAZY_ATTRS = {

@@ -250,7 +250,8 @@ class BlockBuilder(Normalizer):
         """The call_tir of the PrimFunc made from the TE function ``func`` applied to ``args``.
 
         Tensor-valued Relax arguments become ``te.placeholder``s (named after
-        the variables); other arguments pass through. The PrimFunc is added
+        the variables; any other, a constant, by its position: A, B, ... as TVM
+        names it); other arguments pass through. The PrimFunc is added
         to the module under a unique name (``primfunc_name_hint`` or the
         function's name), reusing an identical one already there.
         """

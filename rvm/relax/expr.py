@@ -252,12 +252,16 @@ class ExternFunc(RelaxExpr):
 
     _fields = ("global_symbol",)
 
-    def __init__(self, global_symbol, span=None):
+    def __init__(self, global_symbol, struct_info=None, span=None):
         if not isinstance(global_symbol, str):
             raise TypeError(f"ExternFunc expects a str name, got {type(global_symbol).__name__}")
+        if struct_info is not None and not isinstance(struct_info, FuncStructInfo):
+            raise TypeError(f"ExternFunc '{global_symbol}': struct_info must be a "
+                            f"FuncStructInfo (R.Callable), got {type(struct_info).__name__}")
         self.global_symbol = global_symbol
         self.span = span
-        _set_sinfo(self, FuncStructInfo.opaque_func(purity=False))
+        # as TVM: a function known by name only is opaque and impure unless stated
+        _set_sinfo(self, struct_info or FuncStructInfo.opaque_func(purity=False))
 
 
 class Call(RelaxExpr):

@@ -4,16 +4,18 @@ Used by ``BlockBuilder.emit_te``/``call_te``: each tensor-valued Relax
 argument becomes a ``te.placeholder`` of its (possibly symbolic) shape, the
 TE function runs on the placeholders, and ``te.create_prim_func`` turns
 placeholders and results into a kernel. Symbolic variables that no input
-shape has as a dimension of its own (those only in the results' shapes, or
-only inside expressions such as ``n * n``) become extra integer parameters
+shape has as a dimension of its own (those only in the results' shapes, only
+inside expressions such as ``n * n``, or in TIR values passed as arguments,
+including an ``R.Prim(value=n)`` variable's) become extra integer parameters
 (call_tir's tir_vars).
 """
 import inspect
+import string
 
-from rvm.ir.expr import RelaxExpr
+from rvm.ir.expr import PrimExpr, RelaxExpr
 from rvm.relax.analysis.struct_info_analysis import collect_tir_vars
 from rvm.relax.expr import PrimValue, ShapeExpr, Tuple, TupleGetItem, Var
-from rvm.relax.struct_info import TensorStructInfo, TupleStructInfo
+from rvm.relax.struct_info import PrimStructInfo, TensorStructInfo, TupleStructInfo
 from rvm.te.create_prim_func import create_prim_func
 from rvm.te.operation import placeholder
 from rvm.te.tensor import Tensor
@@ -28,6 +30,14 @@ def _param_names(func):
         return []
 
 
+def _unnamed_label(index):
+    """The placeholder name TVM gives the ``index``-th tensor input that is not a variable
+    (a constant): A, B, ... Z, then tensor_input_<index>."""
+    if index < len(string.ascii_uppercase):
+        return string.ascii_uppercase[index]
+    return f"tensor_input_{index}"
+
+
 class _ArgConverter:
     """Turns Relax arguments into TE values, remembering the placeholders it made."""
 
@@ -36,6 +46,7 @@ class _ArgConverter:
         self.who = who
         self.placeholders = []
         self.relax_args = []
+        self.prim_args = []  # TIR expressions passed as they are (TVM's extra tir args)
         self._by_expr = {}
 
     def convert(self, value, name):
@@ -43,14 +54,19 @@ class _ArgConverter:
             return type(value)(self.convert(v, f"{name}_{i}") for i, v in enumerate(value))
         if isinstance(value, dict):
             return {k: self.convert(v, k) for k, v in value.items()}
+        if isinstance(value, PrimExpr):  # a symbolic value the kernel may need passed
+            self.prim_args.append(value)
+            return value
         if not isinstance(value, RelaxExpr):
             return value
         if isinstance(value, ShapeExpr):
-            return list(value.values)
+            return [self.convert(v, name) for v in value.values]
         if isinstance(value, PrimValue):
-            return value.value
+            return self.convert(value.value, name)
         value = self.bb.normalize_argument(value)
         sinfo = value.struct_info_
+        if isinstance(sinfo, PrimStructInfo) and sinfo.value is not None:
+            return self.convert(sinfo.value, name)  # R.Prim(value=n): the kernel gets n
         if isinstance(value, Tuple):
             return [self.convert(f, f"{name}_{i}") for i, f in enumerate(value.fields)]
         if isinstance(sinfo, TupleStructInfo):  # a tuple-valued variable: one item each
@@ -61,7 +77,8 @@ class _ArgConverter:
         if id(value) in self._by_expr:
             return self._by_expr[id(value)]
         shape = sinfo.shape_values
-        label = value.name_hint if isinstance(value, Var) else name
+        label = value.name_hint if isinstance(value, Var) else _unnamed_label(
+            len(self.placeholders))
         if shape is None or sinfo.dtype is None:
             raise ValueError(f"{self.who}: argument '{label}' needs a known shape and dtype to "
                              f"become a te.placeholder; got {sinfo!r}")
@@ -92,7 +109,7 @@ def lower_te_call(bb, func, args, kwargs):
     # A variable the kernel can read off an input's shape is a dimension by itself; any
     # other (in an output's shape, or only inside an expression such as n * n) is passed.
     defined = {id(d) for p in conv.placeholders for d in p.shape if isinstance(d, TirVar)}
-    used = collect_tir_vars([list(t.shape) for t in conv.placeholders + outs])
+    used = collect_tir_vars([list(t.shape) for t in conv.placeholders + outs] + conv.prim_args)
     tir_vars = [v for v in used if id(v) not in defined]
     # a kernel of the module is private: its name is the GlobalVar's, not a global symbol
     prim_func = create_prim_func(conv.placeholders + outs + tir_vars).without_attr(

@@ -40,6 +40,18 @@ class NDArray(_bridge.NDArrayBase):
     def nbytes(self):
         return self.size * self.dtype.itemsize
 
+    @property
+    def is_view(self):
+        """Whether this tensor views memory it does not own: another NDArray's (``view``),
+        a DLTensor a C caller lent to a callback, or a DLPack producer's (TVM's ``is_view``
+        is True for the lent DLTensor only).
+
+        >>> a = array(np.zeros((2, 2), "float32"))
+        >>> a.is_view, a.view((4,)).is_view
+        (False, True)
+        """
+        return not self._owns_memory
+
     def numpy(self):
         """A numpy copy of the tensor."""
         return np.array(self._numpy_view(), copy=True)

@@ -240,5 +240,6 @@ def main(x: R.Tensor((2,), "float32")):
 def test_a_callee_outside_the_module_prints_as_a_global_var():
     only_main = IRModule({"main": Chain["main"]})  # the kernel k left out
     text = only_main.script()
-    assert '_: R.Tuple() = I.GlobalVar("k")(x, a0)' in text and "cls" not in text
+    # a call of a function the module lacks keeps its variable: the parser could not infer it
+    assert ': R.Tuple = I.GlobalVar("k")(x, a0)' in text and "cls" not in text
     assert_structural_equal(from_source(text), only_main)

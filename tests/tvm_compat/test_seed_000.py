@@ -120,12 +120,13 @@ def test_device_func():
 
 
 # TVM counts the handles of an object (each Python wrapper crossing the FFI is a new handle;
-# _move() hands the caller's over). rvm's IR nodes and tensors are Python objects passed to
-# Python callbacks as they are, with no handle layer to count or move.
+# _move() hands the caller's over). rvm's IR nodes are Python objects passed to Python
+# callbacks as they are, with no handle layer to count or move (COMPATIBILITY.md says why
+# none can be added soundly). NDArray.is_view exists (tests/tvm_compat/test_ndarray_view.py).
 NO_HANDLE_COUNTS = pytest.mark.xfail(
     strict=True, raises=AttributeError,
-    reason="rvm has no object handles: testing.object_use_count, Object._move and "
-           "NDArray.is_view are not provided")
+    reason="rvm has no object handles: testing.object_use_count and Object._move are not "
+           "provided")
 
 
 @NO_HANDLE_COUNTS

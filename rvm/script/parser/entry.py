@@ -6,6 +6,7 @@ import textwrap
 
 from rvm.ir.expr import GlobalVar
 from rvm.ir.module import IRModule
+from rvm.relax.expr import ExternFunc
 from rvm.script.parser.core import DEFAULT_ALIASES, ScriptParser, decorator_kind
 from rvm.script.parser.diagnostics import Source
 from rvm.script.parser.metadata import read_metadata
@@ -55,6 +56,7 @@ def _parse_function(ctx, node, kind, options, name=None):
 def parse_module_class(ctx, node):
     """The IRModule of an ``@I.ir_module`` class."""
     functions = []
+    externs = []
     attrs = {}
     for item in node.body:
         if isinstance(item, ast.FunctionDef):
@@ -76,6 +78,18 @@ def parse_module_class(ctx, node):
                 item.value.args[0]) if item.value.args else {})
         elif isinstance(item, ast.Pass):
             continue
+        elif isinstance(item, ast.Assign) and len(item.targets) == 1 and \
+                isinstance(item.targets[0], ast.Name):
+            name = item.targets[0].id  # my_ext = R.ExternFunc("my_ext"), as TVM prints it
+            value = RelaxParser(ctx.source, ctx.env, ctx.aliases, ctx).eval(item.value)
+            if not isinstance(value, ExternFunc):
+                raise ctx.source.error(item, f"'{name}' of an ir_module: expected "
+                                             f"R.ExternFunc(...), got {type(value).__name__}")
+            if name in ctx.global_vars:
+                raise ctx.source.error(item, f"the module already has a function named "
+                                             f"'{name}'")
+            ctx.global_vars[name] = GlobalVar(name)
+            externs.append((name, value))
         else:
             raise ctx.source.error(item, f"unsupported statement ({type(item).__name__}) in an "
                                          "ir_module class; expected @T.prim_func or "
@@ -87,6 +101,8 @@ def parse_module_class(ctx, node):
     for item, kind, options in ordered:
         func = _parse_function(ctx, item, kind, options)
         ctx.module.add(ctx.global_vars[item.name], func)
+    for name, value in externs:
+        ctx.module.add(ctx.global_vars[name], value)
     mod = IRModule(ctx.module.functions, attrs)
     return mod
 

@@ -113,9 +113,11 @@ def Object():  # noqa: N802  (TVM's name)
     return _si.ObjectStructInfo()
 
 
-def Callable(params=None, ret=None, purity=True):  # noqa: N802  (TVM's name)
+def Callable(params=None, ret=None, purity=None):  # noqa: N802  (TVM's name)
     """``FuncStructInfo``: ``R.Callable([R.Tensor(...)], R.Tensor(...))``; params None means
-    opaque."""
+    opaque. Purity not given: pure with params, impure when opaque, as in TVM."""
+    if purity is None:
+        purity = params is not None
     ret = _as_sinfo(ret, "R.Callable") if ret is not None else _si.ObjectStructInfo()
     if params is not None:
         params = [_as_sinfo(p, "R.Callable") for p in params]

@@ -47,7 +47,7 @@ def as_sinfo(parser, value, node):
 _BARE = {
     "Tensor": _si.TensorStructInfo, "Object": _si.ObjectStructInfo, "Shape": _si.ShapeStructInfo,
     "Prim": _si.PrimStructInfo, "Tuple": lambda: _si.TupleStructInfo([]),
-    "Callable": lambda: _si.FuncStructInfo.opaque_func(),
+    "Callable": lambda: _si.FuncStructInfo.opaque_func(purity=False),  # TVM: opaque is impure
 }
 
 
@@ -96,7 +96,9 @@ def _tuple_sinfo(parser, node, *fields):
     return _si.TupleStructInfo([as_sinfo(parser, f, node) for f in fields])
 
 
-def _callable(parser, node, params=None, ret=None, purity=True):
+def _callable(parser, node, params=None, ret=None, purity=None):
+    if purity is None:  # as TVM: an opaque function is impure unless stated, a typed one pure
+        purity = params is not None
     ret = as_sinfo(parser, ret, node) if ret is not None else _si.ObjectStructInfo()
     if params is not None:
         params = [as_sinfo(parser, p, node) for p in params]
@@ -210,7 +212,8 @@ def build_table():
         "prim_value": Builtin("prim_value", lambda p, n, v: _r.PrimValue(v)),
         "str": Builtin("str", lambda p, n, v: _r.StringImm(v)),
         "dtype": Builtin("dtype", lambda p, n, v: _r.DataTypeImm(v)),
-        "ExternFunc": Builtin("ExternFunc", lambda p, n, v: _r.ExternFunc(v)),
+        "ExternFunc": Builtin("ExternFunc", lambda p, n, v, sinfo=None: _r.ExternFunc(
+            v, as_sinfo(p, sinfo, n) if sinfo is not None else None)),
         "tuple": Builtin("tuple", lambda p, n, *fields: _r.Tuple(
             [to_relax(p, f, n) for f in fields])),
         "match_cast": Builtin("match_cast", lambda p, n, value, sinfo: MatchCastSpec(

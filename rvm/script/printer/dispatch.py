@@ -6,7 +6,10 @@ from rvm.tir.buffer import Buffer
 from rvm.tir.function import PrimFunc
 from rvm.tir.stmt import Stmt
 from rvm.script.printer.names import NameTable, identifier
+from rvm.relax.expr import ExternFunc
 from rvm.script.printer.relax import Metadata, RelaxPrinter, print_relax_function
+from rvm.script.printer.relax_fragment import print_fragment
+from rvm.script.printer.tir_fragment import print_tir_fragment
 from rvm.script.printer.tir import print_buffer, print_prim_func, print_stmt
 from rvm.script.printer.tir_expr import ExprPrinter
 
@@ -42,16 +45,20 @@ def _finish(lines, meta, show_meta, used):
     return "\n".join(out)
 
 
-def print_module(mod, show_meta=False):
-    """The text of an IRModule: ``@I.ir_module class Module:`` with its functions."""
+def print_module(mod, show_meta=False, config=None):
+    """The text of an IRModule: ``@I.ir_module class Module:`` with its external functions
+    (``f = R.ExternFunc("f")``), then its functions."""
     meta = Metadata()
     items = list(mod.functions.items())
     prims = sorted((gv.name_hint, f) for gv, f in items if isinstance(f, PrimFunc))
     relax = sorted(((gv.name_hint, f) for gv, f in items if _is_relax_function(f)),
                    key=lambda kv: kv[0])
-    other = [(gv.name_hint, f) for gv, f in items
-             if not isinstance(f, PrimFunc) and not _is_relax_function(f)]
+    externs = sorted((gv.name_hint, f) for gv, f in items if isinstance(f, ExternFunc))
+    other = [(gv.name_hint, f) for gv, f in items if not isinstance(f, (PrimFunc, ExternFunc))
+             and not _is_relax_function(f)]
     lines = ["@I.ir_module", "class Module:"]
+    for name, func in externs:
+        lines.append(f"    {identifier(name)} = {print_fragment(func)}")
     attrs = {k: v for k, v in mod.attrs.items() if k != "external_mods"}
     if attrs:
         from rvm.script.printer.tir import value_text
@@ -59,7 +66,7 @@ def print_module(mod, show_meta=False):
         lines.append(f"    I.module_attrs({value_text(attrs, ExprPrinter(NameTable()), tir_bools=False)})")
     for module in mod.attrs.get("external_mods") or ():  # runtime modules: not script
         lines.append(f"    # external module {module!r}")
-    used = {"I"}
+    used = {"I", "R"} if externs else {"I"}
     module_functions = {gv.name_hint for gv, _ in items}
     first = True
     for name, func in prims + relax:
@@ -71,7 +78,7 @@ def print_module(mod, show_meta=False):
         else:
             used.add("R")
             lines += print_relax_function(func, identifier(name), depth=1, meta=meta,
-                                          module_functions=module_functions)
+                                          module_functions=module_functions, config=config)
     for name, func in other:
         lines.append(f"    # {name}: {type(func).__name__} (not printable as script)")
     if not items:
@@ -86,23 +93,28 @@ def render(node, show_meta=False, **kwargs):
     >>> render(Var("n", "int64") * 2)
     'n * T.int64(2)'
     """
+    config = {k: kwargs[k] for k in ("show_all_struct_info", "module_alias") if k in kwargs}
     if isinstance(node, IRModule):
-        return print_module(node, show_meta)
+        return print_module(node, show_meta, config)
     if isinstance(node, PrimFunc):
         name = node.get_attr("global_symbol") or "main"
         return _finish(print_prim_func(node, identifier(name)), Metadata(), show_meta, {"T"})
     if _is_relax_function(node):
         meta = Metadata()
         name = node.get_attr("global_symbol") or "main"
-        lines = print_relax_function(node, identifier(name), meta=meta)
+        lines = print_relax_function(node, identifier(name), meta=meta, config=config)
         return _finish(lines, meta, show_meta, {"R"})
     if isinstance(node, Stmt):
         return "\n".join(print_stmt(node))
+    tir_expr = isinstance(node, PrimExpr) and type(node).__module__.startswith("rvm.tir")
+    if kwargs.get("verbose_expr") and (tir_expr or isinstance(node, Buffer)):
+        return print_tir_fragment(node)
     if isinstance(node, Buffer):
         return print_buffer(node)
-    if isinstance(node, PrimExpr) and type(node).__module__.startswith("rvm.tir"):
+    if tir_expr:
         return ExprPrinter(NameTable())(node)
-    text = RelaxPrinter.print_node(node)
+    text = print_fragment(node, verbose_expr=kwargs.get("verbose_expr", False),
+                          show_all_struct_info=config.get("show_all_struct_info", True))
     if text is not None:
         return text
     return generic_repr(node)

@@ -48,11 +48,11 @@ class NameTable:
         """Gives ``obj`` a fresh unique name derived from ``hint`` and returns it."""
         base = sanitize(hint, default)
         name = base
-        if keyword.iskeyword(name) or name in RESERVED:
+        if keyword.iskeyword(name):
             base = name = base + "_"
         k = 1
         sep = "" if base.endswith("_") else "_"  # "_" -> "_1", not "__1"
-        while name in self.used:
+        while name in self.used or name in RESERVED:  # a variable named R prints as R_1
             name = f"{base}{sep}{k}"
             k += 1
         self.used.add(name)

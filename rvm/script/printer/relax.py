@@ -13,6 +13,7 @@ from rvm.tir import expr as _e
 from rvm.runtime.ndarray import NDArray
 from rvm.script.parser.metadata import CONSTANT_KEY, NDARRAY_KEY, encode_array
 from rvm.script.printer.names import NameTable, identifier
+from rvm.script.printer.relax_infer import inferred_sinfo, is_void, used_vars
 from rvm.script.printer.tir import INDENT, decorator, value_text, var_decl
 from rvm.script.printer.tir_expr import ExprPrinter
 from rvm.tir.expr_printer import quote
@@ -112,15 +113,6 @@ def _uses_global_vars(func, module_functions):
     return bool(found)
 
 
-def _implied_by_call(value, sinfo):
-    """Whether a call states its result's struct info itself (call_tir's out_sinfo, a packed
-    call's sinfo_args), so the binding needs no annotation: TVM's printed form."""
-    if not (isinstance(value, _r.Call) and value.sinfo_args):
-        return False
-    stated = value.struct_info_ if value.struct_info_ is not None else value.sinfo_args[0]
-    return structural_equal(stated, sinfo, map_free_vars=False)
-
-
 def _as_lists(value):
     """Operator attributes print their sequences as lists, as TVM's printer does
     (``strides=[1, 1]``); the builders store them as tuples."""
@@ -132,10 +124,16 @@ def _as_lists(value):
 class RelaxPrinter:
     """Prints one Relax function's bindings and expressions into ``lines``."""
 
-    def __init__(self, names, meta, module_functions=None):
+    def __init__(self, names, meta, module_functions=None, show_all_struct_info=True,
+                 module_alias="cls"):
         self.names = names
         self.meta = meta if meta is not None else Metadata()
         self.module_functions = module_functions
+        self.show_all_struct_info = show_all_struct_info
+        self.module_alias = module_alias
+        self.used_vars = None  # ids of the Relax variables the function refers to
+        self.depth = 0  # indentation of the statement being printed
+        self.in_dataflow = False  # printing a dataflow block (its outputs are listed)
         self.tir = ExprPrinter(names)
         self.lines = []
         self.signature = False
@@ -160,7 +158,7 @@ class RelaxPrinter:
         return brackets[0] + inner + brackets[1]
 
     def sinfo(self, s):
-        """The struct info an annotation node denotes."""
+        """The struct info an annotation node denotes, in TVM 0.21's printed form."""
         if isinstance(s, _si.ObjectStructInfo):
             return "R.Object"
         if isinstance(s, _si.TensorStructInfo):
@@ -170,28 +168,32 @@ class RelaxPrinter:
                 args.append(self.dims(values))
             elif s.shape is not None:
                 args.append(self.expr(s.shape))
-            elif s.ndim != -1:
-                args.append(f"ndim={s.ndim}")
             if s.dtype is not None:
                 args.append(f"dtype={quote(s.dtype)}")
+            if s.shape is None and s.ndim != -1:
+                args.append(f"ndim={s.ndim}")
             return f"R.Tensor({', '.join(args)})" if args else "R.Tensor"
         if isinstance(s, _si.ShapeStructInfo):
             if s.values is not None:
                 return f"R.Shape({self.dims(s.values, '[]')})"
-            return f"R.Shape(ndim={s.ndim})" if s.ndim != -1 else "R.Shape"
+            return f"R.Shape(ndim={s.ndim})"
         if isinstance(s, _si.PrimStructInfo):
             if s.value is not None:
                 return f"R.Prim(value={self.prim(s.value, self.signature)})"
             return f"R.Prim({quote(s.dtype)})" if s.dtype is not None else "R.Prim"
         if isinstance(s, _si.TupleStructInfo):
+            if not s.fields:
+                return "R.Tuple"
             return f"R.Tuple({', '.join(self.sinfo(f) for f in s.fields)})"
         if isinstance(s, _si.FuncStructInfo):
-            purity = "" if s.purity else ", purity=False"
-            if s.params is None:
-                return f"R.Callable(ret={self.sinfo(s.ret)}{purity})"
+            if s.params is None:  # opaque: impure unless it says so, returning any object
+                keys = [] if isinstance(s.ret, _si.ObjectStructInfo) else \
+                    [f"ret={self.sinfo(s.ret)}"]
+                keys += ["purity=True"] if s.purity else []
+                return f"R.Callable({', '.join(keys)})" if keys else "R.Callable"
             params = ", ".join(self.sinfo(p) for p in s.params)
             params = f"({params},)" if len(s.params) == 1 else f"({params})"
-            return f"R.Callable({params}, {self.sinfo(s.ret)}{purity})"
+            return f"R.Callable({params}, {self.sinfo(s.ret)}, {bool(s.purity)})"
         raise TypeError(f"cannot print struct info {type(s).__name__}")
 
     def prim(self, value, as_string=False):
@@ -221,7 +223,7 @@ class RelaxPrinter:
             if self.module_functions is None or e.name_hint not in self.module_functions:
                 # printed alone, or not a function of the module: no ``cls.f`` to refer to
                 return f"I.GlobalVar({quote(e.name_hint)})"
-            return f"cls.{identifier(e.name_hint)}"
+            return f"{self.module_alias or 'Module'}.{identifier(e.name_hint)}"
         if isinstance(e, _r.Constant):
             arr = e.data.numpy()
             if arr.ndim == 0 and (arr.dtype.kind in "biu" or np.isfinite(arr)):
@@ -243,7 +245,11 @@ class RelaxPrinter:
         if isinstance(e, _r.DataTypeImm):
             return f"R.dtype({quote(e.value)})"
         if isinstance(e, _r.ExternFunc):
-            return f"R.ExternFunc({quote(e.global_symbol)})"
+            sinfo = e.struct_info_
+            if isinstance(sinfo, _si.FuncStructInfo) and sinfo.params is None and \
+                    not sinfo.purity and isinstance(sinfo.ret, _si.ObjectStructInfo):
+                return f"R.ExternFunc({quote(e.global_symbol)})"  # the default: unstated
+            return f"R.ExternFunc({quote(e.global_symbol)}, {self.sinfo(sinfo)})"
         if isinstance(e, _r.Call):
             return self.call(e)
         if isinstance(e, Op):
@@ -266,12 +272,12 @@ class RelaxPrinter:
                 else args[0]
             out = e.sinfo_args[0] if e.sinfo_args else None
             parts = [callee, args[1]]
-            if op.name == "relax.call_tir_inplace":
-                parts.append(f"inplace_indices={list(e.attrs['inplace_indices'])}")
             if isinstance(out, _si.TupleStructInfo) and len(out.fields) > 1:
                 parts.append(f"out_sinfo=[{', '.join(self.sinfo(f) for f in out.fields)}]")
             elif out is not None:
                 parts.append(f"out_sinfo={self.sinfo(out)}")
+            if op.name == "relax.call_tir_inplace":
+                parts.append(f"inplace_indices={list(e.attrs['inplace_indices'])}")
             if len(args) > 2:
                 parts.append(f"tir_vars={args[2]}")
             return f"{_DPS[op.name]}({', '.join(parts)})"
@@ -285,33 +291,73 @@ class RelaxPrinter:
             return f"R.call_packed({', '.join(parts)})"
         parts = list(args)
         for key, value in (e.attrs or {}).items():
+            if key == "format" and isinstance(op, Op) and \
+                    op.name in ("relax.print", "relax.assert_op"):
+                parts.append(f"format=R.str({quote(value)})")  # an argument in TVM's IR
+                continue
             parts.append(f"{key}={value_text(_as_lists(value), self.tir, tir_bools=False)}")
         parts += self._sinfo_kw("sinfo_args", e.sinfo_args)
         return f"{self.expr(op)}({', '.join(parts)})"
 
     # -- bindings ------------------------------------------------------------------------
+    def annotation(self, var, value):
+        """``: R.Tensor(...)`` for a binding of ``var`` to ``value``, or "" where TVM's printer
+        leaves it out: a call_tir/call_dps_packed whose stated result is the variable's (or,
+        with ``show_all_struct_info=False``, any value whose inferred struct info is)."""
+        sinfo = var.struct_info_
+        if sinfo is None:
+            return ""
+        hide = not self.show_all_struct_info or (
+            isinstance(value, _r.Call) and isinstance(value.op, Op) and
+            value.op.name in ("relax.call_tir", "relax.call_dps_packed"))
+        if hide:
+            inferred = inferred_sinfo(value)
+            if inferred is not None and structural_equal(inferred, sinfo, map_free_vars=False):
+                return ""
+        return f": {self.sinfo(sinfo)}"
+
     def binding(self, b, depth):
         """Prints one binding."""
+        self.depth = depth
         if isinstance(b.value, _r.If):
             self.if_binding(b, depth)
             return
         if isinstance(b.value, Function) and isinstance(b, VarBinding):
             name = self.names.define(b.var, b.var.name_hint)
             self.lines += print_relax_function(b.value, name, depth, self.meta,
-                                               self.module_functions, local=True)
+                                               self.module_functions, local=True,
+                                               config=self.config())
             return
         value = self.expr(b.value)
         if isinstance(b, MatchCast):
+            ann = f": {self.sinfo(b.var.struct_info_)}" if self.show_all_struct_info and \
+                b.var.struct_info_ is not None else ""
             name = self.names.define(b.var, b.var.name_hint)
-            self.emit(depth, f"{name} = R.match_cast({value}, {self.sinfo(b.struct_info)})")
+            self.emit(depth, f"{name}{ann} = R.match_cast({value}, {self.sinfo(b.struct_info)})")
             return
+        if is_void(b.var.struct_info_) and self._void_when_parsed(b.value) and \
+                (self.used_vars is None or id(b.var) not in self.used_vars) and \
+                not (self.in_dataflow and not isinstance(b.var, _r.DataflowVar)):
+            self.emit(depth, value)  # a call for its effect: no variable (TVM's sugar)
+            return
+        ann = self.annotation(b.var, b.value)
         name = self.names.define(b.var, b.var.name_hint)
-        sinfo = b.var.struct_info_
-        annotate = sinfo is not None and not _implied_by_call(b.value, sinfo)
-        if annotate:
-            self.emit(depth, f"{name}: {self.sinfo(sinfo)} = {value}")
-        else:
-            self.emit(depth, f"{name} = {value}")
+        self.emit(depth, f"{name}{ann} = {value}")
+
+    def _void_when_parsed(self, value):
+        """Whether ``value`` is a call the parser infers to return nothing (``R.Tuple``):
+        an operator's, one stating ``sinfo_args``, or a call of a function of the module."""
+        if not (isinstance(value, _r.Call) and is_void(inferred_sinfo(value))):
+            return False
+        if isinstance(value.op, Op) or value.sinfo_args:
+            return True
+        return isinstance(value.op, GlobalVar) and self.module_functions is not None and \
+            value.op.name_hint in self.module_functions
+
+    def config(self):
+        """The printing options a nested function inherits."""
+        return {"show_all_struct_info": self.show_all_struct_info,
+                "module_alias": self.module_alias}
 
     def if_binding(self, b, depth):
         """Prints an ``if``/``else`` binding; each branch ends by assigning the variable."""
@@ -338,48 +384,44 @@ class RelaxPrinter:
         self.lines.extend(false_lines)
         self.emit(depth + 1, f"{name}{annotation} = {f_res}")
 
+    def block(self, block, depth):
+        """Prints a binding block; a dataflow block as ``with R.dataflow():`` ending in
+        ``R.output`` of the variables it defines for use after it."""
+        if isinstance(block, DataflowBlock):
+            self.emit(depth, "with R.dataflow():")
+            for b in block.bindings:
+                self.in_dataflow = True
+                self.binding(b, depth + 1)
+            self.in_dataflow = False
+            outputs = [self.var(b.var) for b in block.bindings
+                       if not isinstance(b.var, _r.DataflowVar)]
+            self.emit(depth + 1, f"R.output({', '.join(outputs)})")
+        else:
+            for b in block.bindings:
+                self.binding(b, depth)
+
     def seq_body(self, body, depth):
         """Prints the blocks of a SeqExpr and returns the text of its result."""
         if not isinstance(body, SeqExpr):
+            self.depth = depth
             return self.expr(body)
         for block in body.blocks:
-            if isinstance(block, DataflowBlock):
-                self.emit(depth, "with R.dataflow():")
-                for b in block.bindings:
-                    self.binding(b, depth + 1)
-                outputs = [self.var(b.var) for b in block.bindings
-                           if not isinstance(b.var, _r.DataflowVar)]
-                self.emit(depth + 1, f"R.output({', '.join(outputs)})")
-            else:
-                for b in block.bindings:
-                    self.binding(b, depth)
+            self.block(block, depth)
+        self.depth = depth
         return self.expr(body.body)
-
-    @staticmethod
-    def print_node(node):
-        """Text of a single Relax expression or struct info (None for other nodes)."""
-        printer = RelaxPrinter(NameTable(), Metadata())
-        if isinstance(node, _si.StructInfo):
-            return printer.sinfo(node)
-        if isinstance(node, (_r.Call, _r.Tuple, _r.TupleGetItem, _r.ShapeExpr, _r.PrimValue,
-                             _r.StringImm, _r.DataTypeImm, _r.ExternFunc, _r.Constant, Op)):
-            return printer.expr(node)
-        if isinstance(node, (VarBinding, MatchCast)):
-            printer.binding(node, 0)
-            return "\n".join(printer.lines)
-        if isinstance(node, SeqExpr):
-            result = printer.seq_body(node, 0)
-            return "\n".join(printer.lines + [f"return {result}"])
-        return None
 
 
 def print_relax_function(func, name, depth=0, meta=None, module_functions=None,
-                         module_name="Module", local=False):
+                         module_name="Module", local=False, config=None):
     """The lines of ``@R.function def name(...) -> ...:``; inside a module (the names of its
-    functions given) it refers to them as ``cls.f``, after ``cls = <module_name>``. A
-    ``local`` function (bound inside another) prints without ``private=True``."""
+    functions given) it refers to them as ``cls.f``, after ``cls = <module_name>`` (TVM's
+    ``module_alias`` option names ``cls``; "" refers to ``Module.f``). A ``local`` function
+    (bound inside another) prints without ``private=True``, after the import comment TVM
+    prints there. ``config`` holds the printing options (``show_all_struct_info``)."""
+    config = dict(config or {})
     names = NameTable()
-    printer = RelaxPrinter(names, meta, module_functions)
+    printer = RelaxPrinter(names, meta, module_functions, **config)
+    printer.used_vars = used_vars(func)
     head, attrs = decorator("R.function", func, name)
     if local:
         head = "@R.function(pure=False)" if not func.is_pure else "@R.function"
@@ -398,10 +440,14 @@ def print_relax_function(func, name, depth=0, meta=None, module_functions=None,
         printer.emit(inner, f"R.func_attr({text})")
     for v in tir_vars:
         printer.emit(inner, f"{names.get(v)} = {var_decl(v)}")
-    if module_functions is not None and _uses_global_vars(func, module_functions):
-        printer.emit(inner, f"cls = {module_name}")
+    alias = config.get("module_alias", "cls")
+    if module_functions is not None and alias and _uses_global_vars(func, module_functions):
+        printer.emit(inner, f"{alias} = {module_name}")
     result = printer.seq_body(func.body, inner)
     printer.emit(inner, f"return {result}")
     header = [INDENT * depth + head,
               INDENT * depth + f"def {name}({', '.join(params)}){ret}:"]
+    if local:  # TVM prints the relax import comment before a nested function, blank-lined
+        header = [INDENT * depth + "# from rvm.script import relax as R", ""] + header
+        return header + printer.lines + [""]
     return header + printer.lines

@@ -26,7 +26,7 @@ def test_decompose_at_the_reduction_loop():
                         T.writes(C[vi, vj])
                         C[vi, vj] = T.float32(0)
                 for k, j_1 in T.grid(128, 4):
-                    with T.block("C"):
+                    with T.block("C_update"):
                         vi = T.axis.spatial(128, i)
                         vj = T.axis.spatial(128, j_0 * 4 + j_1)
                         vk = T.axis.reduce(128, k)
@@ -41,6 +41,7 @@ def test_decompose_at_the_reduction_loop():
     sch.reorder(i, j0, k, j1)
     init = sch.decompose_reduction(block, k)
     assert sch.get(init).name_hint == "C_init"
+    assert sch.get(block).name_hint == "C_update"  # the handle follows the renamed block
     check_schedule(sch, Matmul, Expected)
 
 
@@ -56,7 +57,7 @@ def test_decompose_at_the_outermost_loop():
                     T.writes(B[vi])
                     B[vi] = T.float32(0)
             for i, k in T.grid(8, 64):
-                with T.block("B"):
+                with T.block("B_update"):
                     vi, vk = T.axis.remap("SR", [i, k])
                     T.reads(B[vi], A[vi, vk])
                     T.writes(B[vi])

@@ -65,9 +65,9 @@ def test_replay_reuses_decisions():
 def test_with_decision_changes_only_that_decision():
     a, b = _with_decision([8, 16]), _with_decision([32, 4])
     assert not structural_equal(a.mod, b.mod)
-    j1 = [lp for lp in a.get_loops(a.get_block("C"))][-1]
+    j1 = [lp for lp in a.get_loops(a.get_block("C_update"))][-1]
     assert a.get(j1).extent.value == 16
-    j1 = [lp for lp in b.get_loops(b.get_block("C"))][-1]
+    j1 = [lp for lp in b.get_loops(b.get_block("C_update"))][-1]
     assert b.get(j1).extent.value == 4
 
 

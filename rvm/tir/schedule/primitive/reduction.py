@@ -47,7 +47,8 @@ class Reduction:
     def decompose_reduction(self, block, loop):
         """Moves the init of reduction ``block`` into a new block "<name>_init" placed just
         before ``loop`` (which must enclose the block and every loop of its reduction axes);
-        returns the init block."""
+        the block itself, now only the update, is renamed "<name>_update" as in TVM (its
+        handle stays valid). Returns the init block."""
         sref = self._block(block, "decompose_reduction")
         loop_sref = self._loop(loop, "decompose_reduction")
         blk, realize = sref.stmt, sref.realize
@@ -101,7 +102,7 @@ class Reduction:
         init_stmt = BlockRealize(values, predicate, init_block)
         for loop_ in reversed(nest):
             init_stmt = loop_.with_fields(body=init_stmt)
-        update = blk.with_fields(init=None)
+        update = blk.with_fields(init=None, name_hint=blk.name_hint + "_update")
         reads, _ = get_block_read_write_region(update)
         update = update.with_fields(reads=tuple(reads))
         new_loop = _replace_realize(loop_sref.stmt, realize, realize.with_fields(block=update))
