@@ -21,6 +21,10 @@ from rvm.tir.transform.plan_buffer_allocation import (
 )
 from rvm.tir.transform.prim_func_pass import prim_func_pass
 
+# A symbolic dimension (a batch) shrinks to a constant extent below this: the bound of a
+# region spanning the whole dimension is the shape variable's (its dtype's range).
+SYMBOLIC_LIMIT = 1 << 30
+
 
 class _Reindex(StmtExprMutator):
     """Rewrites the accesses of some buffers: ``{id(old): (new, starts)}``."""
@@ -93,7 +97,7 @@ class _Compactor(StmtMutator):
 
     def _compacted(self, buf, accesses):
         """``(the compacted buffer, the starts of its region)``, or None to keep ``buf``."""
-        if buf.strides or not all(isinstance(d, IntImm) for d in buf.shape):
+        if buf.strides:
             return None
         if not accesses:
             return None
@@ -104,7 +108,8 @@ class _Compactor(StmtMutator):
         shape, starts = [], []
         for rng, dim in zip(box, buf.shape):
             _, upper = self.analyzer.const_int_bound(rng.extent)
-            if upper is None or upper >= dim.value:
+            if upper is None or (upper >= dim.value if isinstance(dim, IntImm)
+                                 else upper >= SYMBOLIC_LIMIT):
                 shape.append(dim)
                 starts.append(_op.const(0, dim.dtype))
             else:
