@@ -75,11 +75,15 @@ def inline_producers(sch):
 
 def fuse_or_first(sch, loops):
     """``loops`` (outermost first, nested) fused into one loop, or, when their variables'
-    dtypes differ (int32 and int64 loops in one nest, which fuse refuses), the first
-    of them longer than 1; None without loops."""
+    dtypes differ (int32 and int64 loops in one nest, which fuse refuses) or a loop but
+    the outermost has a symbolic extent, the first of them longer than 1; None without
+    loops. (A fused index recovers each loop by dividing by the extents inside it: by
+    constants the bounds prover of the C backend follows, by a symbolic extent it does
+    not, and every access of the kernel would be range-checked.)"""
     if not loops:
         return None
-    if len({sch.get(loop).loop_var.dtype for loop in loops}) == 1:
+    symbolic_inside = any(const_extent(sch.get(loop)) is None for loop in loops[1:])
+    if not symbolic_inside and len({sch.get(loop).loop_var.dtype for loop in loops}) == 1:
         return sch.fuse(*loops) if len(loops) > 1 else loops[0]
     return next((loop for loop in loops if extent_of(sch, loop) > 1), loops[0])
 

@@ -305,3 +305,52 @@ def test_a_scatter_or_an_in_place_update_is_left_serial():
 
     for func in (scatter, in_place):
         assert schedule_func(func, RULES, INFO) is func
+
+
+def test_symbolic_axes_are_split_for_the_vector_loop_and_never_fused_inside():
+    # Attention scores (batch, heads, sequence, sequence), the sequence symbolic: the last
+    # loop is split by the vector width (predicated tail), and the loops above it are not
+    # fused (a fused index would divide by the symbolic extents: not affine, and every
+    # access of the kernel range-checked).
+    @T.prim_func
+    def scores(a: T.handle, c: T.handle):
+        n, s = T.int64(), T.int64()
+        A = T.match_buffer(a, (n, T.int64(4), s, s))
+        C = T.match_buffer(c, (n, T.int64(4), s, s))
+        for b, h, i, j in T.grid(n, T.int64(4), s, s):
+            with T.block("C"):
+                vb, vh, vi, vj = T.axis.remap("SSSS", [b, h, i, j])
+                C[vb, vh, vi, vj] = T.exp(A[vb, vh, vi, vj])
+
+    @T.prim_func
+    def expected(a: T.handle, c: T.handle):
+        T.func_attr({"tir.is_scheduled": "generic"})
+        n, s = T.int64(), T.int64()
+        A = T.match_buffer(a, (n, 4, s, s))
+        C = T.match_buffer(c, (n, 4, s, s))
+        for b, h, i, j_0 in T.grid(n, T.int64(4), s, (s + T.int64(63)) // T.int64(64)):
+            for j_1 in T.vectorized(T.int64(64)):
+                with T.block("C"):
+                    vb, vh, vi = T.axis.remap("SSS", [b, h, i])
+                    vj = T.axis.spatial(s, j_0 * T.int64(64) + j_1)
+                    T.where(j_0 * T.int64(64) + j_1 < s)
+                    T.reads(A[vb, vh, vi, vj])
+                    T.writes(C[vb, vh, vi, vj])
+                    C[vb, vh, vi, vj] = T.exp(A[vb, vh, vi, vj])
+
+    assert_structural_equal(schedule_func(scores, RULES, INFO),
+                            expected.with_attr("global_symbol", "scores"))
+
+    # a long constant loop above a symbolic one runs in parallel alone
+    @T.prim_func
+    def rows(a: T.handle, c: T.handle):
+        n = T.int64()
+        A = T.match_buffer(a, (T.int64(4096), n, T.int64(4100)))
+        C = T.match_buffer(c, (T.int64(4096), n, T.int64(4100)))
+        for i, j, k in T.grid(T.int64(4096), n, T.int64(4100)):
+            with T.block("C"):
+                vi, vj, vk = T.axis.remap("SSS", [i, j, k])
+                C[vi, vj, vk] = A[vi, vj, vk] + T.float32(1)
+
+    script = schedule_func(rows, RULES, INFO).script()
+    assert "for i in T.parallel(T.int64(4096)):" in script and "_fused" not in script
