@@ -354,3 +354,25 @@ def test_symbolic_axes_are_split_for_the_vector_loop_and_never_fused_inside():
 
     script = schedule_func(rows, RULES, INFO).script()
     assert "for i in T.parallel(T.int64(4096)):" in script and "_fused" not in script
+
+
+def test_softmax_computes_its_exp_once():
+    # exp (a libm call per element) feeds the sum and the normalization: it keeps its block
+    # rather than being inlined into both
+    from rvm import relax
+    from rvm.relax.block_builder import BlockBuilder
+    from rvm.relax.expr import Var
+    from rvm.relax.struct_info import TensorStructInfo
+    from rvm.relax.transform import LegalizeOps
+
+    bb = BlockBuilder()
+    x = Var("x", TensorStructInfo((64, 131), "float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            out = bb.emit_output(bb.emit(relax.op.nn.softmax(x)))
+        bb.emit_func_output(out)
+    legal = LegalizeOps()(bb.get())
+    func = next(f for gv, f in legal.functions.items() if gv.name_hint == "softmax")
+    script = schedule_func(func, RULES, INFO).script()
+    assert script.count("T.exp(") == 1 and 'T.block("T_softmax_exp")' in script
+    assert "T.vectorized" in script
