@@ -11,10 +11,10 @@ fixed batch), the others the Hugging Face models of benchmarks/bench_hf_models.p
 ``from_onnx``; a symbolic batch and sequence, run at ``--batch`` and ``--length``). Each is
 lowered by the default pipeline (``rvm.driver.relax_build.lower``), which names the rule
 ``DefaultCPUSchedule`` gave every kernel (its ``tir.is_scheduled`` attribute; "-" for none),
-built, and run ``--runs`` times under ``VirtualMachine.profile`` after a warm-up call. A
-row is one callee (a kernel called through ``vm.builtin.call_tir_dyn`` as itself): calls per
-run, the median over runs of its total time, its share of
-the median run and its rule, with the shapes of its buffers (``?`` a symbolic axis).
+built, and run ``--runs`` times under ``VirtualMachine.profile`` after a warm-up call.
+A row is one callee (a kernel called through ``vm.builtin.call_tir_dyn`` as itself):
+calls per run, the median over runs of its total time, its share of the median run and
+its rule, with the shapes of its buffers (``?`` a symbolic axis).
 """
 import argparse
 import os
