@@ -45,7 +45,7 @@ from rvm.support.errors import RVMError
 FORMAT_VERSION = 2
 
 BASE_FLAGS = ("-O3", "-march=native", "-fPIC", "-shared", "-std=gnu11", "-fno-strict-aliasing",
-              "-fwrapv", "-fstack-protector-strong", "-Wl,-z,relro,-z,now",
+              "-fwrapv", "-fno-math-errno", "-fstack-protector-strong", "-Wl,-z,relro,-z,now",
               "-Wl,-z,noexecstack")
 # `#pragma omp simd` is honoured with -fopenmp-simd alone (no runtime library needed).
 SIMD_FLAG = "-fopenmp-simd"

@@ -305,3 +305,74 @@ def test_a_scatter_or_an_in_place_update_is_left_serial():
 
     for func in (scatter, in_place):
         assert schedule_func(func, RULES, INFO) is func
+
+
+def test_symbolic_axes_are_split_for_the_vector_loop_and_never_fused_inside():
+    # Attention scores (batch, heads, sequence, sequence), the sequence symbolic: the last
+    # loop is split by the vector width (predicated tail), and the loops above it are not
+    # fused (a fused index would divide by the symbolic extents: not affine, and every
+    # access of the kernel range-checked).
+    @T.prim_func
+    def scores(a: T.handle, c: T.handle):
+        n, s = T.int64(), T.int64()
+        A = T.match_buffer(a, (n, T.int64(4), s, s))
+        C = T.match_buffer(c, (n, T.int64(4), s, s))
+        for b, h, i, j in T.grid(n, T.int64(4), s, s):
+            with T.block("C"):
+                vb, vh, vi, vj = T.axis.remap("SSSS", [b, h, i, j])
+                C[vb, vh, vi, vj] = T.exp(A[vb, vh, vi, vj])
+
+    @T.prim_func
+    def expected(a: T.handle, c: T.handle):
+        T.func_attr({"tir.is_scheduled": "generic"})
+        n, s = T.int64(), T.int64()
+        A = T.match_buffer(a, (n, 4, s, s))
+        C = T.match_buffer(c, (n, 4, s, s))
+        for b, h, i, j_0 in T.grid(n, T.int64(4), s, (s + T.int64(63)) // T.int64(64)):
+            for j_1 in T.vectorized(T.int64(64)):
+                with T.block("C"):
+                    vb, vh, vi = T.axis.remap("SSS", [b, h, i])
+                    vj = T.axis.spatial(s, j_0 * T.int64(64) + j_1)
+                    T.where(j_0 * T.int64(64) + j_1 < s)
+                    T.reads(A[vb, vh, vi, vj])
+                    T.writes(C[vb, vh, vi, vj])
+                    C[vb, vh, vi, vj] = T.exp(A[vb, vh, vi, vj])
+
+    assert_structural_equal(schedule_func(scores, RULES, INFO),
+                            expected.with_attr("global_symbol", "scores"))
+
+    # a long constant loop above a symbolic one runs in parallel alone
+    @T.prim_func
+    def rows(a: T.handle, c: T.handle):
+        n = T.int64()
+        A = T.match_buffer(a, (T.int64(4096), n, T.int64(4100)))
+        C = T.match_buffer(c, (T.int64(4096), n, T.int64(4100)))
+        for i, j, k in T.grid(T.int64(4096), n, T.int64(4100)):
+            with T.block("C"):
+                vi, vj, vk = T.axis.remap("SSS", [i, j, k])
+                C[vi, vj, vk] = A[vi, vj, vk] + T.float32(1)
+
+    script = schedule_func(rows, RULES, INFO).script()
+    assert "for i in T.parallel(T.int64(4096)):" in script and "_fused" not in script
+
+
+def test_softmax_computes_its_exp_once():
+    # exp (a libm call per element) feeds the sum and the normalization: it keeps its block
+    # rather than being inlined into both
+    from rvm import relax
+    from rvm.relax.block_builder import BlockBuilder
+    from rvm.relax.expr import Var
+    from rvm.relax.struct_info import TensorStructInfo
+    from rvm.relax.transform import LegalizeOps
+
+    bb = BlockBuilder()
+    x = Var("x", TensorStructInfo((64, 131), "float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            out = bb.emit_output(bb.emit(relax.op.nn.softmax(x)))
+        bb.emit_func_output(out)
+    legal = LegalizeOps()(bb.get())
+    func = next(f for gv, f in legal.functions.items() if gv.name_hint == "softmax")
+    script = schedule_func(func, RULES, INFO).script()
+    assert script.count("T.exp(") == 1 and 'T.block("T_softmax_exp")' in script
+    assert "T.vectorized" in script

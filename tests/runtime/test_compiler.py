@@ -74,3 +74,15 @@ def test_default_compiler_uses_session_cache(monkeypatch, tmp_path):
 def test_wide_vectors_follow_the_host(compiler):
     assert compiler.wide_vectors == ("-mavx512f" in compiler.fingerprint.split())
     assert ("-mprefer-vector-width=512" in compiler.flags()) == compiler.wide_vectors
+
+
+def test_sqrt_is_an_instruction_not_a_libm_call(compiler):
+    """-fno-math-errno: sqrtf need not set errno, so it compiles to the CPU's square root
+    and a loop of it vectorizes (batch norm's and layer norm's rsqrt in a fused epilogue);
+    with errno it is a call to libm's sqrtf for negative inputs."""
+    source = ("#include <math.h>\n"
+              "void rvm_test_sqrt(float* restrict a, long n) {\n"
+              "#pragma omp simd\n"
+              "  for (long i = 0; i < n; ++i) a[i] = 1.0f / sqrtf(a[i] + 1e-5f);\n}\n")
+    library = compiler.compile(source).path.read_bytes()
+    assert b"rvm_test_sqrt" in library and b"sqrtf" not in library

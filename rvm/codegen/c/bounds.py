@@ -123,6 +123,22 @@ def _pure_size(e):
     return size
 
 
+def _floordiv_bound(p, c, lower):
+    """A bound of ``floor(v / c)`` for ``v`` bounded by ``p`` (below when ``lower``).
+
+    When every coefficient of a symbol in ``p`` is an integer multiple of ``c``, ``p`` is
+    ``c * q + r`` with ``q`` integer-valued (the symbols are integers) and the bound is
+    exact, ``q + floor(r / c)``: a loop over ``[0, n * 64)`` gives ``i // 64 <= n - 1``.
+    Otherwise ``p / c``, less ``(c - 1) / c`` below."""
+    rest = {m: k for m, k in p.items() if m}
+    r = p.get((), Fraction(0))
+    if all(k.denominator == 1 and k.numerator % c == 0 for k in rest.values()) \
+            and r.denominator == 1:
+        return _add(_scale(rest, Fraction(1, c)), _const(r.numerator // c))
+    scaled = _scale(p, Fraction(1, c))
+    return _add(scaled, _const(Fraction(-(c - 1), c))) if lower else scaled
+
+
 def _as_const(p):
     if not p:
         return Fraction(0)
@@ -423,6 +439,15 @@ class BoundsProver:
         self._require(hi, lo_r, hi_r, reqs)
         return lo, hi
 
+    def _floordiv_lower(self, p, c):
+        """A lower bound of ``floor(v / c)`` for ``v >= p``: ``_floordiv_bound``'s when it is
+        exact (integer coefficients), else 0 when ``p`` is nonnegative (a bound free of the
+        ``n / c - (c - 1) / c`` kind), else ``_floordiv_bound``'s fractional one."""
+        q = _floordiv_bound(p, c, True)
+        if any(v.denominator != 1 for v in q.values()) and self._nonneg(p):
+            return _const(0)
+        return q
+
     def _node_interval(self, e, reqs):
         if isinstance(e, (E.FloorDiv, E.FloorMod, E.Div, E.Mod)):
             if not isinstance(e.b, E.IntImm) or e.b.value <= 0:
@@ -436,15 +461,8 @@ class BoundsProver:
                 raise _Fail
             if isinstance(e, (E.FloorMod, E.Mod)):
                 return _const(0), _const(c - 1)
-            clo, chi = _as_const(lo), _as_const(hi)
-            if clo is not None:
-                lo = _const(clo // c)
-            elif self._nonneg(lo):
-                lo = _const(0)  # a nonnegative quotient: a bound free of the n / c - 5 / 6 kind
-            else:
-                lo = _add(_scale(lo, Fraction(1, c)), _const(Fraction(-(c - 1), c)))
-            hi = _const(chi // c) if chi is not None else _scale(hi, Fraction(1, c))
-            return lo, hi
+            return (self._floordiv_lower(lo, c),
+                    _floordiv_bound(hi, c, False))
         if isinstance(e, (E.Min, E.Max)):
             alo, ahi = self._operand(e.a, reqs, e, e.b)  # the helper takes e's C type
             blo, bhi = self._operand(e.b, reqs, e, e.a)

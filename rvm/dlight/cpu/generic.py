@@ -5,10 +5,10 @@ chain is one loop nest. Then, block by block:
 
 - a spatial block whose iterations are independent (it writes no buffer it
   reads, at indices made of its own axes: not a scatter): its last loop is
-  the vector loop (split by ``VECTOR_REGS`` vector registers when longer, the
-  tail guarded by a predicate), every loop above it is fused into one, which
-  runs in parallel when the nest's work reaches ``PARALLEL_MIN_WORK`` and the
-  CPU has cores;
+  the vector loop (split by ``VECTOR_REGS`` vector registers when longer or
+  symbolic, the tail guarded by a predicate), every loop above it is fused into
+  one (``fuse_or_first``: not across a symbolic extent), which runs in parallel
+  when the nest's work reaches ``PARALLEL_MIN_WORK`` and the CPU has cores;
 - a reduction block (output indexed by its spatial axes) whose reduction loops
   are innermost (softmax's max and sum, layer norm's moments,
   ``sum``/``mean``/``max`` over trailing axes): its outermost spatial loop
@@ -26,7 +26,7 @@ from rvm.dlight.analysis import (
 from rvm.dlight.rule import ScheduleRule
 from rvm.tir.expr import BufferLoad
 from rvm.tir.free_vars import used_vars
-from rvm.tir.schedule.analysis import is_complete_block, is_reduction_block
+from rvm.tir.schedule.analysis import const_extent, is_complete_block, is_reduction_block
 from rvm.tir.stmt_functor import post_order_visit
 
 # The innermost vector loop covers up to this many vector registers.
@@ -60,7 +60,9 @@ def schedule_spatial(sch, block, info):
     total = work(sch, loops)
     *outer, last = loops
     width = lanes * VECTOR_REGS
-    if extent_of(sch, last) > width:
+    if const_extent(sch.get(last)) is None or extent_of(sch, last) > width:
+        # a symbolic last axis (attention scores over the sequence) too: a vector loop
+        # has a constant extent
         rest, last = sch.split(last, [None, width])
         outer.append(rest)
     parallel_outer(sch, outer, total, info)

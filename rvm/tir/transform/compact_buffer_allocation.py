@@ -21,6 +21,10 @@ from rvm.tir.transform.plan_buffer_allocation import (
 )
 from rvm.tir.transform.prim_func_pass import prim_func_pass
 
+# A symbolic dimension (a batch) shrinks to a constant extent below this: the bound of a
+# region spanning the whole dimension is the shape variable's (its dtype's range).
+SYMBOLIC_LIMIT = 1 << 30
+
 
 class _Reindex(StmtExprMutator):
     """Rewrites the accesses of some buffers: ``{id(old): (new, starts)}``."""
@@ -93,7 +97,9 @@ class _Compactor(StmtMutator):
 
     def _compacted(self, buf, accesses):
         """``(the compacted buffer, the starts of its region)``, or None to keep ``buf``."""
-        if buf.strides or not accesses:
+        if buf.strides:
+            return None
+        if not accesses:
             return None
         regions = access_regions(accesses, -1, self.analyzer)
         if regions is None:
@@ -101,12 +107,9 @@ class _Compactor(StmtMutator):
         box = bounding_box(regions, self.analyzer)
         shape, starts = [], []
         for rng, dim in zip(box, buf.shape):
-            if isinstance(dim, IntImm):
-                _, upper = self.analyzer.const_int_bound(rng.extent)
-            else:  # a symbolic dimension shrinks only to a region of constant extent
-                extent = self.analyzer.simplify(rng.extent)
-                upper = extent.value if isinstance(extent, IntImm) else None
-            if upper is None or isinstance(dim, IntImm) and upper >= dim.value:
+            _, upper = self.analyzer.const_int_bound(rng.extent)
+            if upper is None or (upper >= dim.value if isinstance(dim, IntImm)
+                                 else upper >= SYMBOLIC_LIMIT):
                 shape.append(dim)
                 starts.append(_op.const(0, dim.dtype))
             else:

@@ -114,3 +114,20 @@ def test_tiles_of_a_symbolic_count_and_their_remainder_are_proven():
     p.push_loop(t, tir.floordiv(n, tir.const(5, "int64")) * six,
                 n - tir.floordiv(n, six) * six)
     assert not p.proves(t, [n])
+
+
+def test_floordiv_of_a_multiple_of_the_divisor_is_exact():
+    """``for f in [0, n * 64): x[(f // 64) * 100 + r]`` (a fused batch loop) is in bounds of
+    ``n * 100``: ``f // 64 <= n - 1``, not ``n - 1/64``."""
+    f, n, r = Var("f", "int64"), Var("n", "int64"), Var("r", "int64")
+    p = _prover(n)
+    p.push_loop(f, tir.const(0, "int64"), n * 64)
+    p.push_loop(r, tir.const(0, "int64"), tir.const(100, "int64"))
+    assert p.proves(tir.floordiv(f, 64) * 100 + r, [n, 100])
+    assert not p.proves(tir.floordiv(f, 64) * 100 + r + 1, [n, 100])
+    assert not p.proves(tir.floordiv(f, 32) * 100 + r, [n, 100])
+    p.pop()
+    p.pop()
+    p.push_loop(f, tir.const(0, "int64"), n * 64 + 63)  # up to n * 64 + 62: f // 64 <= n
+    assert not p.proves(tir.floordiv(f, 64), [n])
+    assert p.proves(tir.floordiv(f, 64), [n + 1])
