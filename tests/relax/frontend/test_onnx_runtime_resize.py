@@ -110,3 +110,18 @@ def test_run_time_scales_of_the_wrong_length_are_refused_at_import():
     model = _model({"x": X, "s": _scales(2, 2)}, ["x", "", "s"])
     with pytest.raises(ValueError, match="scales must hold 4 factors"):
         from_onnx(model)
+
+
+def test_upsample_by_run_time_scales_repeats_elements():
+    node = helper.make_node("Upsample", ["x", "s"], ["y"], mode="nearest")
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(X.shape)),
+                      helper.make_tensor_value_info("s", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9)])
+    for vm in _machines(model):
+        for scales in ((1, 1, 2, 3), (1, 2, 3, 1)):
+            want = X
+            for axis, s in enumerate(scales):
+                want = np.repeat(want, s, axis=axis)
+            np.testing.assert_array_equal(vm["main"](X, _scales(*scales)).numpy(), want)

@@ -164,6 +164,19 @@ def _resize(ctx, inputs, attrs):
     return x
 
 
+@converter("Upsample")
+def _upsample(ctx, inputs, attrs):
+    """The deprecated Upsample: Resize by ``scales`` (an input since opset 9, an attribute
+    before) sampling at ``output / scale`` (asymmetric), nearest mode rounding down."""
+    mode = attrs.get("mode", "nearest")
+    if mode not in ("nearest", "linear"):
+        raise ValueError(f"Upsample mode {mode!r}; expected nearest or linear")
+    scales = inputs[1] if len(inputs) > 1 else np.array(attrs.get("scales", ()), "float32")
+    return _resize(ctx, [inputs[0], None, scales],
+                   {"mode": mode, "coordinate_transformation_mode": "asymmetric",
+                    "nearest_mode": "floor"})
+
+
 def _given(ctx, value):
     """An optional input: None when omitted or empty (static length 0)."""
     if value is None:
