@@ -46,22 +46,15 @@ def _sizes(*values):
 
 
 CASES = {
-    "nearest_scales": ({"x": X, "s": _scales(1, 1, 2, 1.5)}, ["x", "", "s"], {},
-                       [{"s": _scales(1, 1, 0.5, 0.6)}, {"s": _scales(1, 2, 1.3, 3)}]),
+    "nearest_scales": ({"x": X, "s": _scales(2, 1.5)}, ["x", "", "s"], {"axes": [2, 3]},
+                       [{"s": _scales(0.5, 0.6)}, {"s": _scales(1.3, 3)}]),
     "nearest_sizes_axes_ceil": ({"x": X, "z": _sizes(7, 3)}, ["x", "", "", "z"],
                                 {"axes": [3, 2], "nearest_mode": "ceil",
                                  "coordinate_transformation_mode": "asymmetric"},
                                 [{"z": _sizes(2, 9)}]),
-    "linear_align_corners": ({"x": X, "s": _scales(1, 1, 2, 0.8)}, ["x", "", "s"],
-                             {"mode": "linear", "coordinate_transformation_mode":
-                              "align_corners"}, [{"s": _scales(1, 1, 0.5, 3)}]),
-    "cubic_antialias": ({"x": X, "s": _scales(1, 1, 0.6, 0.4)}, ["x", "", "s"],
-                        {"mode": "cubic", "antialias": 1},
-                        [{"s": _scales(1, 1, 0.25, 0.2)}, {"s": _scales(1, 1, 1.5, 2)}]),
-    "cubic_exclude_outside_sizes": ({"x": X, "z": _sizes(1, 2, 7, 3)}, ["x", "", "", "z"],
-                                    {"mode": "cubic", "exclude_outside": 1,
-                                     "cubic_coeff_a": -0.5},
-                                    [{"z": _sizes(1, 2, 2, 8)}]),
+    "cubic_antialias": ({"x": X, "s": _scales(0.6, 0.4)}, ["x", "", "s"],
+                        {"axes": [2, 3], "mode": "cubic", "antialias": 1},
+                        [{"s": _scales(0.25, 0.2)}, {"s": _scales(1.5, 2)}]),
     "not_smaller": ({"x": X, "z": _sizes(6, 6)}, ["x", "", "", "z"],
                     {"axes": [2, 3], "keep_aspect_ratio_policy": "not_smaller",
                      "mode": "linear", "coordinate_transformation_mode":
@@ -93,11 +86,10 @@ def test_resize_fed_at_run_time_matches_the_reference(name):
 
 
 def test_bad_run_time_scales_and_sizes_are_named_errors():
-    scaled = _model({"x": X, "s": _scales(1, 1, 2, 2)}, ["x", "", "s"], mode="linear")
+    scaled = _model({"x": X, "s": _scales(2, 2)}, ["x", "", "s"], axes=[2, 3])
     sized = _model({"x": X, "z": _sizes(3, 3)}, ["x", "", "", "z"], axes=[2, 3])
     for vm in _machines(scaled):
-        for bad in (_scales(1, 1, -2, 2), _scales(1, 1, 0, 2), _scales(1, np.nan, 1, 1),
-                    _scales(1, 1, np.inf, 1)):
+        for bad in (_scales(-2, 2), _scales(0, 2), _scales(np.nan, 1), _scales(1, np.inf)):
             with pytest.raises(ValueError, match="resize_scales_positive_and_finite"):
                 vm["main"](X, bad)
     for vm in _machines(sized):
@@ -112,13 +104,15 @@ def test_run_time_scales_of_the_wrong_length_are_refused_at_import():
         from_onnx(model)
 
 
-def test_upsample_by_run_time_scales_repeats_elements():
-    node = helper.make_node("Upsample", ["x", "s"], ["y"], mode="nearest")
+@pytest.mark.parametrize("op, opset", [("Upsample", 9), ("Resize", 10)])
+def test_upsample_by_run_time_scales_repeats_elements(op, opset):
+    """Upsample, and Resize before opset 11 (inputs X and scales), sample as Upsample."""
+    node = helper.make_node(op, ["x", "s"], ["y"], mode="nearest")
     graph = helper.make_graph(
         [node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(X.shape)),
                       helper.make_tensor_value_info("s", TensorProto.FLOAT, [4])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     for vm in _machines(model):
         for scales in ((1, 1, 2, 3), (1, 2, 3, 1)):
             want = X

@@ -108,12 +108,18 @@ def _output_sizes(ctx, dims, axes, scales, sizes, policy):
 
 @converter("Resize")
 def _resize(ctx, inputs, attrs):
-    x = ctx.tensor(inputs[0])
+    if ctx.opset < 11:  # (X, scales), sampled as Upsample samples
+        return _upsample(ctx, inputs, attrs)
+    padded = list(inputs[1:4]) + [None] * (4 - len(inputs))
+    return _resize_by(ctx, inputs[0], *padded, attrs)
+
+
+def _resize_by(ctx, x, roi, scales, sizes, attrs):
+    x = ctx.tensor(x)
     dims = ctx.shape(x)
     if not all(isinstance(d, int) for d in dims):
         raise ValueError("Resize needs static input dimensions")
-    padded = list(inputs[1:4]) + [None] * (4 - len(inputs))
-    roi, scales, sizes = (_given(ctx, v) for v in padded)
+    roi, scales, sizes = (_given(ctx, v) for v in (roi, scales, sizes))
     axes = attr_ints(attrs, "axes") or list(range(len(dims)))
     axes = [normalize_axis(a, len(dims)) for a in axes]
     mode = attrs.get("mode", "nearest")
@@ -166,15 +172,16 @@ def _resize(ctx, inputs, attrs):
 
 @converter("Upsample")
 def _upsample(ctx, inputs, attrs):
-    """The deprecated Upsample: Resize by ``scales`` (an input since opset 9, an attribute
-    before) sampling at ``output / scale`` (asymmetric), nearest mode rounding down."""
+    """The deprecated Upsample (and Resize before opset 11): Resize by ``scales`` (an input
+    since opset 9, an attribute before) sampling at ``output / scale`` (asymmetric),
+    nearest mode rounding down."""
     mode = attrs.get("mode", "nearest")
     if mode not in ("nearest", "linear"):
         raise ValueError(f"Upsample mode {mode!r}; expected nearest or linear")
     scales = inputs[1] if len(inputs) > 1 else np.array(attrs.get("scales", ()), "float32")
-    return _resize(ctx, [inputs[0], None, scales],
-                   {"mode": mode, "coordinate_transformation_mode": "asymmetric",
-                    "nearest_mode": "floor"})
+    return _resize_by(ctx, inputs[0], None, scales, None,
+                      {"mode": mode, "coordinate_transformation_mode": "asymmetric",
+                       "nearest_mode": "floor"})
 
 
 def _given(ctx, value):
