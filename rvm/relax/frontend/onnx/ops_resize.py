@@ -1,6 +1,8 @@
-"""ONNX Resize: nearest, linear and cubic interpolation, each axis separately.
+"""ONNX Resize (and the deprecated Upsample): nearest, linear and cubic interpolation,
+each axis separately.
 
-The geometry is static, so it is computed at import: for every resized axis,
+When roi, scales and sizes are constants the geometry is static and computed at import
+(``resize_runtime`` computes it at run time otherwise): for every resized axis,
 where each output element samples the input (the coordinate transformation
 mode). Nearest mode becomes a ``take`` of the chosen input indices; linear and
 cubic modes become a matmul with an interpolation matrix ``W`` (output x
@@ -131,9 +133,9 @@ def _resize_by(ctx, x, roi, scales, sizes, attrs):
                          f"{list(_TRANSFORMS)}")
     if sizes is None and scales is None:
         raise ValueError("Resize needs scales or sizes")
+    if transform != "tf_crop_and_resize":
+        roi = None  # only tf_crop_and_resize reads it
     if any(is_run_time(v) for v in (roi, scales, sizes)):
-        if roi is not None and transform != "tf_crop_and_resize":
-            roi = None  # only tf_crop_and_resize reads it
         return resize_runtime.resize(ctx, x, axes, attrs, roi, scales, sizes, apply_matrix)
     outs, ratios = _output_sizes(ctx, dims, axes, scales, sizes,
                                  attrs.get("keep_aspect_ratio_policy", "stretch"))

@@ -1,15 +1,16 @@
 """Shapes decided by values known only at run time (TVM's approach).
 
 When an operand that decides an output's shape (Reshape's shape, Expand's shape,
-ConstantOfShape's input, Tile's repeats, Range's bounds, Split's sizes, Pad's
-pads, Squeeze/Unsqueeze's and the reductions' axes) is a graph input or computed at
-run time, the importer computes the output's dimensions as a small int64 tensor,
-turns it into a shape (``vm.builtin.tensor_to_shape``) and binds fresh symbolic
-dimensions to it with ``match_cast``; the operator then works on those dimensions.
+ConstantOfShape's input, Tile's repeats, Range's bounds, Split's sizes, Pad's pads and
+axes, Slice's axes and steps, Squeeze/Unsqueeze's and the reductions' axes) is a graph
+input or computed at run time, the importer computes the output's dimensions as a small
+int64 tensor, turns it into a shape (``vm.builtin.tensor_to_shape``) and binds fresh
+symbolic dimensions to it with ``match_cast``; the operator then works on those
+dimensions.
 Where a wrong value would make a kernel read or write out of bounds, a ``match_cast``
 checks it at run time first (the element count of a reshape, the non-broadcast
-dimensions of an expand, Range's non-zero delta, Split's sizes), so a bad value is an
-error naming the check.
+dimensions of an expand, Range's non-zero delta, Split's sizes, Slice's non-zero steps
+and each axis named once), so a bad value is an error naming the check.
 
 A reduction over run-time axes reduces each axis in place when it is selected (the
 shape is kept, so the selection may be a run-time value), then cuts the selected axes
