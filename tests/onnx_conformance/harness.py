@@ -16,7 +16,7 @@ for are not run, and are counted apart; tensors of strings run on the VM's
 string builtins. A sequence is fed and compared as a list of arrays, an empty
 optional as None. A graph input the importer needs at import
 (``ConstantRequired``: an operand that decides an output's shape which its converter
-cannot take at run time, such as ReduceSum's axes or Resize's sizes) is bound to the
+cannot take at run time, such as SplitToSequence's scalar split) is bound to the
 test's value as an initializer, as a deployed model holds it; such tests count as
 *bound*, with the importer's reason.
 """

@@ -57,16 +57,17 @@ def test_a_drop_below_the_record_is_reported():
 
 
 def test_a_graph_input_the_importer_needs_at_import_is_bound_with_its_reason(cases):
-    # Resize's sizes decide the output's shape and are needed at import
+    # a scalar split decides how many tensors the sequence holds: needed at import
     (passed, reason, bound), = harness.run_cases(
-        [cases["test_resize_upsample_sizes_nearest"][1]], target="python")
+        [cases["test_split_to_sequence_1"][1]], target="python")
     assert passed, reason
-    assert bound == {"sizes": "Resize's sizes must be known at import"}
+    assert bound == {"split": "SplitToSequence's split must be known at import"}
 
 
 @pytest.mark.parametrize("name", ["test_reshape_extended_dims",
                                   "test_reduce_sum_keepdims_example", "test_onehot_with_axis",
-                                  "test_edge_pad"])
+                                  "test_edge_pad", "test_slice",
+                                  "test_resize_upsample_sizes_nearest"])
 def test_a_shape_operand_fed_at_run_time_is_not_bound(cases, name):
     (passed, reason, bound), = harness.run_cases([cases[name][1]], target="python")
     assert passed, reason

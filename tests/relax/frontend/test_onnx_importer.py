@@ -86,11 +86,13 @@ def test_shape_dict_and_dtype_dict_override_the_graph():
 
 
 def test_a_runtime_shape_operand_is_refused_naming_the_input():
-    model = _model([helper.make_node("Resize", ["x", "", "", "sizes"], ["y"])],
-                   [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 2, 3]),
-                    helper.make_tensor_value_info("sizes", TensorProto.INT64, [4])],
-                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
-    with pytest.raises(ConstantRequired, match="Resize.*graph input 'sizes'") as info:
+    # a scalar split decides how many tensors the sequence holds
+    model = _model([helper.make_node("SplitToSequence", ["x", "sizes"], ["y"])],
+                   [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 3]),
+                    helper.make_tensor_value_info("sizes", TensorProto.INT64, [])],
+                   [helper.make_tensor_sequence_value_info("y", TensorProto.FLOAT, None)])
+    with pytest.raises(ConstantRequired,
+                       match="SplitToSequence.*graph input 'sizes'") as info:
         from_onnx(model)
     assert info.value.input_name == "sizes"
 

@@ -1,6 +1,7 @@
 """from_onnx with shape-deciding operands fed at run time (Reshape's shape, Expand's shape,
 ConstantOfShape's input, Tile's repeats, Range's bounds, Squeeze/Unsqueeze's axes,
-Slice's starts and ends) and Trilu's k: the model is compiled for the C target and runs
+Slice's starts, ends, axes and steps, Pad's pads and axes, SplitToSequence's sizes) and
+Trilu's k: the model is compiled for the C target and runs
 on both VM engines, matching onnx's reference evaluator; values that would make a kernel
 read or write out of bounds are refused at run time with a named error."""
 import numpy as np
@@ -59,6 +60,14 @@ CASES = {
                 [{"a": np.array([2, 0])}]),
     "slice": ("Slice", {"x": X[0], "s": np.array([1, -2]), "e": np.array([2, 100])}, {},
               [{"s": np.array([0, 0]), "e": np.array([-1, 2])}]),
+    "slice_axes_steps": ("Slice", {"x": X, "s": np.array([0, 1]), "e": np.array([2, -1]),
+                                   "a": np.array([0, 2]), "t": np.array([1, 2])}, {},
+                         [{"a": np.array([-1, 1]), "t": np.array([-1, 3]),
+                           "s": np.array([100, -9]), "e": np.array([-100, 9])},
+                          {"s": np.array([-2 ** 63, 2 ** 62]), "e": np.array([2 ** 63 - 1, 0]),
+                           "t": np.array([2 ** 63 - 1, -2 ** 63 + 1])}]),
+    "slice_axes": ("Slice", {"x": X, "s": np.array([1]), "e": np.array([3]),
+                             "a": np.array([2])}, {}, [{"a": np.array([-2])}]),
     "trilu": ("Trilu", {"x": X[0], "k": np.array(1)}, {}, [{"k": np.array(-1)}]),
     "tril": ("Trilu", {"x": X[0], "k": np.array(0)}, {"upper": 0}, [{"k": np.array(2)}]),
 }
@@ -96,6 +105,15 @@ BAD = {
                         {"a": np.array([1])}, "squeeze_element_count"),
     "range_zero_delta": ("Range", {"a": np.array(0), "b": np.array(4), "d": np.array(1)},
                          {"d": np.array(0)}, "range_delta_nonzero"),
+    "slice_step_zero": ("Slice", {"x": X, "s": np.array([0]), "e": np.array([2]),
+                                  "a": np.array([1]), "t": np.array([1])},
+                        {"t": np.array([0])}, "slice_steps_nonzero"),
+    "slice_axis_twice": ("Slice", {"x": X, "s": np.array([0, 0]), "e": np.array([2, 2]),
+                                   "a": np.array([1, 0])},
+                         {"a": np.array([1, -2])}, "slice_axes_unique_and_in_range"),
+    "slice_axis_out_of_range": ("Slice", {"x": X, "s": np.array([0]), "e": np.array([2]),
+                                          "a": np.array([1])},
+                                {"a": np.array([3])}, "slice_axes_unique_and_in_range"),
     "constant_of_shape_negative": ("ConstantOfShape", {"s": np.array([2, 3])},
                                    {"s": np.array([-2, 3])}, "must be >= 0"),
 }
@@ -239,3 +257,40 @@ def test_pad_by_run_time_amounts(mode):
             got = vm["main"](x, np.array([-1, 1, 1, -2]), inputs["v"]).numpy()
             np.testing.assert_array_equal(got, np.pad(x[1:, :-2], ((0, 1), (1, 0)),
                                                       constant_values=-1.5))
+
+
+def test_pad_along_run_time_axes():
+    x = np.arange(12, dtype="float32").reshape(3, 4)
+    inputs = {"x": x, "p": np.array([1, 0, 2, 3]), "v": np.array(-1.5, "float32"),
+              "a": np.array([0, 1])}
+    model = _model("Pad", inputs, opset=18)
+    reference = ReferenceEvaluator(model)
+    for vm in _machines(model):
+        for changes in ({}, {"a": np.array([-1, 0])}, {"p": np.array([2, 0, 1, 3]),
+                                                       "a": np.array([1, -2])}):
+            feeds = {**inputs, **changes}
+            want = reference.run(None, feeds)[0]
+            got = vm["main"](*feeds.values()).numpy()
+            assert got.shape == want.shape, changes
+            np.testing.assert_array_equal(got, want)
+        with pytest.raises(ValueError, match="pad_axes_unique_and_in_range"):
+            vm["main"](*{**inputs, "a": np.array([1, 1])}.values())
+
+
+def test_split_to_sequence_into_run_time_sizes():
+    x = np.arange(12, dtype="float32").reshape(2, 6)
+    node = helper.make_node("SplitToSequence", ["x", "s"], ["q"], axis=1)
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 6]),
+                      helper.make_tensor_value_info("s", TensorProto.INT64, [2])],
+        [helper.make_tensor_sequence_value_info("q", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    for vm in _machines(model):
+        for sizes in ([2, 4], [6, 0]):
+            got = [t.numpy() for t in vm["main"](x, np.array(sizes))]
+            want = np.split(x, np.cumsum(sizes)[:-1], axis=1)
+            assert [g.shape for g in got] == [w.shape for w in want]
+            for g, w in zip(got, want):
+                np.testing.assert_array_equal(g, w)
+        with pytest.raises(ValueError, match="split_total"):
+            vm["main"](x, np.array([2, 2]))

@@ -4,8 +4,8 @@ EyeLike, OneHot.
 Pad's reflect, edge and wrap modes are a ``take`` of the mirrored, clamped or
 wrapped indices (computed at import); constant padding concatenates filled
 blocks. Trilu keeps a triangle through a mask, computed at run time when k is.
-Tile's repeats, Pad's pads and constant value and OneHot's depth may be known only at run
-time (``runtime_shape``).
+Tile's repeats, Pad's pads, axes and constant value and OneHot's depth may be known only
+at run time (``runtime_shape``).
 """
 import numpy as np
 
@@ -54,23 +54,34 @@ def _trilu(ctx, inputs, attrs):
 def _pad(ctx, inputs, attrs):
     x = ctx.tensor(inputs[0])
     dims = ctx.shape(x)
-    axes = optional_const(ctx, inputs[3] if len(inputs) > 3 else None, "Pad's axes")
+    axes = inputs[3] if len(inputs) > 3 else None
+    pads = inputs[1]
+    if is_run_time(axes):  # the amounts of every axis, zero where axes does not name it
+        count = static_length(ctx, axes, "Pad's axes")
+        if static_length(ctx, pads, "Pad's pads") != 2 * count:
+            raise ValueError(f"Pad's pads must hold 2 x {count} amounts, got {ctx.shape(pads)}")
+        pads, axes = int64_tensor(ctx, pads), int64_tensor(ctx, axes)
+        pads = ctx.emit(join.concat([runtime_shape.per_axis(
+            ctx, axes, ctx.emit(index.strided_slice(pads, [0], [k * count], [(k + 1) * count])),
+            [0] * len(dims), "pad") for k in range(2)], axis=0))
+        axes = None
+    axes = optional_const(ctx, axes, "Pad's axes")
     axes = list(range(len(dims))) if axes is None else \
         [normalize_axis(a, len(dims)) for a in axes.reshape(-1)]
     mode = attrs.get("mode", "constant")
     if mode not in ("constant", "reflect", "edge", "wrap"):
         raise ValueError(f"Pad mode {mode!r}; expected constant, reflect, edge or wrap")
     value = inputs[2] if len(inputs) > 2 and inputs[2] is not None else np.array(0)
-    if is_run_time(inputs[1]):
-        if static_length(ctx, inputs[1], "Pad's pads") != 2 * len(axes):
+    if is_run_time(pads):
+        if static_length(ctx, pads, "Pad's pads") != 2 * len(axes):
             raise ValueError(f"Pad's pads must hold 2 x {len(axes)} amounts, got "
-                             f"{ctx.shape(inputs[1])}")
+                             f"{ctx.shape(pads)}")
         value = ctx.emit(manipulate.reshape(ctx.tensor(value, ctx.dtype(x))
                                             if not is_run_time(value) else value, []))
         if ctx.dtype(value) != ctx.dtype(x):
             value = ctx.emit(unary.astype(value, ctx.dtype(x)))
-        return runtime_shape.pad(ctx, x, int64_tensor(ctx, inputs[1]), axes, mode, value)
-    pads = [int(p) for p in ctx.constant(inputs[1], "Pad's pads").reshape(-1)]
+        return runtime_shape.pad(ctx, x, int64_tensor(ctx, pads), axes, mode, value)
+    pads = [int(p) for p in ctx.constant(pads, "Pad's pads").reshape(-1)]
     value = ctx.constant(value, "Pad's constant_value")
     count = len(axes)
     for k, axis in enumerate(axes):

@@ -1,6 +1,8 @@
-"""ONNX Resize: nearest, linear and cubic interpolation, each axis separately.
+"""ONNX Resize (and the deprecated Upsample): nearest, linear and cubic interpolation,
+each axis separately.
 
-The geometry is static, so it is computed at import: for every resized axis,
+When roi, scales and sizes are constants the geometry is static and computed at import
+(``resize_runtime`` computes it at run time otherwise): for every resized axis,
 where each output element samples the input (the coordinate transformation
 mode). Nearest mode becomes a ``take`` of the chosen input indices; linear and
 cubic modes become a matmul with an interpolation matrix ``W`` (output x
@@ -13,9 +15,11 @@ import math
 
 import numpy as np
 
+from rvm.relax.frontend.onnx import resize_runtime
 from rvm.relax.frontend.onnx.common import is_float
 from rvm.relax.frontend.onnx.ops_shape import normalize_axis
-from rvm.relax.frontend.onnx.registry import attr_ints, converter, optional_const
+from rvm.relax.frontend.onnx.registry import attr_ints, converter
+from rvm.relax.frontend.onnx.runtime_shape import is_run_time
 from rvm.relax.op import index, linear_algebra, manipulate, search, unary
 
 _MODES = ("nearest", "linear", "cubic")
@@ -100,26 +104,24 @@ def _output_sizes(ctx, dims, axes, scales, sizes, policy):
             raise ValueError(f"keep_aspect_ratio_policy {policy!r}; expected stretch, "
                              "not_larger or not_smaller")
         return sizes, ratios
-    if scales is None:
-        raise ValueError("Resize needs scales or sizes")
     scales = [float(s) for s in scales.reshape(-1)]
     return [int(math.floor(dims[a] * s)) for a, s in zip(axes, scales)], scales
 
 
 @converter("Resize")
 def _resize(ctx, inputs, attrs):
-    x = ctx.tensor(inputs[0])
+    if ctx.opset < 11:  # (X, scales), sampled as Upsample samples
+        return _upsample(ctx, inputs, attrs)
+    padded = list(inputs[1:4]) + [None] * (4 - len(inputs))
+    return _resize_by(ctx, inputs[0], *padded, attrs)
+
+
+def _resize_by(ctx, x, roi, scales, sizes, attrs):
+    x = ctx.tensor(x)
     dims = ctx.shape(x)
     if not all(isinstance(d, int) for d in dims):
         raise ValueError("Resize needs static input dimensions")
-    padded = list(inputs) + [None] * (4 - len(inputs))
-    roi = optional_const(ctx, padded[1], "Resize's roi")
-    scales = optional_const(ctx, padded[2], "Resize's scales")
-    sizes = optional_const(ctx, padded[3], "Resize's sizes")
-    if scales is not None and scales.size == 0:
-        scales = None
-    if sizes is not None and sizes.size == 0:
-        sizes = None
+    roi, scales, sizes = (_given(ctx, v) for v in (roi, scales, sizes))
     axes = attr_ints(attrs, "axes") or list(range(len(dims)))
     axes = [normalize_axis(a, len(dims)) for a in axes]
     mode = attrs.get("mode", "nearest")
@@ -129,6 +131,12 @@ def _resize(ctx, inputs, attrs):
     if transform not in _TRANSFORMS:
         raise ValueError(f"coordinate_transformation_mode {transform!r}; expected one of "
                          f"{list(_TRANSFORMS)}")
+    if sizes is None and scales is None:
+        raise ValueError("Resize needs scales or sizes")
+    if transform != "tf_crop_and_resize":
+        roi = None  # only tf_crop_and_resize reads it
+    if any(is_run_time(v) for v in (roi, scales, sizes)):
+        return resize_runtime.resize(ctx, x, axes, attrs, roi, scales, sizes, apply_matrix)
     outs, ratios = _output_sizes(ctx, dims, axes, scales, sizes,
                                  attrs.get("keep_aspect_ratio_policy", "stretch"))
     dtype = ctx.dtype(x)
@@ -156,21 +164,45 @@ def _resize(ctx, inputs, attrs):
                                                                           -0.75),
                                        bool(attrs.get("exclude_outside", 0)),
                                        bool(attrs.get("antialias", 0)))
-        x = apply_matrix(ctx, x, axis, len(dims), weights, dtype)
+        compute = dtype if is_float(dtype) else "float32"
+        x = apply_matrix(ctx, x, axis, len(dims), ctx.tensor(weights.T.astype(compute)), dtype)
     if inside is not None and not inside.all():
         fill = ctx.tensor(np.array(attrs.get("extrapolation_value", 0.0), dtype))
         x = ctx.emit(search.where(ctx.tensor(inside), x, fill))
     return x
 
 
-def apply_matrix(ctx, x, axis, ndim, weights, dtype):
-    """``x`` contracted along ``axis`` with ``weights`` (output x input)."""
+@converter("Upsample")
+def _upsample(ctx, inputs, attrs):
+    """The deprecated Upsample (and Resize before opset 11): Resize by ``scales`` (an input
+    since opset 9, an attribute before) sampling at ``output / scale`` (asymmetric),
+    nearest mode rounding down."""
+    mode = attrs.get("mode", "nearest")
+    if mode not in ("nearest", "linear"):
+        raise ValueError(f"Upsample mode {mode!r}; expected nearest or linear")
+    scales = inputs[1] if len(inputs) > 1 else np.array(attrs.get("scales", ()), "float32")
+    return _resize_by(ctx, inputs[0], None, scales, None,
+                      {"mode": mode, "coordinate_transformation_mode": "asymmetric",
+                       "nearest_mode": "floor"})
+
+
+def _given(ctx, value):
+    """An optional input: None when omitted or empty (static length 0)."""
+    if value is None:
+        return None
+    dims = ctx.shape(value)
+    return None if len(dims) == 1 and isinstance(dims[0], int) and dims[0] == 0 else value
+
+
+def apply_matrix(ctx, x, axis, ndim, weights_t, dtype):
+    """``x`` contracted along ``axis`` with the interpolation matrix whose transpose
+    (input x output, in the float type the contraction computes in) is ``weights_t``."""
     compute = dtype if is_float(dtype) else "float32"
     if compute != dtype:
         x = ctx.emit(unary.astype(x, compute))
     order = [a for a in range(ndim) if a != axis] + [axis]
     moved = x if axis == ndim - 1 else ctx.emit(manipulate.permute_dims(x, order))
-    out = ctx.emit(linear_algebra.matmul(moved, ctx.tensor(weights.T.astype(compute))))
+    out = ctx.emit(linear_algebra.matmul(moved, weights_t))
     if axis != ndim - 1:
         back = [order.index(a) for a in range(ndim)]
         out = ctx.emit(manipulate.permute_dims(out, back))

@@ -8,8 +8,10 @@ and OptionalGetElement decide at import when presence is known, and call
 """
 import numpy as np
 
+from rvm.relax.frontend.onnx import runtime_shape
 from rvm.relax.frontend.onnx.common import OnnxImportError, onnx_dtype
 from rvm.relax.frontend.onnx.registry import converter, optional_const
+from rvm.relax.frontend.onnx.runtime_shape import int64_tensor, is_run_time
 from rvm.relax.frontend.onnx.values import (
     Optional, Sequence, TypeDesc, desc_of, from_expr, items_shape, relax_expr, type_desc,
 )
@@ -193,8 +195,11 @@ def _split_to_sequence(ctx, inputs, attrs):
     if not isinstance(length, int):
         raise OnnxImportError(f"SplitToSequence needs a static length on axis {axis}, got "
                               f"{length}")
-    split = optional_const(ctx, inputs[1] if len(inputs) > 1 else None,
-                           "SplitToSequence's split")
+    split = inputs[1] if len(inputs) > 1 else None
+    if is_run_time(split) and len(ctx.shape(split)) == 1:  # the sizes of a static count
+        return Sequence(dtype, items=runtime_shape.split(ctx, data, int64_tensor(ctx, split),
+                                                         axis))
+    split = optional_const(ctx, split, "SplitToSequence's split")
     keep = True
     if split is None:
         sizes = [1] * length

@@ -5,9 +5,8 @@ Operands that decide an output's shape (Reshape's shape, Slice's starts, axes gi
 as inputs) fold when known at import: each operator has a fold rule so the shape
 arithmetic of exported models (Shape -> Gather -> Concat -> Reshape) runs at import,
 with symbolic dimensions kept as ``tir`` expressions. Reshape's and Expand's shape,
-ConstantOfShape's input, Range's bounds, Squeeze/Unsqueeze's axes and Slice's starts and
-ends and Split's sizes may also be known only at run time (``runtime_shape``); Slice's
-axes and steps must be known at import.
+ConstantOfShape's input, Range's bounds, Squeeze/Unsqueeze's axes, Slice's starts, ends,
+axes and steps and Split's sizes may also be known only at run time (``runtime_shape``).
 """
 import numpy as np
 
@@ -285,6 +284,9 @@ def _slice(ctx, inputs, attrs):
     data = inputs[0]
     dims = ctx.shape(data)
     count = _length(ctx, inputs[1], "Slice's starts")
+    given = list(inputs[1:5]) + [None] * (5 - len(inputs))
+    if any(is_run_time(v) for v in given[2:]):
+        return _slice_at_run_time(ctx, data, given, count)
     axes = optional_const(ctx, inputs[3] if len(inputs) > 3 else None, "Slice's axes")
     axes = list(range(count)) if axes is None else [int(a) for a in axes.reshape(-1)]
     steps = optional_const(ctx, inputs[4] if len(inputs) > 4 else None, "Slice's steps")
@@ -299,6 +301,21 @@ def _slice(ctx, inputs, attrs):
         return data[tuple(index_)]
     out = ctx.emit(index.strided_slice(ctx.tensor(data), axes, starts, ends, steps))
     return _within_axes(ctx, out, dims, zip(axes, starts, ends, steps))
+
+
+def _slice_at_run_time(ctx, data, given, count):
+    """Slice with run-time axes or steps: its operands as 1-D int64 tensors of ``count``
+    elements (omitted axes are the first ``count``, omitted steps 1)."""
+    what = ("starts", "ends", "axes", "steps")
+    defaults = (None, None, np.arange(count, dtype="int64"), np.ones(count, "int64"))
+    operands = []
+    for value, name, default in zip(given, what, defaults):
+        value = default if value is None else value
+        if _length(ctx, value, f"Slice's {name}") != count:
+            raise ValueError(f"Slice's {name} must hold {count} values (as many as its "
+                             f"starts), got shape {ctx.shape(value)}")
+        operands.append(int64_tensor(ctx, value))
+    return runtime_shape.strided_slice(ctx, data, *operands)
 
 
 def _within_axes(ctx, out, dims, bounds):

@@ -1,15 +1,16 @@
 """Shapes decided by values known only at run time (TVM's approach).
 
 When an operand that decides an output's shape (Reshape's shape, Expand's shape,
-ConstantOfShape's input, Tile's repeats, Range's bounds, Split's sizes, Pad's
-pads, Squeeze/Unsqueeze's and the reductions' axes) is a graph input or computed at
-run time, the importer computes the output's dimensions as a small int64 tensor,
-turns it into a shape (``vm.builtin.tensor_to_shape``) and binds fresh symbolic
-dimensions to it with ``match_cast``; the operator then works on those dimensions.
+ConstantOfShape's input, Tile's repeats, Range's bounds, Split's sizes, Pad's pads and
+axes, Slice's axes and steps, Squeeze/Unsqueeze's and the reductions' axes) is a graph
+input or computed at run time, the importer computes the output's dimensions as a small
+int64 tensor, turns it into a shape (``vm.builtin.tensor_to_shape``) and binds fresh
+symbolic dimensions to it with ``match_cast``; the operator then works on those
+dimensions.
 Where a wrong value would make a kernel read or write out of bounds, a ``match_cast``
 checks it at run time first (the element count of a reshape, the non-broadcast
-dimensions of an expand, Range's non-zero delta, Split's sizes), so a bad value is an
-error naming the check.
+dimensions of an expand, Range's non-zero delta, Split's sizes, Slice's non-zero steps
+and each axis named once), so a bad value is an error naming the check.
 
 A reduction over run-time axes reduces each axis in place when it is selected (the
 shape is kept, so the selection may be a run-time value), then cuts the selected axes
@@ -322,3 +323,70 @@ def pad(ctx, x, pads, axes, mode, value):
             taken = ctx.emit(search.where(inside, taken, value))
         x = taken
     return x
+
+
+def per_axis(ctx, axes, values, defaults, hint):
+    """The run-time ``values`` (1-D int64 tensor, one per entry of the run-time ``axes``)
+    spread over all axes: a 1-D int64 tensor of ``len(defaults)`` elements holding, per
+    axis, its value or its entry of ``defaults`` when ``axes`` does not name it. Each axis
+    may be named once and every entry of ``axes`` must be in range (checked at run time,
+    the check named ``<hint>_axes_unique_and_in_range``)."""
+    rank, count = len(defaults), ctx.shape(axes)[0]
+    positions, axes = _axes_positions(ctx, axes, rank)
+    named = ctx.emit(binary.equal(positions, axes))
+    times = _count(ctx, named)
+    once = ctx.emit(binary.logical_and(binary.less_equal(statistical.max(times),
+                                                         ctx.tensor(np.array(1, "int64"))),
+                                       binary.equal(statistical.sum(times),
+                                                    ctx.tensor(np.array(count, "int64")))))
+    shape_vars(ctx, ctx.emit(unary.astype(manipulate.reshape(once, [1]), "int64")), [1],
+               f"{hint}_axes_unique_and_in_range")
+    spread = statistical.sum(search.where(named, manipulate.reshape(values, [1, count]),
+                                          ctx.tensor(np.array(0, "int64"))), axis=1)
+    return ctx.emit(search.where(binary.greater(times, ctx.tensor(np.array(0, "int64"))),
+                                 spread, dims_tensor(ctx, defaults)))
+
+
+def strided_slice(ctx, data, starts, ends, axes, steps):
+    """ONNX Slice whose ``axes`` or ``steps`` (and possibly ``starts``, ``ends``) are known
+    only at run time (1-D int64 tensors of equal static length): per axis, the bounds are
+    counted from the end when negative and clamped as onnx does, the run-time output length
+    bound to a symbolic dimension, and the axis gathered at ``start + k * step``. A zero
+    step is refused at run time."""
+    data = ctx.tensor(data)
+    dims = ctx.shape(data)
+    if not all(isinstance(d, int) for d in dims):
+        raise ValueError(f"Slice's axes or steps are computed at run time; the input must "
+                         f"then have static dimensions, got {dims}")
+    rank = len(dims)
+    zero, one = (ctx.tensor(np.array(v, "int64")) for v in (0, 1))
+    nonzero = ctx.emit(statistical.min(unary.astype(binary.not_equal(steps, zero), "int64")))
+    shape_vars(ctx, ctx.emit(manipulate.reshape(nonzero, [1])), [1], "slice_steps_nonzero")
+    size = dims_tensor(ctx, dims)
+    step = per_axis(ctx, axes, steps, [1] * rank, "slice")
+    bounds = []
+    for values, default in ((starts, [0] * rank), (ends, dims)):
+        values = per_axis(ctx, axes, values, default, "slice")
+        bounds.append(ctx.emit(search.where(binary.less(values, zero),
+                                            binary.add(values, size), values)))
+    forward = ctx.emit(binary.greater(step, zero))
+    last = ctx.emit(binary.subtract(size, one))
+    minus = ctx.tensor(np.array(-1, "int64"))
+    begin = ctx.emit(binary.maximum(binary.minimum(bounds[0], search.where(forward, size, last)),
+                                    zero))
+    end = ctx.emit(binary.maximum(binary.minimum(bounds[1], search.where(forward, size, last)),
+                                  search.where(forward, zero, minus)))
+    span = ctx.emit(search.where(forward, binary.subtract(end, begin),
+                                 binary.subtract(begin, end)))
+    stride = ctx.emit(unary.abs(step))
+    length = ctx.emit(search.where(binary.greater(span, zero), binary.add(
+        binary.floor_divide(binary.subtract(span, one), stride), one), zero))
+    lengths = shape_vars(ctx, length, [None] * rank, "slice")
+    for axis, extent in enumerate(lengths):
+        pick = ctx.tensor(np.array([axis], "int64"))
+        first = ctx.emit(index.take(begin, pick, axis=0))
+        stride_ = ctx.emit(index.take(step, pick, axis=0))
+        positions = ctx.emit(binary.add(first, binary.multiply(
+            create.arange(0, extent, 1, dtype="int64"), stride_)))
+        data = ctx.emit(index.take(data, positions, axis=axis, mode="clip"))
+    return data
