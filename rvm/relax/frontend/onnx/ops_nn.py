@@ -333,7 +333,7 @@ def _pool(ctx, inputs, attrs):
                 spots.append(ctx.emit(index.strided_slice(positions, [axis], [begin], [end],
                                                           [strides[k]])))
         if positions is None:
-            x = _reduce_taps(ctx, views, is_max)
+            x = reduce_taps(ctx, views, is_max)
         else:
             x, positions = _combine(ctx, views, spots, is_max)
     if is_max:
@@ -366,7 +366,7 @@ def _native_pool2d(ctx, x, kernel, strides, dilations, pads, attrs, is_max):
                        count_include_pad=bool(attrs.get("count_include_pad", 0))))
 
 
-def _reduce_taps(ctx, views, is_max):
+def reduce_taps(ctx, views, is_max):
     """The maximum or the sum of ``views`` as one reduction over a new last axis: each
     spatial axis's window is then a kernel of its own (a reduction ends a fused group), where
     elementwise combinations of every axis's taps would inline into one kernel reading
