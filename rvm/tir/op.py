@@ -238,7 +238,7 @@ def min_value(dtype):
     """The smallest value of ``dtype`` (the identity of max-reductions)."""
     dtype = DataType(dtype)
     if dtype.is_float:
-        return _e.FloatImm(dtype, float(np.finfo(dtype.numpy_dtype).min))
+        return _e.FloatImm(dtype, float(_finfo(dtype).min))
     if dtype.is_bool:
         return _e.IntImm(dtype, 0)
     return _e.IntImm(dtype, int(np.iinfo(dtype.numpy_dtype).min))
@@ -248,10 +248,22 @@ def max_value(dtype):
     """The largest value of ``dtype`` (the identity of min-reductions)."""
     dtype = DataType(dtype)
     if dtype.is_float:
-        return _e.FloatImm(dtype, float(np.finfo(dtype.numpy_dtype).max))
+        return _e.FloatImm(dtype, float(_finfo(dtype).max))
     if dtype.is_bool:
         return _e.IntImm(dtype, 1)
     return _e.IntImm(dtype, int(np.iinfo(dtype.numpy_dtype).max))
+
+
+def _finfo(dtype):
+    """The float limits of ``dtype``: numpy's ``finfo`` knows its own floats only, that of
+    ml_dtypes (which a narrow float's numpy dtype comes from) bfloat16, float8 and float4
+    too."""
+    np_dtype = dtype.numpy_dtype
+    if np_dtype.name in ("float16", "float32", "float64"):
+        return np.finfo(np_dtype)
+    import ml_dtypes
+
+    return ml_dtypes.finfo(np_dtype)
 
 
 def call_intrin(dtype, op_name, *args):

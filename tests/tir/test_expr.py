@@ -101,3 +101,16 @@ def test_range_dtype_follows_symbolic_end():
 def test_structural_equal_on_expressions():
     assert structural_equal(tir.Var("a") * 2 + 1, tir.Var("b") * 2 + 1, map_free_vars=True)
     assert not structural_equal(tir.Var("a") * 2, tir.Var("b", "int64") * 2)
+
+
+@pytest.mark.parametrize("dtype, lowest", [
+    ("float32", -3.4028234663852886e+38), ("float16", -65504.0),
+    ("bfloat16", -3.3895313892515355e+38), ("float8_e4m3fn", -448.0),
+    ("float8_e5m2", -57344.0), ("int8", -128), ("bool", 0)])
+def test_min_and_max_value_know_the_narrow_floats(dtype, lowest):
+    pytest.importorskip("ml_dtypes")
+    from rvm.tir import op
+
+    assert op.min_value(dtype).value == lowest
+    assert op.max_value(dtype).value == (1 if dtype == "bool" else 127 if dtype == "int8"
+                                         else -lowest)

@@ -203,3 +203,36 @@ def test_every_cast_between_the_narrow_and_wide_types_matches_numpy():
         assert got.dtype == want.dtype, name
         np.testing.assert_array_equal(got.astype(np.float64), want.astype(np.float64),
                                       err_msg=name)
+
+
+def _softmax_stepwise(x):
+    """Softmax as onnx defines it in the input's type (its reference computes each stage
+    in numpy's float16, whose sums accumulate in float32): ``x - max``, its exp, the
+    sum and the quotient each rounded to the type."""
+    wide = np.float32
+    shifted = (x.astype(wide) - x.astype(wide).max(-1, keepdims=True)).astype(x.dtype)
+    exp = np.exp(shifted.astype(wide)).astype(x.dtype)
+    total = exp.astype(wide).sum(-1, keepdims=True).astype(x.dtype)
+    return (exp.astype(wide) / total.astype(wide)).astype(x.dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_narrow_softmax_rounds_each_stage_and_sums_in_float32(dtype):
+    # row 0: 4096 equal values, each probability 2**-12 (a float16 sum stops at 2048, a
+    # bfloat16 one at 256); rows 1-2: random values, every stage rounded as defined
+    rng = np.random.default_rng(0)
+    np_dtype = DataType(dtype).numpy_dtype
+    values = np.concatenate([np.zeros((1, 4096)), rng.standard_normal((2, 4096)) * 3])
+    values = values.astype(np_dtype)
+    x = relax.Var("x", relax.TensorStructInfo(values.shape, dtype))
+    bb = BlockBuilder()
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            out = bb.emit_output(activation.softmax(x))
+        bb.emit_func_output(out)
+    vm = relax.VirtualMachine(relax.build(bb.get(), target="c"), rvm.cpu())
+    got = vm["main"](values).numpy()
+    assert got.dtype == np_dtype
+    assert np.all(got[0].astype(np.float64) == 2.0 ** -12)
+    np.testing.assert_array_equal(got.astype(np.float32),
+                                  _softmax_stepwise(values).astype(np.float32))

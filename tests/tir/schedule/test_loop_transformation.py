@@ -239,3 +239,32 @@ def test_a_removed_loop_handle_is_rejected():
     sch.split(j, [None, 4])
     with pytest.raises(ScheduleError, match="no longer exists"):
         sch.split(j, [None, 2])
+
+
+def test_fuse_with_a_loop_of_no_iterations_gives_an_empty_loop():
+    # a zero-size tensor (3, 0, 5): dividing the fused index by the zero extent is not
+    # defined, and the body never runs, so each index is bound to its loop's start
+    @I.ir_module
+    class Empty:
+        @T.prim_func
+        def main(A: T.Buffer((3, 0, 5), "float32"), B: T.Buffer((3, 0, 5), "float32")):
+            for i, j, k in T.grid(3, 0, 5):
+                with T.block("B"):
+                    vi, vj, vk = T.axis.remap("SSS", [i, j, k])
+                    B[vi, vj, vk] = A[vi, vj, vk] + T.float32(1)
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(A: T.Buffer((3, 0, 5), "float32"), B: T.Buffer((3, 0, 5), "float32")):
+            for i_j_k_fused in range(0):
+                with T.block("B"):
+                    vi = T.axis.spatial(3, 0)
+                    vj = T.axis.spatial(0, 0)
+                    vk = T.axis.spatial(5, 0)
+                    B[vi, vj, vk] = A[vi, vj, vk] + T.float32(1)
+
+    sch = Schedule(Empty, debug_mask="all")
+    fused = sch.fuse(*sch.get_loops(sch.get_block("B")))
+    assert sch.get(fused).extent.value == 0
+    check_schedule(sch, Empty, Expected, numeric=False)

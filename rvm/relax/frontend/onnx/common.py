@@ -13,6 +13,7 @@ from rvm.runtime.data_type import DataType
 from rvm.tir.arith import Analyzer
 from rvm.tir.expr import IntImm, Range
 from rvm.tir.free_vars import free_vars
+from rvm.tir.op import min_value
 
 #: ONNX TensorProto element types -> rvm dtype names (the types rvm computes with; the
 #: narrow ones from bfloat16 on need the ml_dtypes package, as onnx itself does).
@@ -57,14 +58,7 @@ def is_float(dtype):
 
 def lowest(dtype):
     """The lowest finite value of the rvm dtype ``dtype``."""
-    np_dtype = DataType(dtype).numpy_dtype
-    if DataType(dtype).is_float:
-        if np_dtype.kind == "f" and np_dtype.name in ("float16", "float32", "float64"):
-            return float(np.finfo(np_dtype).min)
-        import ml_dtypes  # a narrow float's dtype came from it
-
-        return float(ml_dtypes.finfo(np_dtype).min)
-    return int(np.iinfo(np_dtype).min)
+    return min_value(dtype).value
 
 
 def dims_of(shape):

@@ -2,9 +2,9 @@
 
 2-D convolutions and pooling map to Relax's ``nn`` operators (1-D ones through
 a unit height). Pooling the Relax operators do not cover (1-D and 3-D
-windows, padding wider than half a window) is composed of strided slices:
-the window's maximum or sum is taken over its ``prod(kernel)`` shifted views
-of the padded input. Normalizations in inference form map to
+windows, padding wider than half a window) is composed of strided slices, one
+spatial axis at a time: the window's maximum or sum along an axis is a reduction over its
+shifted views of the padded input. Normalizations in inference form map to
 ``batch_norm``/``layer_norm``; the others are composed of reductions.
 """
 import numpy as np
@@ -269,6 +269,9 @@ def _pool_geometry(ctx, x, attrs):
     spatial = _static(ctx.shape(x)[2:], "pooling")
     kernel = attr_ints(attrs, "kernel_shape")
     count = len(kernel)
+    if count != len(spatial) or not all(k >= 1 for k in kernel):
+        raise ValueError(f"kernel_shape must hold one size >= 1 per spatial axis of the "
+                         f"input ({len(spatial)}), got {kernel}")
     strides = attr_ints(attrs, "strides", [1] * count)
     dilations = attr_ints(attrs, "dilations", [1] * count)
     pads = window_pads(attrs, spatial, kernel, strides, dilations)
@@ -329,7 +332,10 @@ def _pool(ctx, inputs, attrs):
             if positions is not None:
                 spots.append(ctx.emit(index.strided_slice(positions, [axis], [begin], [end],
                                                           [strides[k]])))
-        x, positions = _combine(ctx, views, spots or None, is_max)
+        if positions is None:
+            x = reduce_taps(ctx, views, is_max)
+        else:
+            x, positions = _combine(ctx, views, spots, is_max)
     if is_max:
         return [x, positions] if with_indices else x
     if lp is not None:
@@ -358,6 +364,19 @@ def _native_pool2d(ctx, x, kernel, strides, dilations, pads, attrs, is_max):
                        padding=[pads[0], pads[1], pads[2], pads[3]],
                        ceil_mode=bool(attrs.get("ceil_mode", 0)),
                        count_include_pad=bool(attrs.get("count_include_pad", 0))))
+
+
+def reduce_taps(ctx, views, is_max):
+    """The maximum or the sum of ``views`` as one reduction over a new last axis: each
+    spatial axis's window is then a kernel of its own (a reduction ends a fused group), where
+    elementwise combinations of every axis's taps would inline into one kernel reading
+    ``prod(kernel)`` shifted views of the padded input through every axis's padding."""
+    if len(views) == 1:
+        return views[0]
+    last = ctx.ndim(views[0])
+    taps = ctx.emit(join.concat([ctx.emit(manipulate.expand_dims(v, [last])) for v in views],
+                                axis=last))
+    return ctx.emit((statistical.max if is_max else statistical.sum)(taps, axis=[last]))
 
 
 def _combine(ctx, views, spots, is_max):

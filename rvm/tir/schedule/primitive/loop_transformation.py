@@ -108,9 +108,12 @@ class LoopTransformations:
             extent = _op.multiply(extent, s.stmt.extent)
         mapping = {}
         stride = _op.const(1, dtype)
+        # a loop of no iterations makes the fused loop run none: its body's indices are
+        # never evaluated, and dividing by that zero extent would not be defined
+        empty = any(_is_zero(s.stmt.extent) for s in srefs)
         for k, s in reversed(list(enumerate(srefs))):
             loop_ = s.stmt
-            if is_one(loop_.extent) and not preserve_unit_iters:
+            if empty or is_one(loop_.extent) and not preserve_unit_iters:
                 mapping[loop_.loop_var] = loop_.min
                 continue
             value = fused if is_one(stride) else _op.floordiv(fused, stride)
