@@ -10,7 +10,7 @@ output's length and must be known.
 """
 import numpy as np
 
-from rvm.relax.frontend.onnx.common import OnnxImportError
+from rvm.relax.frontend.onnx.common import OnnxImportError, is_float
 from rvm.relax.frontend.onnx.ops_math import scalar
 from rvm.relax.frontend.onnx.ops_resize import apply_matrix
 from rvm.relax.frontend.onnx import runtime_shape
@@ -43,7 +43,8 @@ def _along(ctx, parts, axis, rank, length, inverse, onesided, dtype):
         for part, matrix in zip(parts, maps):
             if part is None:
                 continue
-            term = apply_matrix(ctx, part, axis, rank, take(matrix).T, dtype)
+            weights_t = take(matrix).astype(dtype if is_float(dtype) else "float32")
+            term = apply_matrix(ctx, part, axis, rank, ctx.tensor(weights_t), dtype)
             total = term if total is None else ctx.emit(binary.add(total, term))
         outs.append(total)
     return outs
