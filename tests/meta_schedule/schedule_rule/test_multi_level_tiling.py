@@ -57,7 +57,7 @@ def test_dense_gets_only_the_rfactor_space_with_a_register_tile(m):
     x = rng.standard_normal((m, 64)).astype("float32")
     w = rng.standard_normal((24, 64)).astype("float32")
     for sch in candidates:
-        loops = [sch.get(l) for l in sch.get_loops(sch.get_block("Y_rf"))]
+        loops = [sch.get(l) for l in sch.get_loops(sch.get_block("Y_rf_update"))]
         lane, cols, rows, reduction = loops[-1], loops[-2], loops[-3], loops[-4]
         assert lane.kind == ForKind.VECTORIZED and const_extent(lane) == 16
         assert const_extent(rows) <= 8 and const_extent(cols) <= 4
@@ -93,10 +93,10 @@ def test_matmul_gets_a_space_with_the_right_operand_packed_into_panels():
         if "TransformLayout" not in _kinds(sch.trace):
             continue
         seen += 1
-        block = sch.get(sch.get_block("C"))
+        block = sch.get(sch.get_block("C_update"))
         # The register tile reads B from a panel: [j // lanes, r, j % lanes].
         (panel,) = [r.buffer for r in block.reads if r.buffer.name == "B_global"]
-        lanes = const_extent(sch.get(sch.get_loops(sch.get_block("C"))[-1]))
+        lanes = const_extent(sch.get(sch.get_loops(sch.get_block("C_update"))[-1]))
         assert len(panel.shape) == 3 and int(panel.shape[-1]) == lanes
         copy_loops = [sch.get(l) for l in sch.get_loops(sch.get_block("B_global"))]
         assert copy_loops[-1].kind == ForKind.VECTORIZED and const_extent(copy_loops[-1]) == lanes
