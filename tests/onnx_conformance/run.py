@@ -59,7 +59,11 @@ def _intro(onnx_version, target):
         "are listed below). Sequences are fed and compared as lists of arrays, empty "
         "optionals as None, string tensors as numpy arrays of str. Tests whose inputs or "
         "outputs have no rvm type are not run (column *not run*, reasons below). Narrow "
-        "floats (float16, bfloat16, float8, float4) are compared as float32.",
+        "floats (float16, bfloat16, float8, float4) are compared as float32. When a "
+        "float32 output fails and its expected values themselves fail the same comparison "
+        "against onnx's reference evaluator run in float64 (float32 inputs upcast), the "
+        "failure says so, with the expected values' and rvm's errors against that "
+        "evaluation; the test still counts as failed.",
         "",
     ]
 
