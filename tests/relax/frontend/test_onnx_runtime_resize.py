@@ -5,36 +5,15 @@ time with a named error."""
 import numpy as np
 import pytest
 
-import rvm
-from rvm import relax
-
 onnx = pytest.importorskip("onnx")
-from onnx import TensorProto, helper  # noqa: E402
-from onnx.reference import ReferenceEvaluator  # noqa: E402
-
 from rvm.relax.frontend.onnx import from_onnx  # noqa: E402
+from tests.relax.frontend.onnx_runtime_models import (  # noqa: E402
+    assert_matches_reference, machines, one_node_model,
+)
 
 pytestmark = pytest.mark.frontend
 
-ENGINES = ("python", "native")
 X = np.random.default_rng(0).standard_normal((1, 2, 4, 5)).astype("float32")
-
-
-def _model(inputs, slots, **attrs):
-    """A Resize node reading the graph inputs ``inputs`` (name -> example) in the input
-    slots ``slots`` (X, roi, scales, sizes; "" for an omitted one)."""
-    node = helper.make_node("Resize", slots, ["y"], **attrs)
-    graph = helper.make_graph(
-        [node], "g",
-        [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(v.dtype),
-                                       list(v.shape)) for n, v in inputs.items()],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
-
-
-def _machines(model):
-    ex = relax.build(from_onnx(model), target="c")
-    return [relax.VirtualMachine(ex, rvm.cpu(), engine=e) for e in ENGINES]
 
 
 def _scales(*values):
@@ -71,35 +50,26 @@ CASES = {
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_resize_fed_at_run_time_matches_the_reference(name):
     inputs, slots, attrs, variants = CASES[name]
-    model = _model(inputs, slots, **attrs)
+    model = one_node_model("Resize", inputs, slots, **attrs)
     assert [p.name_hint for p in from_onnx(model)["main"].params] == list(inputs)
-    reference = ReferenceEvaluator(model)
-    machines = _machines(model)
-    for changes in [{}] + variants:
-        feeds = {**inputs, **changes}
-        want = reference.run(None, feeds)[0]
-        for vm in machines:
-            got = vm["main"](*feeds.values()).numpy()
-            assert got.shape == want.shape, (name, changes)
-            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5,
-                                       err_msg=f"{name} {changes}")
+    assert_matches_reference(name, model, inputs, variants, rtol=1e-5, atol=1e-5)
 
 
 def test_bad_run_time_scales_and_sizes_are_named_errors():
-    scaled = _model({"x": X, "s": _scales(2, 2)}, ["x", "", "s"], axes=[2, 3])
-    sized = _model({"x": X, "z": _sizes(3, 3)}, ["x", "", "", "z"], axes=[2, 3])
-    for vm in _machines(scaled):
+    scaled = one_node_model("Resize", {"x": X, "s": _scales(2, 2)}, ["x", "", "s"], axes=[2, 3])
+    sized = one_node_model("Resize", {"x": X, "z": _sizes(3, 3)}, ["x", "", "", "z"], axes=[2, 3])
+    for vm in machines(scaled):
         for bad in (_scales(-2, 2), _scales(0, 2), _scales(np.nan, 1), _scales(1, np.inf)):
             with pytest.raises(ValueError, match="resize_scales_positive_and_finite"):
                 vm["main"](X, bad)
-    for vm in _machines(sized):
+    for vm in machines(sized):
         with pytest.raises(ValueError, match="resize_sizes_non_negative"):
             vm["main"](X, _sizes(3, -1))
         assert vm["main"](X, _sizes(0, 2)).numpy().shape == (1, 2, 0, 2)
 
 
 def test_run_time_scales_of_the_wrong_length_are_refused_at_import():
-    model = _model({"x": X, "s": _scales(2, 2)}, ["x", "", "s"])
+    model = one_node_model("Resize", {"x": X, "s": _scales(2, 2)}, ["x", "", "s"])
     with pytest.raises(ValueError, match="scales must hold 4 factors"):
         from_onnx(model)
 
@@ -107,13 +77,8 @@ def test_run_time_scales_of_the_wrong_length_are_refused_at_import():
 @pytest.mark.parametrize("op, opset", [("Upsample", 9), ("Resize", 10)])
 def test_upsample_by_run_time_scales_repeats_elements(op, opset):
     """Upsample, and Resize before opset 11 (inputs X and scales), sample as Upsample."""
-    node = helper.make_node(op, ["x", "s"], ["y"], mode="nearest")
-    graph = helper.make_graph(
-        [node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(X.shape)),
-                      helper.make_tensor_value_info("s", TensorProto.FLOAT, [4])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    for vm in _machines(model):
+    model = one_node_model(op, {"x": X, "s": _scales(1, 1, 1, 1)}, opset=opset, mode="nearest")
+    for vm in machines(model):
         for scales in ((1, 1, 2, 3), (1, 2, 3, 1)):
             want = X
             for axis, s in enumerate(scales):
