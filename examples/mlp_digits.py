@@ -5,9 +5,11 @@
    linear layer (any batch size; the weight is laid out (in, out), so a tuned
    kernel vectorizes along the outputs; the first layer applies its ReLU as it
    writes its output, so the activation costs no pass over memory), and
-   ``main_env_relu``, the same model with the activation as an environment
-   function: ``env.relu``, a Python function registered with
-   ``rvm.register_func`` that the VM calls through the global registry.
+   ``main_env_relu``, the same model with its first layer written as Relax
+   operators (``R.matmul``, ``R.add``: ``relax.build`` makes their kernel) and
+   the activation as an environment function: ``env.relu``, a Python function
+   registered with ``rvm.register_func`` that the VM calls through the global
+   registry.
 3. Binds the trained weights into the module (BindParams), builds it, and
    classifies the held-out images through the VirtualMachine (both functions
    agree).
@@ -111,25 +113,6 @@ class DigitsMLP:
                 Z[vi, vj] = T.max(Y[vi, vj] + B[vj], T.float32(0))  # bias, then ReLU
 
     @T.prim_func
-    def linear0_no_relu(x: T.handle, w: T.handle, b: T.handle, z: T.handle):
-        n = T.int64()
-        X = T.match_buffer(x, (n, T.int64(64)), "float32")
-        W = T.match_buffer(w, (T.int64(64), T.int64(128)), "float32")
-        B = T.match_buffer(b, (T.int64(128),), "float32")
-        Z = T.match_buffer(z, (n, T.int64(128)), "float32")
-        Y = T.alloc_buffer((n, T.int64(128)), "float32")
-        for i, j, r in T.grid(n, T.int64(128), T.int64(64)):
-            with T.block("Y"):
-                vi, vj, vr = T.axis.remap("SSR", [i, j, r])
-                with T.init():
-                    Y[vi, vj] = T.float32(0)
-                Y[vi, vj] = Y[vi, vj] + X[vi, vr] * W[vr, vj]
-        for i, j in T.grid(n, T.int64(128)):
-            with T.block("Z"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                Z[vi, vj] = Y[vi, vj] + B[vj]
-
-    @T.prim_func
     def linear1(x: T.handle, w: T.handle, b: T.handle, z: T.handle):
         n = T.int64()
         X = T.match_buffer(x, (n, T.int64(128)), "float32")
@@ -167,8 +150,9 @@ class DigitsMLP:
         batch = T.int64()
         cls = DigitsMLP
         with R.dataflow():
-            lv0 = R.call_tir(cls.linear0_no_relu, (x, w0, b0),
-                             out_sinfo=R.Tensor((batch, 128), "float32"))
+            # the first layer as Relax operators, which relax.build turns into a kernel
+            mm = R.matmul(x, w0)
+            lv0 = R.add(mm, b0)
             lv1 = R.call_dps_packed("env.relu", (lv0,), R.Tensor((batch, 128), "float32"))
             out = R.call_tir(cls.linear1, (lv1, w1, b1), out_sinfo=R.Tensor((batch, 10), "float32"))
             R.output(out)

@@ -31,6 +31,10 @@ ENGINES = ("native", "python")
 # stops at its next poll, at step_limit or within time_limit seconds, far below the
 # campaign's hang deadline.
 VM_LIMITS = {"memory_limit": 256 << 20, "step_limit": 10 ** 6, "time_limit": 1.0}
+# time_limit counts wall-clock seconds, so on a loaded machine one engine may reach it and
+# the other not: such an input runs again on both engines with this many times the limit,
+# and counts as ``timing`` (not an engine mismatch) when the engines then agree.
+TIMING_RETRY = 10
 # The compiler of a mutant's kernels stops after this many seconds of CPU time and of wall
 # time (rvm's defaults, 60 and 120, are meant for real models; a seed compiles in well under
 # a second at -O1): a source made huge by DAG sharing (a 500 KB expression takes gcc ~30 s)
@@ -103,6 +107,11 @@ class _Recorder:
         self.began = time.monotonic_ns(), cpu_ns()
         self._write(*self.began)
 
+    def restart(self):
+        """Starts the running input's clocks for the parent's deadlines again (a deliberate
+        re-run of it); its own time, for the slowest input, still counts from its start."""
+        self._write(time.monotonic_ns(), cpu_ns())
+
     def end(self, stages):
         for stage in stages:
             self.counts[stage] += 1
@@ -128,43 +137,68 @@ class _Recorder:
         os.replace(f"{self.state}.findings.tmp", f"{self.state}.findings.json")
 
 
-class LoaderTarget:
-    """Loads executable bytes and runs their functions on both engines with VM limits."""
+def _run_engines(ex, calls, limits):
+    """{engine: outcome} of ``calls(ex)`` run on each engine under ``limits``: "ran", the
+    name of the documented error a run stopped with, or "link: <error>"."""
+    from rvm.runtime.device import cpu
+    from rvm.vm.machine import VirtualMachine
+    outcomes = {}
+    for engine in ENGINES:
+        try:
+            vm = VirtualMachine(ex, cpu(), engine=engine, **limits)
+        except Exception as err:
+            check_run_error(err, f"link ({engine})")
+            outcomes[engine] = f"link: {type(err).__name__}"
+            continue
+        outcome = "ran"
+        for name, args in calls(ex):
+            try:
+                vm[name](*args)
+            except Exception as err:
+                check_run_error(err, f"run ({engine})")
+                outcome = type(err).__name__
+        outcomes[engine] = outcome
+    return outcomes
 
-    def __init__(self):
+
+def _describe(outcomes):
+    return ", ".join(f"{e}: {o}" for e, o in outcomes.items())
+
+
+class LoaderTarget:
+    """Loads executable bytes and runs their functions on both engines with VM limits.
+
+    ``on_retry`` is called before an input runs again because only one engine reached the
+    time limit (the child restarts the input's clocks there: the re-run is a new run)."""
+
+    def __init__(self, on_retry=None):
         from rvm.bytecode.executable import Executable
         self.load = Executable.from_bytes
+        self.on_retry = on_retry
 
     def execute(self, data, calls):
-        from rvm.runtime.device import cpu
-        from rvm.vm.machine import VirtualMachine
         try:
             ex = self.load(data, "fuzz")
         except Exception as err:  # which stage refused it, or an internal error
             return [load_stage(err)], None
-        stages, outcomes = ["loaded"], {}
-        for engine in ENGINES:
-            try:
-                vm = VirtualMachine(ex, cpu(), engine=engine, **VM_LIMITS)
-            except Exception as err:
-                check_run_error(err, f"link ({engine})")
-                stages.append("refused_at_link")
-                outcomes[engine] = f"link: {type(err).__name__}"
-                continue
-            outcome = "ran"
-            for name, args in calls(ex):
-                try:
-                    vm[name](*args)
-                except Exception as err:
-                    check_run_error(err, f"run ({engine})")
-                    outcome = type(err).__name__
-            stages.append("ran" if outcome == "ran" else "ran_with_error")
-            outcomes[engine] = outcome
-        mismatch = None
-        if len(set(outcomes.values())) > 1:
+        outcomes = _run_engines(ex, calls, VM_LIMITS)
+        stages = ["loaded"] + ["refused_at_link" if o.startswith("link: ") else
+                               "ran" if o == "ran" else "ran_with_error"
+                               for o in outcomes.values()]
+        if len(set(outcomes.values())) == 1:
+            return stages, None
+        if list(outcomes.values()).count("TimeoutError") == 1:  # one engine only: timing?
+            if self.on_retry is not None:
+                self.on_retry()
+            limit = VM_LIMITS["time_limit"] * TIMING_RETRY
+            again = _run_engines(ex, calls, {**VM_LIMITS, "time_limit": limit})
+            if len(set(again.values())) == 1:
+                return stages + ["timing"], None
             stages.append("engine_mismatch")
-            mismatch = ", ".join(f"{e}: {o}" for e, o in outcomes.items())
-        return stages, mismatch
+            return stages, f"{_describe(outcomes)}; again with time_limit {limit:g} s: " \
+                           f"{_describe(again)}"
+        stages.append("engine_mismatch")
+        return stages, _describe(outcomes)
 
 
 class ParserTarget:
@@ -272,11 +306,11 @@ def child(kind, seed, state, inject=""):
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
     rng = random.Random(seed)
-    target = LoaderTarget() if kind in ("loader", "tir") else ParserTarget()
+    recorder = _Recorder(state, seed)
+    target = LoaderTarget(recorder.restart) if kind in ("loader", "tir") else ParserTarget()
     honest_load = target.load
     what, _, at = inject.partition("@")
     inputs = _inputs(kind, rng)
-    recorder = _Recorder(state, seed)
     while not stop:
         data, calls = next(inputs)
         recorder.begin(data)

@@ -9,7 +9,9 @@ when its C is regenerated (``rejected_kernel``), the compiler stopped at its tim
 (``compile_limit``: a source too large to compile in the campaign's budget, not a
 refusal), the compiler out of memory under the campaign's limit (``out_of_memory``: a
 resource blow-up, not a refusal), ``loaded``; then per engine: refused when the VM links
-the functions (``refused_at_link``), ``ran`` or ``ran_with_error``. Parser stages:
+the functions (``refused_at_link``), ``ran`` or ``ran_with_error``; then, when one engine
+alone reached the time limit and both agree when run again with a larger one, ``timing``,
+and when the engines' outcomes differ, ``engine_mismatch``. Parser stages:
 Python's own syntax check (``python_syntax_error``), rvm's parser
 (``rejected_by_parser``), ``parsed``.
 """
@@ -25,7 +27,7 @@ from rvm.tir.serialize import TIRFormatError
 LOADER_STAGES = ("rejected_crc", "rejected_format", "rejected_verifier",
                  "rejected_tir_verifier", "rejected_kernel", "compile_limit",
                  "out_of_memory", "loaded", "refused_at_link", "ran", "ran_with_error",
-                 "engine_mismatch")
+                 "timing", "engine_mismatch")
 PARSER_STAGES = ("python_syntax_error", "rejected_by_parser", "parsed")
 STAGES = LOADER_STAGES + PARSER_STAGES + ("internal_errors",)
 # Modules whose own ValueErrors are documented load errors (damaged kernel library bytes,

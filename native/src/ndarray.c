@@ -151,8 +151,12 @@ static void delete_dlpack_owner(RVMObject* obj) {
   free(owner);
 }
 
+/* Whether t's elements lie in row-major order with no gaps. A tensor without elements
+ * has no layout: its strides are whatever its producer computed (numpy gives 0s). */
 static int is_compact(const DLTensor* t) {
   if (t->strides == NULL) return 1;
+  for (int i = 0; i < t->ndim; ++i)
+    if (t->shape[i] == 0) return 1;
   int64_t expected = 1;
   for (int i = t->ndim - 1; i >= 0; --i) {
     if (t->shape[i] != 1 && t->strides[i] != expected) return 0;

@@ -156,8 +156,10 @@ class VirtualMachine:
     all, a poll being an iteration of a kernel loop that encloses other loops (strips of
     65,536 iterations for an innermost loop of unknown or larger extent), of a parallel loop
     or of a while loop; past it the kernel stops with a RuntimeError naming the limit.
-    ``time_limit``, the seconds one call from Python may take: past it the run stops (at its
-    next step, or inside a kernel at its next poll) with a TimeoutError naming the limit.
+    ``time_limit``, the seconds one call from Python may take, counted in wall-clock time
+    (a run of a parallel kernel may use that many seconds of CPU on each of its threads, and
+    a run on a loaded machine gets less): past it the run stops (at its next step, or inside
+    a kernel at its next poll) with a TimeoutError naming the limit.
     Ctrl-C (SIGINT) stops a kernel of a run on the main thread the same way, raising what
     Python's SIGINT handler raises (KeyboardInterrupt) in the caller. A run stopped by a
     limit leaves the VM usable. Kernel heap allocations count against

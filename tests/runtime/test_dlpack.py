@@ -49,3 +49,53 @@ def test_torch_both_ways():
     y[0] = -1
     assert a.numpy()[0] == -1
     np.testing.assert_array_equal(y.numpy(), a.numpy())
+
+
+def _zero_size_numpy():
+    return [np.zeros(0, "float32"), np.zeros((0, 3), "float32"), np.zeros((3, 0), "float32"),
+            np.zeros((4, 0), "float32").T, np.zeros((2, 0, 6), "float32")[:, :, ::2]]
+
+
+def test_a_zero_size_tensor_is_accepted_whatever_its_strides():
+    """A tensor without elements has no layout to check: numpy gives it zero strides, torch
+    strides computed from its shape and a null data pointer; each is imported, keeps its
+    shape and dtype, and goes back out through DLPack."""
+    tensors = _zero_size_numpy()
+    torch = None
+    try:
+        import torch
+    except ImportError:
+        pass
+    if torch is not None:
+        tensors += [torch.zeros(0), torch.zeros(3, 0), torch.zeros(0, 5).t(),
+                    torch.zeros(2, 0, 4)[:, :, ::2], torch.zeros(0, 2, dtype=torch.int64)]
+    for src in tensors:
+        t = from_dlpack(src)
+        assert tuple(t.shape) == tuple(src.shape)
+        assert t.numpy().size == 0 and t.numpy().shape == tuple(src.shape)
+        assert str(t.numpy().dtype) == str(src.dtype).replace("torch.", "")
+        if torch is not None:
+            assert tuple(torch.from_dlpack(t).shape) == tuple(src.shape)
+    with pytest.raises(ValueError, match="C-contiguous"):  # a strided view with elements
+        from_dlpack(np.zeros((2, 1, 6), "float32")[:, :, ::2])
+
+
+@pytest.mark.parametrize("engine", ["python", "native"])
+def test_a_kernel_runs_on_an_imported_zero_size_tensor(engine):
+    from rvm import relax
+    from rvm.script import ir as I, relax as R
+    torch = pytest.importorskip("torch")
+
+    @I.ir_module
+    class AddOne:
+        @R.function
+        def main(x: R.Tensor(("n", 3), "float32")):
+            with R.dataflow():
+                y = R.add(x, R.const(1.0, "float32"))
+                R.output(y)
+            return y
+
+    vm = relax.VirtualMachine(relax.build(AddOne, target="c"), rvm.cpu(), engine=engine)
+    for src in (torch.zeros(0, 3), np.zeros((0, 3), "float32")):
+        assert vm["main"](from_dlpack(src)).numpy().shape == (0, 3)
+    assert vm["main"](from_dlpack(torch.ones(2, 3))).numpy().tolist() == [[2.0] * 3] * 2

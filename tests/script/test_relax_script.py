@@ -221,3 +221,35 @@ def test_a_local_function_needs_r_function():
         "        return x\n")
     with pytest.raises(ParseError, match="local function 'inner' needs @R.function"):
         from_source(source)
+
+
+def test_printer_finds_reads_and_module_callees_inside_branches():
+    """A void call's variable read only inside an If branch keeps its name, and a module
+    function reached only through call_tir inside a branch makes the function declare
+    ``cls = Module`` (both found by the Relax analysis walk the printer shares)."""
+    @I.ir_module
+    class Module:
+        @T.prim_func
+        def add_one(a: T.Buffer((2,), "float32"), b: T.Buffer((2,), "float32")):
+            for i in range(2):
+                with T.block("b"):
+                    vi = T.axis.spatial(2, i)
+                    b[vi] = a[vi] + T.float32(1)
+
+        @R.function(pure=False)
+        def main(x: R.Tensor((2,), "float32"), c: R.Tensor((), "bool")):
+            cls = Module
+            y = R.print(x, format="x: {}")
+            w = R.print(x, format="w: {}")
+            if c:
+                z = R.call_tir(cls.add_one, (x,), R.Tensor((2,), "float32"))
+                r = y
+            else:
+                r = y
+            return r
+
+    lines = [line.strip() for line in Module.script().splitlines()]
+    assert "cls = Module" in lines
+    assert 'y: R.Tuple = R.print(x, format=R.str("x: {}"))' in lines
+    assert 'R.print(x, format=R.str("w: {}"))' in lines
+    assert_structural_equal(from_source(Module.script()), Module)

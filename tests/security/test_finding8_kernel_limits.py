@@ -198,6 +198,23 @@ def test_a_kernel_loop_stops_within_a_second_of_the_time_limit(saved, engine, fu
 
 
 @pytest.mark.parametrize("engine", ENGINES)
+def test_the_time_limit_stops_a_kernel_on_a_loaded_machine(saved, engine):
+    """Under the fuzz campaign's limits (step_limit 10^6 beside the time limit) and a
+    CPU-bound competitor, the kernel stops at the time limit, which counts wall-clock
+    seconds: within a second of it however little CPU the run got."""
+    competitor = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        proc, lines = _start(saved, engine, {"time_limit": 0.5, "step_limit": 10**6})
+        stopped = _finish(proc, lines)
+    finally:
+        competitor.kill()
+        competitor.wait()
+    assert stopped[1] == "TimeoutError" and "time_limit of 0.5 s (in kernel 'spin')" in \
+        " ".join(stopped)
+    assert 0.5 <= float(stopped[-1]) < 1.5
+
+
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("func", [func for func, _ in SPINS])
 def test_sigint_stops_a_running_kernel_within_a_second(saved, engine, func):
     proc, lines = _start(saved, engine, {}, func)

@@ -130,6 +130,28 @@ def test_the_time_limit_stops_an_endless_loop_and_each_run_has_its_own():
         vm["spin"](True)
 
 
+def test_the_time_limit_is_wall_time_and_holds_under_load():
+    """time_limit counts wall-clock seconds (one watchdog thread on CLOCK_MONOTONIC sets the
+    run's cancel flag, which both engines read at each step), not the run's CPU time: with
+    a CPU-bound competitor on the machine the run stops within its margin of the limit,
+    however little CPU it got."""
+    import subprocess
+    import sys
+    import time
+    competitor = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        vm = VirtualMachine(_program(), cpu(), time_limit=0.3)
+        start, used = time.monotonic(), time.thread_time()
+        with pytest.raises(TimeoutError, match="time_limit of 0.3 s"):
+            vm["spin"](True)
+        wall, used = time.monotonic() - start, time.thread_time() - used
+    finally:
+        competitor.kill()
+        competitor.wait()
+    assert 0.3 <= wall < 1.3, (wall, used)
+    assert used <= wall + 0.01
+
+
 @pytest.mark.parametrize("value", [0, -1.0, "1s", True, float("nan"), float("inf")])
 def test_a_bad_time_limit_is_refused(value):
     with pytest.raises(ValueError, match="time_limit must be a positive number of seconds"):

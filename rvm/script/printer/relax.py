@@ -6,6 +6,7 @@ from rvm.ir.structural import structural_equal
 from rvm.ir.node import Node
 from rvm.relax import expr as _r
 from rvm.relax import struct_info as _si
+from rvm.relax.analysis.var_analysis import all_global_vars, used_vars
 from rvm.relax.binding import DataflowBlock, MatchCast, SeqExpr, VarBinding
 from rvm.relax.function import Function
 from rvm.relax.op.registry import Op
@@ -13,7 +14,7 @@ from rvm.tir import expr as _e
 from rvm.runtime.ndarray import NDArray
 from rvm.script.parser.metadata import CONSTANT_KEY, NDARRAY_KEY, encode_array
 from rvm.script.printer.names import NameTable, identifier
-from rvm.script.printer.relax_infer import inferred_sinfo, is_void, used_vars
+from rvm.script.printer.relax_infer import inferred_sinfo, is_void
 from rvm.script.printer.tir import INDENT, decorator, value_text, var_decl
 from rvm.script.printer.tir_expr import ExprPrinter
 from rvm.tir.expr_printer import quote
@@ -93,24 +94,7 @@ def _tir_vars(func):
 
 def _uses_global_vars(func, module_functions):
     """Whether ``func`` refers to a function of its module (so it prints ``cls = ...``)."""
-    found = []
-
-    def visit(x):
-        """Walks ``x`` recording what the caller looks for."""
-        if found:
-            return
-        if isinstance(x, GlobalVar):
-            if x.name_hint in module_functions:
-                found.append(x)
-        elif isinstance(x, Node) and not isinstance(x, (_e.PrimExprWithOp, _si.StructInfo)):
-            for name in x._fields:
-                visit(getattr(x, name))
-        elif isinstance(x, (list, tuple)):
-            for item in x:
-                visit(item)
-
-    visit(func.body)
-    return bool(found)
+    return any(gv.name_hint in module_functions for gv in all_global_vars(func.body))
 
 
 def _as_lists(value):
@@ -421,7 +405,7 @@ def print_relax_function(func, name, depth=0, meta=None, module_functions=None,
     config = dict(config or {})
     names = NameTable()
     printer = RelaxPrinter(names, meta, module_functions, **config)
-    printer.used_vars = used_vars(func)
+    printer.used_vars = {id(v) for v in used_vars(func.body)}
     head, attrs = decorator("R.function", func, name)
     if local:
         head = "@R.function(pure=False)" if not func.is_pure else "@R.function"

@@ -1,12 +1,8 @@
 """What the relax printer needs to know of a binding to print it as TVM does: the struct
-info TVM's printer infers for a value, whether it is void, and which variables a function
-reads (a void call whose variable nobody reads prints without it)."""
-from rvm.ir.node import Node
+info TVM's printer infers for a value, and whether it is void (a void call whose variable
+nobody reads prints without it; ``rvm.relax.analysis.used_vars`` says who reads it)."""
 from rvm.relax import expr as _r
 from rvm.relax import struct_info as _si
-from rvm.relax.binding import MatchCast, VarBinding
-from rvm.relax.function import Function
-from rvm.tir import expr as _e
 
 
 def inferred_sinfo(value):
@@ -36,25 +32,3 @@ def is_void(sinfo):
     """Whether ``sinfo`` is the empty tuple (a call that returns nothing)."""
     return isinstance(sinfo, _si.TupleStructInfo) and not sinfo.fields
 
-
-def used_vars(func):
-    """The ids of the Relax variables ``func``'s body refers to (not counting definitions)."""
-    used = set()
-
-    def visit(x):
-        """Walks ``x`` recording the variables it reads."""
-        if isinstance(x, _r.Var):
-            used.add(id(x))
-        elif isinstance(x, (VarBinding, MatchCast)):
-            visit(x.value)
-        elif isinstance(x, Function):
-            visit(x.body)
-        elif isinstance(x, Node) and not isinstance(x, (_e.PrimExprWithOp, _si.StructInfo)):
-            for name in x._fields:
-                visit(getattr(x, name))
-        elif isinstance(x, (list, tuple)):
-            for item in x:
-                visit(item)
-
-    visit(func.body)
-    return used

@@ -7,35 +7,16 @@ read or write out of bounds are refused at run time with a named error."""
 import numpy as np
 import pytest
 
-import rvm
-from rvm import relax
-
 onnx = pytest.importorskip("onnx")
 from onnx import TensorProto, helper  # noqa: E402
 from onnx.reference import ReferenceEvaluator  # noqa: E402
 
 from rvm.relax.frontend.onnx import from_onnx  # noqa: E402
+from tests.relax.frontend.onnx_runtime_models import (  # noqa: E402
+    assert_matches_reference, machines, one_node_model,
+)
 
 pytestmark = pytest.mark.frontend
-
-ENGINES = ("python", "native")
-
-
-def _model(op, inputs, opset=19, **attrs):
-    """A one-node model whose graph inputs are ``inputs`` (name -> example array)."""
-    node = helper.make_node(op, list(inputs), ["y"], **attrs)
-    graph = helper.make_graph(
-        [node], "g",
-        [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(v.dtype),
-                                       list(v.shape)) for n, v in inputs.items()],
-        [helper.make_tensor_value_info("y", TensorProto.UNDEFINED, None)])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-
-
-def _machines(model):
-    ex = relax.build(from_onnx(model), target="c")
-    return [relax.VirtualMachine(ex, rvm.cpu(), engine=e) for e in ENGINES]
-
 
 X = np.arange(24, dtype="float32").reshape(2, 3, 4)
 CASES = {
@@ -76,21 +57,12 @@ CASES = {
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_a_shape_operand_fed_at_run_time_matches_the_reference(name):
     op, inputs, attrs, variants = CASES[name]
-    model = _model(op, inputs, **attrs)
-    reference = ReferenceEvaluator(model)
-    machines = _machines(model)
-    for changes in [{}] + variants:
-        feeds = {**inputs, **changes}
-        want = reference.run(None, feeds)[0]
-        for vm in machines:
-            got = vm["main"](*feeds.values()).numpy()
-            assert got.shape == want.shape, (name, changes)
-            np.testing.assert_allclose(got, want, err_msg=f"{name} {changes}")
+    assert_matches_reference(name, one_node_model(op, inputs, **attrs), inputs, variants)
 
 
 def test_the_shape_operand_is_not_folded_into_the_module():
     """One compiled model serves every shape: the operand stays a parameter."""
-    model = _model("Reshape", {"x": X, "s": np.array([4, 0, -1])})
+    model = one_node_model("Reshape", {"x": X, "s": np.array([4, 0, -1])})
     assert [p.name_hint for p in from_onnx(model)["main"].params] == ["x", "s"]
 
 
@@ -122,7 +94,7 @@ BAD = {
 @pytest.mark.parametrize("name", sorted(BAD))
 def test_a_bad_run_time_shape_operand_is_a_named_error(name):
     op, inputs, bad, message = BAD[name]
-    for vm in _machines(_model(op, inputs)):
+    for vm in machines(one_node_model(op, inputs)):
         vm["main"](*inputs.values())  # the good value runs
         with pytest.raises(ValueError, match=message):
             vm["main"](*{**inputs, **bad}.values())
@@ -130,8 +102,8 @@ def test_a_bad_run_time_shape_operand_is_a_named_error(name):
 
 def test_an_empty_tensor_reshaped_to_a_run_time_shape():
     x = np.zeros((0, 3, 4), "float32")
-    model = _model("Reshape", {"x": x, "s": np.array([3, 4, 0])}, allowzero=1)
-    for vm in _machines(model):
+    model = one_node_model("Reshape", {"x": x, "s": np.array([3, 4, 0])}, allowzero=1)
+    for vm in machines(model):
         assert vm["main"](x, np.array([3, 4, 0])).numpy().shape == (3, 4, 0)
         with pytest.raises(ValueError, match="reshape_element_count"):
             vm["main"](x, np.array([3, 4, 1]))
@@ -147,7 +119,7 @@ def test_a_fused_kernel_waits_for_the_match_cast_of_its_run_time_dimensions():
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
     x = np.array([[-1.0], [2.0], [3.0]], "float32")
-    for vm in _machines(model):
+    for vm in machines(model):
         np.testing.assert_array_equal(vm["main"](x, np.array([3, 4])).numpy(),
                                       np.broadcast_to(np.maximum(x, 0), (3, 4)))
 
@@ -156,9 +128,9 @@ def test_a_fused_kernel_waits_for_the_match_cast_of_its_run_time_dimensions():
 @pytest.mark.parametrize("op", ["ReduceSum", "ReduceMax", "ReduceL2", "ReduceLogSumExp"])
 def test_a_reduction_over_run_time_axes_matches_the_reference(op, keepdims):
     x = np.random.default_rng(0).standard_normal((3, 2, 4)).astype("float32")
-    model = _model(op, {"x": x, "a": np.array([0, 2])}, opset=18, keepdims=keepdims)
+    model = one_node_model(op, {"x": x, "a": np.array([0, 2])}, opset=18, keepdims=keepdims)
     reference = ReferenceEvaluator(model)
-    for vm in _machines(model):
+    for vm in machines(model):
         for axes in ([0, 2], [-1, 1], [1, 0]):
             want = reference.run(None, {"x": x, "a": np.array(axes)})[0]
             got = vm["main"](x, np.array(axes)).numpy()
@@ -169,9 +141,9 @@ def test_a_reduction_over_run_time_axes_matches_the_reference(op, keepdims):
 @pytest.mark.parametrize("reverse", [0, 1])
 def test_cumsum_over_a_run_time_axis(reverse):
     x = np.arange(24, dtype="float32").reshape(2, 3, 4)
-    model = _model("CumSum", {"x": x, "a": np.array(0)}, opset=14, reverse=reverse)
+    model = one_node_model("CumSum", {"x": x, "a": np.array(0)}, opset=14, reverse=reverse)
     reference = ReferenceEvaluator(model)
-    for vm in _machines(model):
+    for vm in machines(model):
         for axis in (0, 1, 2, -1):
             want = reference.run(None, {"x": x, "a": np.array(axis)})[0]
             np.testing.assert_array_equal(vm["main"](x, np.array(axis)).numpy(), want)
@@ -181,8 +153,8 @@ def test_cumsum_over_a_run_time_axis(reverse):
 
 def test_reduction_axes_of_length_zero_need_no_value():
     x = np.arange(6, dtype="float32").reshape(2, 3)
-    model = _model("ReduceSum", {"x": x, "a": np.zeros(0, "int64")}, opset=18, keepdims=0)
-    for vm in _machines(model):
+    model = one_node_model("ReduceSum", {"x": x, "a": np.zeros(0, "int64")}, opset=18, keepdims=0)
+    for vm in machines(model):
         np.testing.assert_allclose(vm["main"](x, np.zeros(0, "int64")).numpy(), x.sum())
 
 
@@ -190,9 +162,9 @@ def test_reduction_axes_of_length_zero_need_no_value():
 @pytest.mark.parametrize("op", ["ReduceSum", "ReduceMax", "ReduceProd", "ReduceLogSumExp"])
 def test_a_reduction_of_no_elements_over_run_time_axes_is_its_identity(op, keepdims):
     x = np.zeros((2, 0, 4), "float32")
-    model = _model(op, {"x": x, "a": np.array([1])}, opset=18, keepdims=keepdims)
+    model = one_node_model(op, {"x": x, "a": np.array([1])}, opset=18, keepdims=keepdims)
     reference = ReferenceEvaluator(model)
-    for vm in _machines(model):
+    for vm in machines(model):
         for axes in ([1], [0], [-1]):
             want = reference.run(None, {"x": x, "a": np.array(axes)})[0]
             got = vm["main"](x, np.array(axes)).numpy()
@@ -203,10 +175,10 @@ def test_a_reduction_of_no_elements_over_run_time_axes_is_its_identity(op, keepd
 def test_one_hot_with_a_run_time_depth():
     indices = np.array([[1, -1], [0, 7]], "int64")
     values = np.array([0.0, 5.0], "float32")
-    model = _model("OneHot", {"i": indices, "d": np.array(3.0, "float32"), "v": values},
+    model = one_node_model("OneHot", {"i": indices, "d": np.array(3.0, "float32"), "v": values},
                    opset=11, axis=1)
     reference = ReferenceEvaluator(model)
-    for vm in _machines(model):
+    for vm in machines(model):
         for depth in (3.0, 8.0, 1.0):
             feeds = {"i": indices, "d": np.array(depth, "float32"), "v": values}
             want = reference.run(None, feeds)[0]
@@ -223,7 +195,7 @@ def test_split_into_run_time_sizes():
                       helper.make_tensor_value_info("s", TensorProto.INT64, [3])],
         [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in "abc"])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
-    for vm in _machines(model):
+    for vm in machines(model):
         for sizes in ([1, 2, 3], [0, 6, 0], [3, 3, 0]):
             got = [t.numpy() for t in vm["main"](x, np.array(sizes))]
             want = np.split(x, np.cumsum(sizes)[:-1], axis=1)
@@ -244,9 +216,9 @@ def test_pad_by_run_time_amounts(mode):
     inputs = {"x": x, "p": np.array([1, 0, 2, 3])}
     if mode == "constant":
         inputs["v"] = np.array(-1.5, "float32")
-    model = _model("Pad", inputs, opset=18, mode=mode)
+    model = one_node_model("Pad", inputs, opset=18, mode=mode)
     reference = ReferenceEvaluator(model)
-    for vm in _machines(model):
+    for vm in machines(model):
         for pads in ([1, 0, 2, 3], [0, 2, 0, 1], [0, 0, 0, 0]):
             feeds = {**inputs, "p": np.array(pads)}
             want = reference.run(None, feeds)[0]
@@ -263,9 +235,9 @@ def test_pad_along_run_time_axes():
     x = np.arange(12, dtype="float32").reshape(3, 4)
     inputs = {"x": x, "p": np.array([1, 0, 2, 3]), "v": np.array(-1.5, "float32"),
               "a": np.array([0, 1])}
-    model = _model("Pad", inputs, opset=18)
+    model = one_node_model("Pad", inputs, opset=18)
     reference = ReferenceEvaluator(model)
-    for vm in _machines(model):
+    for vm in machines(model):
         for changes in ({}, {"a": np.array([-1, 0])}, {"p": np.array([2, 0, 1, 3]),
                                                        "a": np.array([1, -2])}):
             feeds = {**inputs, **changes}
@@ -285,7 +257,7 @@ def test_split_to_sequence_into_run_time_sizes():
                       helper.make_tensor_value_info("s", TensorProto.INT64, [2])],
         [helper.make_tensor_sequence_value_info("q", TensorProto.FLOAT, None)])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
-    for vm in _machines(model):
+    for vm in machines(model):
         for sizes in ([2, 4], [6, 0]):
             got = [t.numpy() for t in vm["main"](x, np.array(sizes))]
             want = np.split(x, np.cumsum(sizes)[:-1], axis=1)

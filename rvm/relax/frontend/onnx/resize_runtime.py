@@ -10,7 +10,11 @@ indices; linear and cubic modes build the interpolation matrix from the kernel w
 of a static range of input taps around the axis, clamped to the axis by a constant
 matrix (the taps cover every sampling position the transformations give for a scale
 that leaves at least one output). Scales must be positive with a representable output
-length, sizes non-negative: both are checked at run time.
+length, sizes non-negative, and the roi of ``tf_crop_and_resize`` finite: each is checked
+at run time (onnxruntime takes a NaN or infinite roi and returns values that depend on
+the mode; onnx's reference evaluator returns NaN). A finite crop window so wide that its
+sampling positions overflow (to infinities, or NaN from inf - inf) samples outside the
+input, so those outputs are the extrapolation value.
 """
 import numpy as np
 
@@ -198,6 +202,8 @@ def resize(ctx, x, axes, attrs, roi, scales, sizes, apply_matrix):
             raise ValueError(f"Resize's roi must hold 2 x {len(axes)} values (starts, then "
                              f"ends), got shape {ctx.shape(roi)}")
         roi = _float_tensor(ctx, ctx.emit(manipulate.reshape(ctx.tensor(roi), [window])))
+        if transform == "tf_crop_and_resize":  # the only transform that reads it
+            _require(ctx, unary.isfinite(roi), "resize_roi_finite")
     inside = None
     for k, (axis, m) in enumerate(zip(axes, lengths)):
         n = dims[axis]
