@@ -12,6 +12,10 @@ class RVMError(RuntimeError):
     the base class of every rvm exception."""
 
 
+# TVM's name of the base class, so ``except tvm.TVMError`` written for TVM catches rvm's errors.
+TVMError = RVMError
+
+
 class DiagnosticError(RVMError):
     """A program rejected with a diagnostic that points at its source (script parse errors)."""
 

@@ -7,7 +7,7 @@ versus found: ``relax.nn.conv2d: argument 'weight' expects a rank-4 tensor, got 
 import operator
 
 from rvm.ir.expr import PrimExpr
-from rvm.ir.structural import structural_equal
+from rvm.ir.base import structural_equal
 from rvm.relax.op.registry import attr_value
 from rvm.relax.struct_info import TensorStructInfo
 from rvm.tir import op as tir_op

@@ -3,7 +3,7 @@ blocks, ``if``/``else`` and ``return``."""
 import ast
 
 from rvm.ir.expr import GlobalVar, PrimExpr, RelaxExpr
-from rvm.ir.structural import structural_equal
+from rvm.ir.base import structural_equal
 from rvm.relax import expr as _r
 from rvm.relax import struct_info as _si
 from rvm.relax.binding import BindingBlock, DataflowBlock, MatchCast, SeqExpr, VarBinding
