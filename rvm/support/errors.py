@@ -24,6 +24,16 @@ class InternalError(RVMError):
     """A broken invariant inside rvm (a bug, not bad input)."""
 
 
+class StructInfoError(RVMError, ValueError):
+    """A call whose arguments its operator or callee rejects while inferring the struct info of
+    the result (TVM raises its ``TVMError``); a ValueError too."""
+
+
+class StructInfoTypeError(RVMError, TypeError):
+    """A call whose arguments have a kind its operator rejects while inferring the struct info
+    of the result (a shape where a tensor is expected); a TypeError too."""
+
+
 class OpError(RVMError):
     """An operator an importer or a pass cannot handle."""
 
