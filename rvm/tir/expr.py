@@ -274,7 +274,7 @@ class Let(PrimExprWithOp):
         self.var = var
         self.value = convert(value, var.dtype)
         self.body = convert(body)
-        self.dtype = body.dtype
+        self.dtype = self.body.dtype
         self.span = span
 
 
