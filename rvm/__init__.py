@@ -12,7 +12,7 @@ from rvm.bytecode import executable as _executable  # registers the executable f
 from rvm.runtime.data_type import DataType
 from rvm.runtime.device import Device, cpu, cuda, device, metal, opencl, rocm, vulkan
 from rvm.runtime.packed_func import get_global_func, register_func
-from rvm.support.errors import RVMError
+from rvm.support.errors import RVMError, TVMError
 
 __version__ = "0.1.0"
 
@@ -46,5 +46,5 @@ def __getattr__(name):
     raise AttributeError(f"module 'rvm' has no attribute {name!r}")
 
 
-__all__ = ["DataType", "Device", "RVMError", "cpu", "cuda", "device", "get_global_func",
+__all__ = ["DataType", "Device", "RVMError", "TVMError", "cpu", "cuda", "device", "get_global_func",
            "metal", "nd", "opencl", "register_func", "rocm", "runtime", "vulkan"]

@@ -11,8 +11,10 @@ True 2
 """
 from rvm.support.errors import (
     DiagnosticError, InternalError, OpAttributeInvalid, OpAttributeRequired,
-    OpAttributeUnImplemented, OpError, OpNotImplemented, RVMError,
+    OpAttributeUnImplemented, OpError, OpNotImplemented, RVMError, StructInfoError,
+    StructInfoTypeError, TVMError,
 )
 
 __all__ = ["DiagnosticError", "InternalError", "OpAttributeInvalid", "OpAttributeRequired",
-           "OpAttributeUnImplemented", "OpError", "OpNotImplemented", "RVMError"]
+           "OpAttributeUnImplemented", "OpError", "OpNotImplemented", "RVMError", "StructInfoError",
+           "StructInfoTypeError", "TVMError"]

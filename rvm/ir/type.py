@@ -1,5 +1,5 @@
 """Types shared by the IR dialects, as TVM's ``tvm.ir`` has them: ``Type``, ``PrimType``,
-``TupleType`` and ``FuncType``.
+``PointerType``, ``TupleType`` and ``FuncType``.
 
 Relax describes values by StructInfo (shapes included); a Type is the coarser
 static kind of a value that TVM keeps beside it (``relax.analysis.
@@ -9,12 +9,23 @@ compare them field by field.
 >>> FuncType([PrimType("int32")], TupleType([]))
 FuncType([PrimType('int32')], TupleType([]))
 """
+from rvm.ir.base import structural_equal, structural_hash
 from rvm.ir.node import Node
 from rvm.runtime.data_type import DataType
 
 
 class Type(Node):
-    """Base class of types (TVM's ``tvm.ir.Type``)."""
+    """Base class of types (TVM's ``tvm.ir.Type``). Types compare and hash structurally, as
+    TVM's do (``PrimType("int32") == PrimType("int32")``); ``same_as`` is identity."""
+
+    def __eq__(self, other):
+        return isinstance(other, Type) and structural_equal(self, other)
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    def __hash__(self):
+        return structural_hash(self)
 
     def __repr__(self):
         return self._fallback_repr()
@@ -44,6 +55,31 @@ class PrimType(Type):
 
     def _fallback_repr(self):
         return f"PrimType({str(self.dtype)!r})"
+
+
+class PointerType(Type):
+    """The type of a pointer to ``element_type`` values in memory of ``storage_scope`` (the
+    type annotation of a TIR handle variable, TVM's ``tvm.ir.PointerType``).
+
+    >>> PointerType(PrimType("float32"), "global.texture").storage_scope
+    'global.texture'
+    """
+
+    _fields = ("element_type", "storage_scope")
+
+    def __init__(self, element_type, storage_scope="", span=None):
+        if not isinstance(element_type, Type):
+            raise TypeError(f"PointerType: element_type must be a Type, got "
+                            f"{type(element_type).__name__}")
+        if not isinstance(storage_scope, str):
+            raise TypeError(f"PointerType: storage_scope must be a str, got "
+                            f"{type(storage_scope).__name__}")
+        self.element_type = element_type
+        self.storage_scope = storage_scope
+        self.span = span
+
+    def _fallback_repr(self):
+        return f"PointerType({self.element_type!r}, {self.storage_scope!r})"
 
 
 class TupleType(Type):

@@ -131,6 +131,6 @@ class _TaskList(list):
 
 
 def _structural_key(mod):
-    from rvm.ir.structural import structural_equal, structural_hash
+    from rvm.ir.base import structural_equal, structural_hash
 
     return structural_hash(mod), lambda other: structural_equal(other, mod)

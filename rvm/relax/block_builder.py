@@ -15,7 +15,7 @@ import contextlib
 
 from rvm.ir.expr import BaseFunc
 from rvm.ir.module import IRModule
-from rvm.ir.structural import structural_equal, structural_hash
+from rvm.ir.base import structural_equal, structural_hash
 from rvm.relax.binding import BindingBlock, DataflowBlock, MatchCast, SeqExpr, VarBinding
 from rvm.relax.expr import DataflowVar, Tuple, Var
 from rvm.relax.function import Function

@@ -15,7 +15,7 @@ variable when its value's struct info changes, remapping later uses.
 import re
 
 from rvm.ir.expr import GlobalVar
-from rvm.ir.structural import structural_equal
+from rvm.ir.base import structural_equal
 from rvm.relax.binding import BindingBlock, DataflowBlock, MatchCast, SeqExpr, VarBinding
 from rvm.relax.block_builder import BlockBuilder
 from rvm.relax.expr import Call, DataflowVar, If, Tuple, TupleGetItem, Var

@@ -31,6 +31,7 @@ from rvm.relax.expr import (
 from rvm.relax.function import Function
 from rvm.relax.op.registry import Op
 from rvm.relax.struct_info import FuncStructInfo, ObjectStructInfo, TupleStructInfo
+from rvm.support.errors import StructInfoError, StructInfoTypeError
 
 _LEAVES = (Var, Constant, ShapeExpr, PrimValue, StringImm, DataTypeImm, ExternFunc, GlobalVar, Op)
 
@@ -220,9 +221,17 @@ class Normalizer:
         return call
 
     def _infer_call(self, call):
+        """The struct info of ``call``'s result; an argument the operator rejects raises a
+        StructInfoError (a ValueError) or StructInfoTypeError (a TypeError), both RVMErrors."""
         op = call.op
         if isinstance(op, Op):
-            return op.infer_struct_info(call, self)
+            try:
+                return op.infer_struct_info(call, self)
+            except (ValueError, TypeError) as err:  # rejected arguments are rvm errors too
+                wrapped = _as_struct_info_error(err)
+                if wrapped is err:
+                    raise
+                raise wrapped from err
         fsinfo = self._callee_struct_info(op)
         if not isinstance(fsinfo, FuncStructInfo):
             raise ValueError(f"call: the callee {op!r} is not a function (struct info "
@@ -312,3 +321,13 @@ def _callee_name(op):
         return f"'{op.global_symbol}'"
     return type(op).__name__
 
+
+def _as_struct_info_error(err):
+    """``err`` as an RVMError keeping its Python kind: an operator's inference raises plain
+    ValueError/TypeError; TVM users catch ``TVMError``. Errors of other classes pass as they
+    are."""
+    if type(err) is ValueError:
+        return StructInfoError(str(err))
+    if type(err) is TypeError:
+        return StructInfoTypeError(str(err))
+    return err

@@ -53,7 +53,9 @@ def function_decorator(kind, func, options, env):
         """Applies the decorator to ``f``."""
         if _in_class(f):
             return DeferredFunction(f, kind, options)
-        return parse_object(f, env)
+        parsed = parse_object(f, env)
+        parsed.__name__ = f.__name__  # as TVM's: the parsed function keeps the Python name
+        return parsed
 
     return decorate(func) if func is not None else decorate
 

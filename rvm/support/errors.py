@@ -12,12 +12,26 @@ class RVMError(RuntimeError):
     the base class of every rvm exception."""
 
 
+# TVM's name of the base class, so ``except tvm.TVMError`` written for TVM catches rvm's errors.
+TVMError = RVMError
+
+
 class DiagnosticError(RVMError):
     """A program rejected with a diagnostic that points at its source (script parse errors)."""
 
 
 class InternalError(RVMError):
     """A broken invariant inside rvm (a bug, not bad input)."""
+
+
+class StructInfoError(RVMError, ValueError):
+    """A call whose arguments its operator or callee rejects while inferring the struct info of
+    the result (TVM raises its ``TVMError``); a ValueError too."""
+
+
+class StructInfoTypeError(RVMError, TypeError):
+    """A call whose arguments have a kind its operator rejects while inferring the struct info
+    of the result (a shape where a tensor is expected); a TypeError too."""
 
 
 class OpError(RVMError):

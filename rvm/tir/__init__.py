@@ -13,7 +13,7 @@ from rvm.tir.op import (
     cast, ceil, const, cos, cosh, div, erf, exp, exp2, fabs, floor, floordiv, floormod,
     if_then_else, indexdiv, indexmod, isfinite, isinf, isnan, log, log1p, log2, log10, max,
     max_value, min, min_value, pow, power, round, rsqrt, sigmoid, sin, sinh, sqrt, tan, tanh,
-    trunc, truncdiv, truncmod,
+    trunc, truncdiv, truncmod, vscale,
 )  # op attaches PrimExprWithOp's Python operators
 from rvm.tir.expr_printer import expr_text
 from rvm.tir.buffer import Buffer, decl_buffer

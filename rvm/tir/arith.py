@@ -14,7 +14,7 @@ reassociated.
 i * 2
 """
 from rvm.ir.expr import PrimExpr
-from rvm.ir.structural import structural_equal
+from rvm.ir.base import structural_equal
 from rvm.tir import expr as _e
 from rvm.tir import op as _op
 from rvm.tir.free_vars import free_vars

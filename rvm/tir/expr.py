@@ -10,6 +10,7 @@ import numpy as np
 
 from rvm.ir.expr import PrimExpr
 from rvm.ir.node import Node
+from rvm.ir.type import PointerType, PrimType, Type
 from rvm.runtime.data_type import DataType
 
 
@@ -41,12 +42,26 @@ class Var(PrimExprWithOp):
 
     def __init__(self, name_hint="v", dtype="int32", span=None):
         self.name_hint = name_hint
+        if isinstance(dtype, PrimType):
+            dtype = dtype.dtype
+        if isinstance(dtype, PointerType):  # a handle to typed memory, as TVM's
+            self._type_annotation = dtype
+            dtype = "handle"
+        elif isinstance(dtype, Type):
+            raise TypeError(f"Var {name_hint!r}: a TIR variable's type is a dtype, a PrimType "
+                            f"or a PointerType, got {type(dtype).__name__}")
         self.dtype = DataType(dtype)
         self.span = span
 
     @property
     def name(self):
         return self.name_hint
+
+    @property
+    def type_annotation(self):
+        """The variable's type: its PointerType when made from one, else ``PrimType(dtype)``."""
+        annotation = getattr(self, "_type_annotation", None)
+        return annotation if annotation is not None else PrimType(self.dtype)
 
 
 class SizeVar(Var):
@@ -254,10 +269,12 @@ class Let(PrimExprWithOp):
     _binding_fields = ("var",)
 
     def __init__(self, var, value, body, span=None):
+        if not isinstance(var, Var):
+            raise TypeError(f"Let expects a Var to bind, got {type(var).__name__}")
         self.var = var
         self.value = convert(value, var.dtype)
-        self.body = body
-        self.dtype = body.dtype
+        self.body = convert(body)
+        self.dtype = self.body.dtype
         self.span = span
 
 
@@ -282,9 +299,14 @@ class Ramp(PrimExprWithOp):
     _fields = ("base", "stride", "lanes")
 
     def __init__(self, base, stride, lanes, span=None):
+        if not isinstance(base, PrimExpr) or not isinstance(stride, PrimExpr):
+            base, stride = match_dtypes(base, stride)  # Ramp(1, 2, 10): ints become int32
+        if base.dtype != stride.dtype:
+            raise TypeError(f"Ramp expects base and stride of one dtype, got {base.dtype} "
+                            f"and {stride.dtype}")
         self.base = base
         self.stride = stride
-        self.lanes = int(lanes)
+        self.lanes = _lane_count(lanes, "Ramp")
         self.dtype = base.dtype.with_lanes(self.lanes)
         self.span = span
 
@@ -295,10 +317,23 @@ class Broadcast(PrimExprWithOp):
     _fields = ("value", "lanes")
 
     def __init__(self, value, lanes, span=None):
-        self.value = value
-        self.lanes = int(lanes)
-        self.dtype = value.dtype.with_lanes(self.lanes)
+        self.value = convert(value)
+        self.lanes = _lane_count(lanes, "Broadcast")
+        self.dtype = self.value.dtype.with_lanes(self.lanes)
         self.span = span
+
+
+def _lane_count(lanes, who):
+    """``lanes`` as a positive int: an int or an integer constant (TVM passes IntImm). rvm's
+    vectors have a fixed width, so a lane count using ``vscale()`` is refused."""
+    if isinstance(lanes, IntImm) and lanes.dtype.is_int:
+        lanes = lanes.value
+    if isinstance(lanes, bool) or not isinstance(lanes, (int, np.integer)):
+        raise TypeError(f"{who}: lanes must be a constant int (rvm has no scalable vectors), "
+                        f"got {lanes!r}")
+    if lanes < 1:
+        raise ValueError(f"{who}: lanes must be positive, got {lanes}")
+    return int(lanes)
 
 
 class BufferLoad(PrimExprWithOp):
@@ -307,8 +342,10 @@ class BufferLoad(PrimExprWithOp):
     _fields = ("buffer", "indices")
 
     def __init__(self, buffer, indices, span=None):
+        if not hasattr(buffer, "shape") or not hasattr(buffer, "data"):
+            raise TypeError(f"BufferLoad expects a Buffer, got {type(buffer).__name__}")
         self.buffer = buffer
-        self.indices = tuple(indices)
+        self.indices = tuple(convert(i) for i in indices)  # BufferLoad(buf, [1, 2]) as TVM
         if len(self.indices) != len(buffer.shape):
             raise ValueError(f"buffer {buffer.name!r} has {len(buffer.shape)} dimensions, "
                              f"got {len(self.indices)} indices")

@@ -271,6 +271,13 @@ def call_intrin(dtype, op_name, *args):
     return _e.Call(dtype, op_name, [a if _is_node_arg(a) else convert(a) for a in args])
 
 
+def vscale():
+    """The scalable-vector multiplier of the target (TVM's ``tir.vscale()``): a call of the
+    intrinsic ``tir.vscale``, int32. rvm's C kernels have fixed-width vectors only, so a
+    vector whose lane count uses it is refused when made."""
+    return _e.Call("int32", "tir.vscale", [])
+
+
 def _is_node_arg(x):
     return hasattr(x, "_fields") and not isinstance(x, PrimExpr)
 

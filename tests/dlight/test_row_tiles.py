@@ -9,7 +9,7 @@ import pytest
 import rvm
 from rvm import relax
 from rvm.dlight import CPUInfo, RULES, schedule_func
-from rvm.ir.structural import assert_structural_equal
+from rvm.ir.base import assert_structural_equal
 from rvm.script import tir as T
 
 INFO = CPUInfo(vector_bytes=64, cores=2)

@@ -3,7 +3,7 @@ AVX-512: 16 float32 lanes)."""
 import pytest
 
 from rvm.dlight import CPUInfo, RULES, schedule_func
-from rvm.ir.structural import assert_structural_equal
+from rvm.ir.base import assert_structural_equal
 from rvm.script import ir as I
 from rvm.script import tir as T
 

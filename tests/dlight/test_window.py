@@ -1,7 +1,7 @@
 """The window rule (convolutions, pooling), Before/After in script form on representative
 shapes (2 cores, AVX-512: 16 float32 lanes)."""
 from rvm.dlight import CPUInfo, RULES, schedule_func
-from rvm.ir.structural import assert_structural_equal
+from rvm.ir.base import assert_structural_equal
 from rvm.script import ir as I
 from rvm.script import tir as T
 

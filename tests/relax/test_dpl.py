@@ -2,7 +2,7 @@
 import pytest
 
 from rvm import relax
-from rvm.ir.structural import assert_structural_equal
+from rvm.ir.base import assert_structural_equal
 from rvm.relax.analysis import get_var2val
 from rvm.relax.dpl import (
     is_const, is_op, is_tuple, is_tuple_get_item, match, rewrite_call, wildcard,

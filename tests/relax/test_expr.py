@@ -3,7 +3,7 @@ import pytest
 
 import rvm
 from rvm import tir
-from rvm.ir.structural import structural_equal
+from rvm.ir.base import structural_equal
 from rvm.relax.expr import (
     Call,
     Constant,

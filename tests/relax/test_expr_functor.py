@@ -1,7 +1,7 @@
 import numpy as np
 
 from rvm import tir
-from rvm.ir.structural import structural_equal
+from rvm.ir.base import structural_equal
 from rvm.relax.analysis.well_formed import well_formed
 from rvm.relax.binding import DataflowBlock, MatchCast
 from rvm.relax.block_builder import BlockBuilder

@@ -1,7 +1,7 @@
 import pytest
 
 from rvm import tir
-from rvm.ir.structural import structural_equal
+from rvm.ir.base import structural_equal
 from rvm.relax.expr import ShapeExpr, Var
 from rvm.relax.struct_info import (
     FuncStructInfo,

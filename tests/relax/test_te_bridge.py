@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from rvm import te, tir
-from rvm.ir.structural import structural_equal
+from rvm.ir.base import structural_equal
 from rvm.relax.analysis.well_formed import well_formed, well_formed_errors
 from rvm.relax.binding import DataflowBlock
 from rvm.relax.block_builder import BlockBuilder

@@ -10,7 +10,7 @@ import pytest
 
 from rvm.ir.expr import GlobalVar
 from rvm.ir.module import IRModule
-from rvm.ir.structural import assert_structural_equal, structural_equal
+from rvm.ir.base import assert_structural_equal, structural_equal
 from rvm.relax.expr import ExternFunc
 from rvm.relax.struct_info import TupleStructInfo
 from rvm.script import ParseError, from_source

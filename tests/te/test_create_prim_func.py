@@ -1,7 +1,7 @@
 import pytest
 
 from rvm import te, tir
-from rvm.ir.structural import assert_structural_equal, structural_equal
+from rvm.ir.base import assert_structural_equal, structural_equal
 
 
 def _matmul_relu():

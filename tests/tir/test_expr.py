@@ -1,7 +1,7 @@
 import pytest
 
 from rvm import tir
-from rvm.ir.structural import structural_equal
+from rvm.ir.base import structural_equal
 
 
 def test_operators_build_nodes_with_matched_dtypes():

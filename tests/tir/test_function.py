@@ -2,7 +2,7 @@ import pytest
 
 from rvm import tir
 from rvm.ir.module import IRModule
-from rvm.ir.structural import assert_structural_equal, structural_equal, structural_hash
+from rvm.ir.base import assert_structural_equal, structural_equal, structural_hash
 from tests.tir.builders import matmul_func, relu_func
 
 
@@ -64,7 +64,7 @@ def test_attribute_mismatch_in_module():
 def test_block_name_is_not_structure():
     """As in TVM, blocks compare (and hash) equal up to their names: a module with an unnamed
     ``T.block()`` equals the same module built by emit_te with named blocks."""
-    from rvm.ir.structural import structural_hash
+    from rvm.ir.base import structural_hash
 
     f = matmul_func()
     renamed = f.with_body(f.body.with_fields(block=f.body.block.with_fields(name_hint="other")))

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import rvm
-from rvm.ir.structural import assert_structural_equal
+from rvm.ir.base import assert_structural_equal
 from rvm.script import tir as T
 from rvm.tir.buffer import decl_buffer
 

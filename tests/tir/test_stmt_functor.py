@@ -1,5 +1,5 @@
 from rvm import tir
-from rvm.ir.structural import structural_equal
+from rvm.ir.base import structural_equal
 from tests.tir.builders import matmul_func
 
 

@@ -31,7 +31,7 @@ every question fails, so the remaining accesses are guarded, never assumed.
 import math
 from fractions import Fraction
 
-from rvm.ir.structural import structural_equal, structural_hash
+from rvm.ir.base import structural_equal, structural_hash
 from rvm.tir import expr as E
 
 _RING = (E.Add, E.Sub, E.Mul)

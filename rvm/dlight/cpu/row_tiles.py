@@ -19,7 +19,7 @@ the copy over the remainder with fresh loop variables and blocks (named
 outputs and each schedules alone: full tiles of exactly ``rows`` rows, then at
 most ``rows - 1`` rows one at a time.
 """
-from rvm.ir.structural import structural_equal
+from rvm.ir.base import structural_equal
 from rvm.tir import op as _op
 from rvm.tir.buffer import decl_buffer
 from rvm.tir.expr import IntImm, IterVar, Var

@@ -24,7 +24,7 @@ def _group_of(context):
     mod = getattr(context, "mod", None)
     if mod is None:
         return "default"
-    from rvm.ir.structural import structural_hash
+    from rvm.ir.base import structural_hash
 
     return str(structural_hash(mod))
 

@@ -9,7 +9,7 @@ it has records, else the fingerprint with the most records.
 import collections
 import threading
 
-from rvm.ir.structural import structural_hash
+from rvm.ir.base import structural_hash
 from rvm.meta_schedule.database.workload import Workload, workload_module
 from rvm.runtime.compiler import default_compiler
 from rvm.support.hardware import hardware_fingerprint

@@ -7,7 +7,7 @@ form, so a kernel taken out of a Relax module and the same kernel given to
 ``[structural hash as a decimal string, script text]``.
 """
 from rvm.ir.module import IRModule
-from rvm.ir.structural import structural_equal, structural_hash
+from rvm.ir.base import structural_equal, structural_hash
 from rvm.tir.function import PrimFunc
 
 

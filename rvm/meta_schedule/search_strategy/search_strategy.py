@@ -17,7 +17,7 @@ candidates and a finished one measures nothing.
 """
 import collections
 
-from rvm.ir.structural import structural_hash
+from rvm.ir.base import structural_hash
 from rvm.meta_schedule.arg_info import ArgInfo
 from rvm.meta_schedule.measure_candidate import MeasureCandidate
 from rvm.tir.schedule.schedule import Schedule

@@ -6,7 +6,7 @@ defines ``n``; ``(n * 2,)`` only uses it) and may be *used* anywhere after.
 """
 from rvm.ir.expr import PrimExpr
 from rvm.ir.node import Node
-from rvm.ir.structural import structural_equal
+from rvm.ir.base import structural_equal
 from rvm.relax.expr import ShapeExpr, Var
 from rvm.relax.struct_info import (
     FuncStructInfo,

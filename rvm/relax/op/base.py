@@ -10,7 +10,7 @@ function directly; it is impure, so it cannot appear in a dataflow block.
 inputs the kernel overwrites instead of fresh tensors.
 """
 from rvm.ir.expr import GlobalVar, RelaxExpr
-from rvm.ir.structural import structural_equal
+from rvm.ir.base import structural_equal
 from rvm.relax.expr import Call, ExternFunc, ShapeExpr, Tuple
 from rvm.relax.op.registry import Op, register_op
 from rvm.relax.struct_info import (

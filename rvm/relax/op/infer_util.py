@@ -7,7 +7,7 @@ versus found: ``relax.nn.conv2d: argument 'weight' expects a rank-4 tensor, got 
 import operator
 
 from rvm.ir.expr import PrimExpr
-from rvm.ir.structural import structural_equal
+from rvm.ir.base import structural_equal
 from rvm.relax.op.registry import attr_value
 from rvm.relax.struct_info import TensorStructInfo
 from rvm.tir import op as tir_op
@@ -17,14 +17,15 @@ from rvm.tir.expr_printer import dim_text
 
 
 def tensor_arg(call, index, op_name, name=None):
-    """The TensorStructInfo of argument ``index`` (ValueError naming the op otherwise)."""
+    """The TensorStructInfo of argument ``index``; a missing argument is a ValueError and an
+    argument of another kind a TypeError (as TVM's), both naming the op."""
     if index >= len(call.args):
         raise ValueError(f"{op_name} expects at least {index + 1} argument(s), got "
                          f"{len(call.args)}")
     sinfo = call.args[index].struct_info_
     if not isinstance(sinfo, TensorStructInfo):
         what = f"'{name}'" if name else str(index)
-        raise ValueError(f"{op_name}: argument {what} must be a tensor, got struct info "
+        raise TypeError(f"{op_name}: argument {what} must be a tensor, got struct info "
                          f"{sinfo!r}")
     return sinfo
 
@@ -88,11 +89,12 @@ def check_dim_match(a, b, op_name, what):
 
 
 def unify_dtype(a, b, op_name):
-    """The common dtype of two operands (None if either is unknown); mismatches are errors."""
+    """The common dtype of two operands (None if either is unknown); a mismatch is a TypeError,
+    as in TVM."""
     if a is None or b is None:
         return None
     if a != b:
-        raise ValueError(f"{op_name}: operand dtypes differ, {a} vs {b}; expected equal dtypes "
+        raise TypeError(f"{op_name}: operand dtypes differ, {a} vs {b}; expected equal dtypes "
                          "(insert astype)")
     return a
 

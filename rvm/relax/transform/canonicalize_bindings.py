@@ -26,7 +26,7 @@ tensor read it from the kernel that made it, so FuseOps sees them connected.
 >>> CanonicalizeBindings()(IRModule({"main": main}))["main"].body.blocks[0].bindings[3].value.args[0].name_hint
 'x'
 """
-from rvm.ir.structural import structural_equal
+from rvm.ir.base import structural_equal
 from rvm.relax.expr import DataflowVar, Tuple, TupleGetItem, Var
 from rvm.relax.expr_functor import ExprMutator
 from rvm.relax.transform.function_pass import function_pass

@@ -17,7 +17,7 @@ dimension fixed in a kernel but symbolic in the caller, a value that is not a
 """
 from rvm.ir.expr import GlobalVar
 from rvm.ir.module import IRModule
-from rvm.ir.structural import structural_equal
+from rvm.ir.base import structural_equal
 from rvm.relax.analysis.struct_info_analysis import derive_call_ret_struct_info
 from rvm.relax.analysis.var_analysis import all_global_vars
 from rvm.relax.binding import VarBinding

@@ -5,7 +5,7 @@ tensor of slots. Dimensions such as ``n * 2`` or ``n // 4`` are computed by a
 generated PrimFunc that reads the slots of ``n`` and writes the slot of the
 result; it is compiled with the other kernels and called with the heap.
 """
-from rvm.ir.structural import structural_equal
+from rvm.ir.base import structural_equal
 from rvm.tir.free_vars import used_vars
 from rvm.tir.buffer import decl_buffer
 from rvm.tir.expr import Cast, IntImm

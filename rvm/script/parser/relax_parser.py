@@ -1,9 +1,10 @@
 """Parsing ``@R.function`` functions: signatures with symbolic shapes, bindings, dataflow
 blocks, ``if``/``else`` and ``return``."""
 import ast
+import types
 
 from rvm.ir.expr import GlobalVar, PrimExpr, RelaxExpr
-from rvm.ir.structural import structural_equal
+from rvm.ir.base import structural_equal
 from rvm.relax import expr as _r
 from rvm.relax import struct_info as _si
 from rvm.relax.binding import BindingBlock, DataflowBlock, MatchCast, SeqExpr, VarBinding
@@ -157,6 +158,11 @@ class RelaxParser(TIRParser):
                 raise self.error(node, f"an ExternFunc call takes sinfo_args= only, got "
                                        f"{sorted(unknown)}")
             return call_packed(self, node, func, *args, **kwargs)
+        name = _script_name(func)
+        if name is not None:  # relax.call_tir(...), relax.op.add(...): the R. builtin it is
+            builtin = self.tables["relax"].get(name) or self.dynamic_builtin("relax", name)
+            if builtin is not None:
+                return super().call(builtin, args, kwargs, node)
         return super().call(func, args, kwargs, node)
 
     def ir_binop(self, node, op, lhs, rhs):
@@ -526,4 +532,41 @@ def declare_signatures(ctx, fdefs):
         params, ret = parser.signature(fdef)
         ret = ret if ret is not None else _si.ObjectStructInfo()
         ctx.global_vars[fdef.name].struct_info_ = _si.FuncStructInfo(
-            [p.struct_info_ for p in params], ret)
+            [p.struct_info_ for p in params], ret, _declared_purity(parser, fdef))
+
+
+def _declared_purity(parser, fdef):
+    """The ``pure=`` option of ``fdef``'s ``@R.function(...)`` decorator (True when absent)."""
+    for deco in fdef.decorator_list:
+        if isinstance(deco, ast.Call):
+            for kw in deco.keywords:
+                if kw.arg == "pure":
+                    return bool(parser.eval(kw.value))
+    return True
+
+
+_SCRIPT_NAMES = {}
+
+
+def _script_name(func):
+    """The dotted ``R.`` name (``"call_tir"``, ``"nn.relu"``) of the Python object ``func`` when
+    it is one of the R namespace's objects (``relax.call_tir is R.call_tir``), else None."""
+    if not callable(func) or isinstance(func, Builtin):
+        return None
+    if not _SCRIPT_NAMES:
+        from rvm.script.parser import relax as r_namespace  # the R module, built after this one
+
+        def collect(owner, prefix, depth):
+            for attr in dir(owner):
+                if attr.startswith("_"):
+                    continue
+                value = getattr(owner, attr, None)
+                if isinstance(value, types.ModuleType):
+                    if depth < 1 and value.__name__.startswith("rvm.relax.op"):
+                        collect(value, f"{prefix}{attr}.", depth + 1)
+                elif callable(value) and not isinstance(value, type):
+                    _SCRIPT_NAMES.setdefault(id(value), (value, prefix + attr))
+
+        collect(r_namespace, "", 0)
+    found = _SCRIPT_NAMES.get(id(func))
+    return found[1] if found is not None and found[0] is func else None

@@ -19,7 +19,9 @@ intrinsics (``tir_intrinsics``) also work from plain Python, as in TVM.
 """
 from rvm.tir import expr as _e
 from rvm.tir.expr import Cast as _Cast, Select as _Select
+from rvm.ir.type import PointerType as _PointerType, PrimType as _PrimType
 from rvm.tir import op as _op
+from rvm.tir.buffer import decl_buffer as _decl_buffer
 from rvm.script._decorators import Annotation, function_decorator, frame_depth_env
 from rvm.script.parser.tir_builtins import DTYPES as _DTYPES, TIR_TABLE as _TABLE
 from rvm.script.parser.tir_intrinsics import FUNCTIONS as _INTRINSICS, meta_var
@@ -47,8 +49,33 @@ def _scalar(dtype):
 for _dtype in _DTYPES:
     globals()[_dtype] = _scalar(_dtype)
 
-handle = Annotation("handle")
-Buffer = Annotation("Buffer")
+class _BufferAnnotation(Annotation):
+    """``T.Buffer``: an annotation for the parser; called from Python with the arguments of
+    ``tir.decl_buffer`` (``T.Buffer((128, 128), "float32")``) it is that Buffer, as in TVM.
+    Arguments only the parser understands (names of the function) keep the annotation."""
+
+    def __call__(self, *args, **kwargs):
+        try:
+            return _decl_buffer(*args, **kwargs)
+        except (TypeError, ValueError):
+            return Annotation(self.name, args, kwargs)
+
+
+class _HandleAnnotation(Annotation):
+    """``T.handle``: an annotation for the parser; ``T.handle("float32", "global")`` called from
+    Python is a handle Var pointing to that dtype in that storage scope, as in TVM."""
+
+    def __call__(self, dtype=None, storage_scope="global", **kwargs):
+        if isinstance(dtype, str) and isinstance(storage_scope, str) and not kwargs:
+            try:
+                return _e.Var("handle", _PointerType(_PrimType(dtype), storage_scope))
+            except (TypeError, ValueError):
+                pass
+        return Annotation(self.name, (dtype, storage_scope), kwargs)
+
+
+handle = _HandleAnnotation("handle")
+Buffer = _BufferAnnotation("Buffer")
 exp, log, sqrt, tanh, sigmoid, erf = _op.exp, _op.log, _op.sqrt, _op.tanh, _op.sigmoid, _op.erf
 fabs, pow, if_then_else, call_packed = _op.fabs, _op.pow, _op.if_then_else, _op.call_packed
 max, min, floordiv, floormod = _op.max, _op.min, _op.floordiv, _op.floormod

@@ -88,15 +88,19 @@ def parse_for(parser, node):
             _check_int(parser, arg, extent, "a loop extent")
             loops.append((name, 0, extent, _s.ForKind.SERIAL, {}))
     else:
-        parser.check_arity(spec.node, f"T.{spec.kind}", spec.args, 1, 2)
+        args, arg_nodes, spec_kwargs = spec.args, spec.node.args, dict(spec.kwargs)
+        if (spec.kind == "thread_binding" and len(args) in (2, 3) and isinstance(args[-1], str)
+                and "thread" not in spec_kwargs):  # T.thread_binding(extent, "threadIdx.x")
+            args, arg_nodes, spec_kwargs["thread"] = args[:-1], arg_nodes[:-1], args[-1]
+        parser.check_arity(spec.node, f"T.{spec.kind}", args, 1, 2)
         name = parser.target_names(node.target, 1)[0]
-        if len(spec.args) == 1:
-            lo, extent = 0, spec.args[0]
+        if len(args) == 1:
+            lo, extent = 0, args[0]
         else:
-            lo, extent = bounds(parser, spec.node.args[0], spec.node.args[1])
+            lo, extent = bounds(parser, arg_nodes[0], arg_nodes[1])
         _check_int(parser, spec.node, extent, "a loop extent")
         _check_int(parser, spec.node, lo, "a loop start")
-        kwargs = dict(spec.kwargs)
+        kwargs = spec_kwargs
         extra = set(kwargs) - {"annotations", "thread"}
         if extra:
             raise parser.error(spec.node, f"T.{spec.kind}: unexpected argument(s) "

@@ -2,7 +2,7 @@
 import numpy as np
 
 from rvm.ir.expr import GlobalVar
-from rvm.ir.structural import structural_equal
+from rvm.ir.base import structural_equal
 from rvm.ir.node import Node
 from rvm.relax import expr as _r
 from rvm.relax import struct_info as _si

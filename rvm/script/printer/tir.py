@@ -1,6 +1,6 @@
 """PrimFuncs and TIR statements as script text (``@T.prim_func``, ``T.grid``, ``T.block``)."""
 from rvm.ir.expr import PrimExpr
-from rvm.ir.structural import structural_equal
+from rvm.ir.base import structural_equal
 from rvm.tir import expr as _e
 from rvm.tir import stmt as _s
 from rvm.tir.free_vars import used_vars

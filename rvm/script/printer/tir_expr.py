@@ -1,6 +1,6 @@
 """The TVMScript dialect of the TIR expression printer: names from the printer's scopes,
 intrinsic calls the parser reads back, buffer indices and range ends that round-trip."""
-from rvm.ir.structural import structural_equal
+from rvm.ir.base import structural_equal
 from rvm.tir import expr as _e
 from rvm.tir.expr_printer import int_text, quote
 from rvm.tir.expr_printer import ExprPrinter as _ScriptSyntax

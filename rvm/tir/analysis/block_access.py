@@ -6,7 +6,7 @@ ranges (``vi * 4 + l`` with ``0 <= l < 4`` covers ``[vi * 4, vi * 4 + 4)``).
 Regions of one buffer are merged into their bounding box.
 """
 from rvm.ir.expr import PrimExpr
-from rvm.ir.structural import structural_equal
+from rvm.ir.base import structural_equal
 from rvm.tir import op as _op
 from rvm.tir.free_vars import used_vars
 from rvm.tir.arith import Analyzer, _is_int

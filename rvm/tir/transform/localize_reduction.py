@@ -22,7 +22,7 @@ Nests where this is not provably equivalent (the output element revisited
 by an outer loop, a block predicate, other reads of the output) are left as
 they are; LowerInitBlock then guards their init.
 """
-from rvm.ir.structural import structural_equal
+from rvm.ir.base import structural_equal
 from rvm.tir import op as _op
 from rvm.tir.free_vars import used_vars
 from rvm.tir.analysis.index_eval import is_injective_on_grid

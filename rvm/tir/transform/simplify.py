@@ -8,7 +8,7 @@ iteration are replaced by their body.
     for j in range(4):                          for j in range(4):
         B[i * 4 + j + 0] = A[(i * 4 + j) // 4]    ->  B[i * 4 + j] = A[i]
 """
-from rvm.ir.structural import structural_equal
+from rvm.ir.base import structural_equal
 from rvm.tir.arith import Analyzer
 from rvm.tir.expr import IntImm, Range
 from rvm.tir.op import const, max_value

@@ -4,7 +4,7 @@ import json
 import pytest
 
 from rvm.ir.module import IRModule
-from rvm.ir.structural import structural_equal
+from rvm.ir.base import structural_equal
 from rvm.meta_schedule.arg_info import TensorInfo
 from rvm.meta_schedule.database import (
     JSONDatabase, MemoryDatabase, TuningRecord, Workload, workload_module,

@@ -8,7 +8,7 @@ from rvm import relax
 from rvm.relax.frontend import detach_params
 from rvm.relax.frontend.torch import from_exported_program
 from rvm.relax.frontend.torch import GraphImportError
-from rvm.ir.structural import assert_structural_equal
+from rvm.ir.base import assert_structural_equal
 from rvm.script import from_source
 from tests.relax.frontend.torch_models import MLP, assert_close, run_torch, seeded, torch
 

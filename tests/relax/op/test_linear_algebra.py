@@ -2,7 +2,7 @@ import pytest
 
 from rvm import tir
 from rvm.relax.expr import Var
-from rvm.ir.structural import assert_structural_equal
+from rvm.ir.base import assert_structural_equal
 from rvm.relax.op.linear_algebra import linear, matmul
 from rvm.script import from_source
 from rvm.relax.struct_info import TensorStructInfo

@@ -78,7 +78,7 @@ def test_conv2d_errors(infer):
     with pytest.raises(ValueError, match="'kernel_layout': layout 'NCHW': expected a "
                                          "permutation of 'OIHW'"):
         nn.conv2d(t((1, 3, 8, 8)), t((4, 3, 3, 3)), kernel_layout="NCHW")
-    with pytest.raises(ValueError, match="operand dtypes differ, float32 vs float16"):
+    with pytest.raises(TypeError, match="operand dtypes differ, float32 vs float16"):
         infer(nn.conv2d(t((1, 3, 8, 8)), t((4, 3, 3, 3), "float16")))
 
 

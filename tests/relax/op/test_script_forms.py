@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from rvm.ir.structural import assert_structural_equal
+from rvm.ir.base import assert_structural_equal
 from rvm.relax.expr import Call, Var
 from rvm.relax.op.registry import Op
 from rvm.relax.struct_info import TensorStructInfo

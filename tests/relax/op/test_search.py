@@ -22,7 +22,7 @@ def test_where_broadcasts_all_three(infer):
     with pytest.raises(ValueError, match="relax.where: argument 'condition' must be a bool "
                                          "tensor, got float32"):
         infer(where(t((2,)), t((2,)), t((2,))))
-    with pytest.raises(ValueError, match="float32 vs int32"):
+    with pytest.raises(TypeError, match="float32 vs int32"):
         infer(where(t((2,), "bool"), t((2,)), t((2,), "int32")))
     with pytest.raises(ValueError, match="dimension 0 is 2 vs 3"):
         infer(where(t((2,), "bool"), t((3,)), t((3,))))

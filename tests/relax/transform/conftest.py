@@ -4,7 +4,7 @@ import ast
 
 import pytest
 
-from rvm.ir.structural import assert_structural_equal
+from rvm.ir.base import assert_structural_equal
 from rvm.script import from_source
 from rvm.ir.transform import PassContext, PassInstrument
 

@@ -1,5 +1,5 @@
 """AnnotateTIROpPattern: every kernel gets its fusion pattern as the op_pattern attribute."""
-from rvm.ir.structural import assert_structural_equal
+from rvm.ir.base import assert_structural_equal
 from rvm.script import ir as I
 from rvm.script import relax as R
 from rvm.script import tir as T

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from rvm.ir.structural import assert_structural_equal
+from rvm.ir.base import assert_structural_equal
 from rvm.relax.block_builder import BlockBuilder
 from rvm.relax.expr import Constant, Var
 from rvm.relax.op.base import call_dps_packed

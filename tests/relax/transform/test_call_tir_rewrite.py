@@ -1,6 +1,6 @@
 """CallTIRRewrite: call_tir / call_dps_packed become an allocation plus a call writing into it."""
 from rvm.ir.module import IRModule
-from rvm.ir.structural import assert_structural_equal
+from rvm.ir.base import assert_structural_equal
 from rvm.relax.expr import ShapeExpr, Tuple, TupleGetItem
 from rvm.relax.struct_info import TupleStructInfo
 from rvm.script import ir as I

@@ -1,5 +1,5 @@
 """CanonicalizeBindings: uses read values where they are made, not through copies or tuples."""
-from rvm.ir.structural import assert_structural_equal
+from rvm.ir.base import assert_structural_equal
 from rvm.script import ir as I
 from rvm.script import relax as R
 from rvm.relax.transform.canonicalize_bindings import CanonicalizeBindings

@@ -1,5 +1,5 @@
 """DeadCodeElimination: unused pure bindings and unreachable functions are removed."""
-from rvm.ir.structural import assert_structural_equal
+from rvm.ir.base import assert_structural_equal
 from rvm.script import ir as I
 from rvm.script import relax as R
 from rvm.relax.transform.dead_code_elimination import DeadCodeElimination

@@ -9,7 +9,7 @@ import pytest
 
 import rvm
 from rvm import te, tir
-from rvm.ir.structural import assert_structural_equal
+from rvm.ir.base import assert_structural_equal
 from rvm.relax.block_builder import BlockBuilder
 from rvm.relax.expr import Constant, Var, const
 from rvm.relax.op.binary import add, multiply, subtract

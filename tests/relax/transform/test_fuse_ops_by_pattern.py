@@ -1,7 +1,7 @@
 """FuseOpsByPattern: pattern matches become composite functions (Before/Expected)."""
 import pytest
 
-from rvm.ir.structural import assert_structural_equal
+from rvm.ir.base import assert_structural_equal
 from rvm.relax.backend import get_patterns_with_prefix
 from rvm.relax.dpl import is_const, is_op, wildcard
 from rvm.script import ir as I

@@ -3,7 +3,7 @@ import numpy as np
 
 import rvm
 from rvm import relax
-from rvm.ir.structural import assert_structural_equal
+from rvm.ir.base import assert_structural_equal
 from rvm.script import ir as I
 from rvm.script import relax as R
 from rvm.script import tir as T

@@ -1,6 +1,6 @@
 """KillAfterLastUse: vm.kill_object after the last use of each bound variable."""
 from rvm.ir.module import IRModule
-from rvm.ir.structural import assert_structural_equal
+from rvm.ir.base import assert_structural_equal
 from rvm.relax.binding import BindingBlock, SeqExpr, VarBinding
 from rvm.relax.expr import If, Tuple, Var
 from rvm.relax.function import Function

@@ -6,7 +6,7 @@ import pytest
 
 import rvm
 from rvm import relax
-from rvm.ir.structural import assert_structural_equal
+from rvm.ir.base import assert_structural_equal
 from rvm.relax.block_builder import BlockBuilder
 from rvm.relax.expr import Call, Var
 from rvm.relax import op as O

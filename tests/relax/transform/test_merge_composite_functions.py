@@ -4,7 +4,7 @@ import numpy as np
 
 import rvm
 from rvm import relax
-from rvm.ir.structural import assert_structural_equal
+from rvm.ir.base import assert_structural_equal
 from rvm.relax.backend import get_patterns_with_prefix
 from rvm.script import ir as I
 from rvm.script import relax as R

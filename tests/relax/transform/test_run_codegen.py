@@ -5,7 +5,7 @@ import pytest
 
 import rvm
 from rvm import relax
-from rvm.ir.structural import assert_structural_equal
+from rvm.ir.base import assert_structural_equal
 from rvm.runtime.module import Module
 from rvm.script import ir as I
 from rvm.script import relax as R

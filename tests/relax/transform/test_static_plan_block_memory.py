@@ -1,7 +1,7 @@
 """StaticPlanBlockMemory: intermediate tensors go to planned storages, reused once dead."""
 from rvm import tir
 from rvm.ir.module import IRModule
-from rvm.ir.structural import assert_structural_equal
+from rvm.ir.base import assert_structural_equal
 from rvm.relax.expr import DataTypeImm, PrimValue, ShapeExpr, StringImm, Tuple, Var
 from rvm.relax.struct_info import TensorStructInfo
 from rvm.relax.transform.static_plan_block_memory import StaticPlanBlockMemory

@@ -1,6 +1,6 @@
 """ToNonDataflow: dataflow blocks become binding blocks, DataflowVars become Vars."""
 from rvm.ir.module import IRModule
-from rvm.ir.structural import assert_structural_equal
+from rvm.ir.base import assert_structural_equal
 from rvm.relax.analysis.var_analysis import all_vars
 from rvm.relax.binding import BindingBlock, DataflowBlock, SeqExpr, VarBinding
 from rvm.relax.expr import DataflowVar, If, Var

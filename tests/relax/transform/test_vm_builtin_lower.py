@@ -3,7 +3,7 @@ import pytest
 
 from rvm import tir
 from rvm.ir.module import IRModule
-from rvm.ir.structural import assert_structural_equal
+from rvm.ir.base import assert_structural_equal
 from rvm.relax.expr import DataTypeImm, ExternFunc, PrimValue, ShapeExpr, StringImm, Tuple, Var
 from rvm.relax.struct_info import ShapeStructInfo, TensorStructInfo
 from rvm.relax.transform.vm_builtin_lower import VMBuiltinLower

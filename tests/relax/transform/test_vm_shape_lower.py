@@ -3,7 +3,7 @@ import pytest
 
 from rvm import tir
 from rvm.ir.module import IRModule
-from rvm.ir.structural import assert_structural_equal
+from rvm.ir.base import assert_structural_equal
 from rvm.relax.binding import BindingBlock, MatchCast, SeqExpr, VarBinding
 from rvm.relax.expr import DataTypeImm, PrimValue, ShapeExpr, StringImm, Tuple, Var
 from rvm.relax.function import Function

@@ -1,6 +1,6 @@
 """FlattenBuffer: N-d accesses become 1-d accesses at row-major offsets."""
 from rvm import tir
-from rvm.ir.structural import assert_structural_equal
+from rvm.ir.base import assert_structural_equal
 from rvm.tir.transform.flatten_buffer import flatten_buffer
 
 

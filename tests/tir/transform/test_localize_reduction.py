@@ -1,6 +1,6 @@
 """LocalizeReduction: reductions over innermost loops accumulate in a local scalar."""
 from rvm import te, tir
-from rvm.ir.structural import assert_structural_equal
+from rvm.ir.base import assert_structural_equal
 from rvm.tir import IterVar, Range
 from rvm.tir.transform.localize_reduction import SIMD_REDUCTION, localize_reduction
 

@@ -1,6 +1,6 @@
 """LowerInitBlock: T.init becomes initialisation guarded by the start of the reduction."""
 from rvm import tir
-from rvm.ir.structural import assert_structural_equal
+from rvm.ir.base import assert_structural_equal
 from rvm.tir import IterVar, Range
 from rvm.tir.transform.lower_init_block import LowerInitBlock, lower_init_block
 from rvm.ir.module import IRModule

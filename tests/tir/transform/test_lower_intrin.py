@@ -1,6 +1,6 @@
 """LowerIntrin: floor division by sign knowledge, float floordiv/mod, sigmoid and rsqrt."""
 from rvm import tir
-from rvm.ir.structural import assert_structural_equal
+from rvm.ir.base import assert_structural_equal
 from rvm.tir.transform.lower_intrin import lower_intrin
 
 

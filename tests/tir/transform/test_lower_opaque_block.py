@@ -2,7 +2,7 @@
 import pytest
 
 from rvm import tir
-from rvm.ir.structural import assert_structural_equal
+from rvm.ir.base import assert_structural_equal
 from rvm.tir import IterVar, Range
 from rvm.tir.transform.lower_opaque_block import lower_opaque_block
 

@@ -1,6 +1,6 @@
 """Simplify: index arithmetic folds with loop ranges; constant branches disappear."""
 from rvm import tir
-from rvm.ir.structural import assert_structural_equal
+from rvm.ir.base import assert_structural_equal
 from rvm.tir.transform.simplify import simplify_prim_func
 
 

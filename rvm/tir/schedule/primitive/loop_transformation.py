@@ -5,7 +5,7 @@
 
 Splits whose factors do not divide the extent guard the blocks with a predicate.
 """
-from rvm.ir.structural import structural_equal
+from rvm.ir.base import structural_equal
 from rvm.tir import op as _op
 from rvm.tir.expr import IntImm, IterVar, Var
 from rvm.tir.schedule import analysis as _an

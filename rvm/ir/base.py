@@ -1,4 +1,5 @@
-"""Structural equality and hashing of IR with TVM's rules.
+"""Structural equality and hashing of IR with TVM's rules (TVM's ``tvm.ir.base``, where a
+TVM user imports ``assert_structural_equal`` from).
 
 Two values are structurally equal when they have the same node types and
 equal ``_fields``, recursively. Variables (classes with ``_is_var = True``)

@@ -3,7 +3,7 @@ import pytest
 
 from rvm import ir, tir
 from rvm.ir.module import IRModule
-from rvm.ir.structural import assert_structural_equal, structural_equal, structural_hash
+from rvm.ir.base import assert_structural_equal, structural_equal, structural_hash
 
 
 class _Fn(ir.BaseFunc):
