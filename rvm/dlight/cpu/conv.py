@@ -56,7 +56,7 @@ def _row_loop(sch, block, spatial, j):
     return None
 
 
-def _inline_epilogue(sch, blocks, index):
+def inline_epilogue(sch, blocks, index):
     """Inlines the elementwise blocks after ``blocks[index]`` but the last into their
     consumers; returns False when one is not elementwise."""
     for block in blocks[index + 1:]:
@@ -94,7 +94,7 @@ class Window(ScheduleRule):
         spatial, reduction = loops[:first_r], loops[first_r:]
         if not spatial or (const_extent(sch.get(spatial[-1])) or 0) < MIN_WIDTH:
             return False
-        if not _inline_epilogue(sch, blocks, index):
+        if not inline_epilogue(sch, blocks, index):
             return False
         for pad in blocks[:index]:
             schedule_spatial(sch, pad, info)
