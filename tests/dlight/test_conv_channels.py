@@ -170,3 +170,28 @@ def test_grouped_depthwise_and_prime_wide_convs_are_left_to_the_window_rule():
 
     for func in (depthwise, prime_wide):
         assert schedule_func(func, RULES, INFO).get_attr("tir.is_scheduled") == "window"
+
+
+def _conv_func(batch, channels, filters, size):
+    from rvm.te.create_prim_func import create_prim_func
+    from rvm.te.operation import placeholder
+    from rvm.topi.nn import conv2d_nchw
+
+    x = placeholder((batch, channels, size, size), name="x")
+    w = placeholder((filters, channels, 3, 3), name="w")
+    return create_prim_func([x, w, conv2d_nchw(x, w, 1, 1, 1)])
+
+
+@pytest.mark.parametrize("batch,channels,filters,size,parallel", [
+    (64, 8, 16, 14, True),     # the CNN's second conv at batch 64: 14.4 million MACs
+    (64, 1, 8, 28, True),      # its first: 3.6 million
+    (1, 16, 16, 16, False),    # a ResNet 3 x 3 conv at batch 1: 0.6 million
+])
+def test_output_rows_run_in_parallel_from_parallel_min_macs(batch, channels, filters, size,
+                                                             parallel):
+    func = schedule_func(_conv_func(batch, channels, filters, size), RULES, INFO)
+    assert func.get_attr("tir.is_scheduled") == "conv"
+    assert ("T.parallel(" in func.script()) == parallel
+    one_core = schedule_func(_conv_func(batch, channels, filters, size), RULES,
+                             CPUInfo(vector_bytes=64, cores=1))
+    assert "T.parallel(" not in one_core.script()

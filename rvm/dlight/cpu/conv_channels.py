@@ -10,7 +10,7 @@ grouped or depthwise one, whose input channel follows ``f``) but does use ``x``.
 The loops become
 
     W_global[f // width, c, ky, kx, f % width] = W[f, c, ky, kx]   (at build when constant)
-    for n, y                                  (fused; parallel above PARALLEL_MIN_WORK)
+    for n, y                                  (fused; parallel above PARALLEL_MIN_MACS)
       for f_o, x_o:
         acc[rows, width] = 0                      (vectorized over width)
         for c, ky, kx:
@@ -33,9 +33,7 @@ The weight is packed by a copy that carries ``LAYOUT_REWRITE``: a bound weight
 run-time one per call (``F x C x KH x KW`` elements, at most ``1 / (OH x OW)`` of the
 convolution's work).
 """
-from rvm.dlight.analysis import (
-    SPATIAL, loop_kinds, parallel_outer, top_blocks, work, write_dtype,
-)
+from rvm.dlight.analysis import SPATIAL, fuse_or_first, loop_kinds, top_blocks, work, write_dtype
 from rvm.dlight.cpu.conv import inline_epilogue
 from rvm.dlight.cpu.generic import schedule_spatial
 from rvm.dlight.cpu.pack import LAYOUT_REWRITE, param_index
@@ -48,6 +46,13 @@ from rvm.tir.schedule.analysis import const_extent, is_reduction_block
 # tiles); a wider tile of two vectors per column measured slower (ResNet 32 -> 32 channels
 # on 8 x 8: 38 against 63 GFLOPS, one thread).
 MAX_ROWS = 14
+# Multiply-adds from which the output rows run in parallel: an eighth of PARALLEL_MIN_WORK,
+# which was set for naive loops at about a millisecond of serial work; this tile does
+# 2^21 of them in 0.03-0.05 ms (45-65 GFLOPS on one core, more with a short reduction's
+# write-back), so the CNN's convolutions at batch 64 (3.6 and 14.4 million, 0.34 and 0.51
+# ms) and the ResNet's at a symbolic batch go parallel, the ResNet's 3 x 3 ones at a static
+# batch 1 (0.6 million, 15 us) do not.
+PARALLEL_MIN_MACS = 1 << 21
 # Fewer columns per tile leave the FMAs waiting on each other (a 17-wide map: 1 column).
 MIN_ROWS = 4
 
@@ -199,5 +204,7 @@ def _schedule(sch, conv, spatial, reduction, f, x, width, rows, info):
     back_f, back_x = sch.get_loops(acc)[-2:]
     sch.reorder(back_x, back_f)
     sch.vectorize(back_f)
-    parallel_outer(sch, rows_of_output, total, info)
+    outer_loop = fuse_or_first(sch, rows_of_output)
+    if outer_loop is not None and info.cores > 1 and total >= PARALLEL_MIN_MACS:
+        sch.parallel(outer_loop)
     return True
