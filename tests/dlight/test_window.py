@@ -52,7 +52,7 @@ class Pool:
 
 def test_an_nchw_conv_gets_a_tile_of_output_columns_by_output_channels():
     # (the conv rule, before the window rule in RULES, takes this kernel: test_conv_channels)
-    # the pad computed once; per (row, 8 channels) a tile of 8 x 32 accumulators (2 registers
+    # the pad computed once (its loops unfused); per (row, 8 channels) a tile of 8 x 32 accumulators (2 registers
     # a channel), rc/ry/rx outside it: one vector of the padded input feeds 8 FMAs
     @T.prim_func
     def expected(x: T.Buffer((1, 16, 32, 32), "float32"), w: T.Buffer((32, 16, 3, 3), "float32"),
@@ -60,13 +60,10 @@ def test_an_nchw_conv_gets_a_tile_of_output_columns_by_output_channels():
         T.func_attr({"tir.is_scheduled": "window"})
         pad = T.alloc_buffer((1, 16, 34, 34))
         conv_local = T.alloc_buffer((1, 32, 32, 32), scope="local")
-        for n_c_h_fused in range(544):
+        for n, c, h in T.grid(1, 16, 34):
             for v in T.vectorized(34):
                 with T.block("pad"):
-                    vn = T.axis.spatial(1, 0)
-                    vc = T.axis.spatial(16, n_c_h_fused // 34)
-                    vh = T.axis.spatial(34, n_c_h_fused % 34)
-                    vw = T.axis.spatial(34, v)
+                    vn, vc, vh, vw = T.axis.remap("SSSS", [n, c, h, v])
                     T.reads(x[vn, vc, vh - 1, vw - 1])
                     T.writes(pad[vn, vc, vh, vw])
                     pad[vn, vc, vh, vw] = T.if_then_else(

@@ -34,8 +34,7 @@ run-time one per call (``F x C x KH x KW`` elements, at most ``1 / (OH x OW)`` o
 convolution's work).
 """
 from rvm.dlight.analysis import SPATIAL, fuse_or_first, loop_kinds, top_blocks, work, write_dtype
-from rvm.dlight.cpu.conv import inline_epilogue
-from rvm.dlight.cpu.generic import schedule_spatial
+from rvm.dlight.cpu.conv import inline_epilogue, schedule_pad
 from rvm.dlight.cpu.pack import LAYOUT_REWRITE, param_index
 from rvm.dlight.rule import ScheduleRule
 from rvm.tir.expr import Var
@@ -148,7 +147,7 @@ class ConvChannels(ScheduleRule):
         if not inline_epilogue(sch, blocks, index):
             return False
         for pad in blocks[:index]:
-            schedule_spatial(sch, pad, info)
+            schedule_pad(sch, pad)
         _pack_weight(sch, conv, w_index, f_axis, width)
         return _schedule(sch, conv, spatial, reduction, f, x, width, rows, info)
 
