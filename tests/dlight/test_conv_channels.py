@@ -195,3 +195,11 @@ def test_output_rows_run_in_parallel_from_parallel_min_macs(batch, channels, fil
     one_core = schedule_func(_conv_func(batch, channels, filters, size), RULES,
                              CPUInfo(vector_bytes=64, cores=1))
     assert "T.parallel(" not in one_core.script()
+
+
+@pytest.mark.parametrize("size,store", [(32, "for ax1 in T.vectorized(8):"),    # 4 KB maps
+                                        (16, "for ax0 in T.vectorized(16):"),   # 1 KB maps
+                                        (28, "for ax0 in T.vectorized(16):")])  # 14 columns
+def test_the_write_back_runs_over_columns_only_for_page_sized_maps(size, store):
+    text = schedule_func(_conv_func(1, 3, 16, size), RULES, INFO).script()
+    assert store in text
