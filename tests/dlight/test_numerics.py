@@ -83,6 +83,10 @@ CASES = [
     ("conv_7x7_stride2", _conv(2, 3), [(1, 3, 23, 16), (16, 3, 7, 7)], None),
     ("conv_wide_channels", _conv(), [(1, 7, 6, 6), (40, 7, 3, 3)], None),
     ("conv_sym_tiles", _conv(2, 1), [(N, 13, 11, 12), (24, 13, 3, 3)], 3),
+    # output rows in parallel (3.1 million multiply-adds); the write-back over columns
+    # (32 x 32 maps, 4 KB a channel)
+    ("conv_parallel", _conv(), [(3, 8, 30, 30), (16, 8, 3, 3)], None),
+    ("conv_column_store", _conv(), [(1, 3, 32, 32), (24, 3, 3, 3)], None),
     ("conv_bias_add", _conv_bias_add, [(2, 4, 10, 10), (6, 4, 1, 1), (1, 6, 1, 1),
                                        (2, 6, 10, 10)], None),
     ("conv_then_pool", _conv_pool, [(1, 2, 19, 19), (3, 2, 3, 3)], None),
@@ -108,7 +112,8 @@ EXPECTED_RULE["conv_then_pool"] = ["window", "window"]
 # rule (vectors of output channels); a prime-wide map (17, 19) stays with the window rule.
 EXPECTED_RULE.update({name: ["conv"] for name in (
     "conv_nchw", "conv_stride_dilation", "conv_narrow", "conv_odd_channels", "conv_one_channel",
-    "conv_7x7_stride2", "conv_wide_channels", "conv_sym_tiles", "conv_bias_add")})
+    "conv_7x7_stride2", "conv_wide_channels", "conv_sym_tiles", "conv_bias_add",
+    "conv_parallel", "conv_column_store")})
 
 
 def _concrete(shape, n):
