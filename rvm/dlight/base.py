@@ -1,7 +1,8 @@
 """DefaultCPUSchedule: the pass giving every kernel without a schedule a rule-based one.
 
 Each PrimFunc of the module is offered to the rules in order (``RULES`` of
-``rvm.dlight.cpu``: matmul, window (convolutions, pooling), then the generic rule
+``rvm.dlight.cpu``: matmul, conv (dense NCHW convolutions, vectorized over output
+channels), window (other convolutions, pooling), then the generic rule
 for elementwise chains and reductions); the first rule that returns a schedule
 wins, and the function
 keeps its attributes and gains ``tir.is_scheduled``. A rule is deterministic:

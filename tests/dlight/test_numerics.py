@@ -41,6 +41,11 @@ def _conv(strides=1, padding=1, dilation=1, groups=1, layout="NCHW"):
                                                 layout, kernel))
 
 
+def _conv_bias_add(x, w, b, r):
+    # a ResNet block's tail: conv, bias, the residual added, relu
+    return op.nn.relu(op.add(op.add(op.nn.conv2d(x, w), b), r))
+
+
 def _conv_pool(x, w):
     return op.nn.max_pool2d(_conv()(x, w), pool_size=3, strides=2, padding=1)
 
@@ -73,6 +78,17 @@ CASES = [
     ("conv_grouped", _conv(groups=2), [(1, 6, 9, 31), (4, 3, 3, 3)], None),
     ("conv_depthwise", _conv(groups=5), [(2, 5, 17, 19), (5, 1, 3, 3)], None),
     ("conv_narrow", _conv(), [(1, 3, 5, 5), (4, 3, 3, 3)], None),
+    ("conv_odd_channels", _conv(), [(2, 5, 9, 14), (3, 5, 3, 3)], None),
+    ("conv_one_channel", _conv(), [(3, 1, 8, 28), (8, 1, 3, 3)], None),
+    ("conv_7x7_stride2", _conv(2, 3), [(1, 3, 23, 16), (16, 3, 7, 7)], None),
+    ("conv_wide_channels", _conv(), [(1, 7, 6, 6), (40, 7, 3, 3)], None),
+    ("conv_sym_tiles", _conv(2, 1), [(N, 13, 11, 12), (24, 13, 3, 3)], 3),
+    # output rows in parallel (3.1 million multiply-adds); the write-back over columns
+    # (32 x 32 maps, 4 KB a channel)
+    ("conv_parallel", _conv(), [(3, 8, 30, 30), (16, 8, 3, 3)], None),
+    ("conv_column_store", _conv(), [(1, 3, 32, 32), (24, 3, 3, 3)], None),
+    ("conv_bias_add", _conv_bias_add, [(2, 4, 10, 10), (6, 4, 1, 1), (1, 6, 1, 1),
+                                       (2, 6, 10, 10)], None),
     ("conv_then_pool", _conv_pool, [(1, 2, 19, 19), (3, 2, 3, 3)], None),
     ("avg_pool", lambda x: op.nn.avg_pool2d(x, pool_size=2, strides=2), [(1, 3, 18, 22)],
      None),
@@ -90,8 +106,14 @@ EXPECTED_RULE["nt_matmul"] = EXPECTED_RULE["nt_sym"] = "generic"  # odd k; rows 
 # pool after it are two kernels.
 EXPECTED_RULE.update({name: ["window"] for name, *_ in CASES
                       if name.startswith("conv") or name.endswith("pool")})
-EXPECTED_RULE["conv_narrow"] = EXPECTED_RULE["global_pool"] = ["generic"]
+EXPECTED_RULE["global_pool"] = ["generic"]
 EXPECTED_RULE["conv_then_pool"] = ["window", "window"]
+# Dense NCHW convolutions whose output width has a divisor of MIN_ROWS or more: the conv
+# rule (vectors of output channels); a prime-wide map (17, 19) stays with the window rule.
+EXPECTED_RULE.update({name: ["conv"] for name in (
+    "conv_nchw", "conv_stride_dilation", "conv_narrow", "conv_odd_channels", "conv_one_channel",
+    "conv_7x7_stride2", "conv_wide_channels", "conv_sym_tiles", "conv_bias_add",
+    "conv_parallel", "conv_column_store")})
 
 
 def _concrete(shape, n):

@@ -1,6 +1,7 @@
 """The window rule (convolutions, pooling), Before/After in script form on representative
 shapes (2 cores, AVX-512: 16 float32 lanes)."""
 from rvm.dlight import CPUInfo, RULES, schedule_func
+from rvm.dlight.cpu import Generic, Window
 from rvm.ir.base import assert_structural_equal
 from rvm.script import ir as I
 from rvm.script import tir as T
@@ -8,8 +9,8 @@ from rvm.script import tir as T
 INFO = CPUInfo(vector_bytes=64, cores=2)
 
 
-def _scheduled(mod, info=INFO):
-    return schedule_func(mod["main"], RULES, info)
+def _scheduled(mod, info=INFO, rules=RULES):
+    return schedule_func(mod["main"], rules, info)
 
 
 @I.ir_module
@@ -50,7 +51,8 @@ class Pool:
 
 
 def test_an_nchw_conv_gets_a_tile_of_output_columns_by_output_channels():
-    # the pad computed once; per (row, 8 channels) a tile of 8 x 32 accumulators (2 registers
+    # (the conv rule, before the window rule in RULES, takes this kernel: test_conv_channels)
+    # the pad computed once (its loops unfused); per (row, 8 channels) a tile of 8 x 32 accumulators (2 registers
     # a channel), rc/ry/rx outside it: one vector of the padded input feeds 8 FMAs
     @T.prim_func
     def expected(x: T.Buffer((1, 16, 32, 32), "float32"), w: T.Buffer((32, 16, 3, 3), "float32"),
@@ -58,37 +60,35 @@ def test_an_nchw_conv_gets_a_tile_of_output_columns_by_output_channels():
         T.func_attr({"tir.is_scheduled": "window"})
         pad = T.alloc_buffer((1, 16, 34, 34))
         conv_local = T.alloc_buffer((1, 32, 32, 32), scope="local")
-        for n_c_h_fused in range(544):
+        for n, c, h in T.grid(1, 16, 34):
             for v in T.vectorized(34):
                 with T.block("pad"):
-                    vn = T.axis.spatial(1, 0)
-                    vc = T.axis.spatial(16, n_c_h_fused // 34)
-                    vh = T.axis.spatial(34, n_c_h_fused % 34)
-                    vw = T.axis.remap("S", [v])
+                    vn, vc, vh, vw = T.axis.remap("SSSS", [n, c, h, v])
                     T.reads(x[vn, vc, vh - 1, vw - 1])
                     T.writes(pad[vn, vc, vh, vw])
                     pad[vn, vc, vh, vw] = T.if_then_else(
                         1 <= vh and vh < 33 and 1 <= vw and vw < 33, x[vn, vc, vh - 1, vw - 1],
                         T.float32(0.0))
-        for n_f_0_h_v_0_fused in range(128):
+        for n_f_0_fused, h, v_0 in T.grid(4, 32, 1):
             for f_1_init in T.unroll(8):
                 for v_1_init in T.vectorized(32):
                     with T.block("conv_init"):
-                        vn_init = T.axis.spatial(1, 0)
-                        vf_init = T.axis.spatial(32, n_f_0_h_v_0_fused // 32 * 8 + f_1_init)
-                        vh_init = T.axis.spatial(32, n_f_0_h_v_0_fused % 32)
-                        vw_init = T.axis.remap("S", [v_1_init])
+                        vn = T.axis.spatial(1, 0)
+                        vf = T.axis.spatial(32, n_f_0_fused * 8 + f_1_init)
+                        vh = T.axis.spatial(32, h)
+                        vw = T.axis.spatial(32, v_0 * 32 + v_1_init)
                         T.reads()
-                        T.writes(conv_local[vn_init, vf_init, vh_init, vw_init])
-                        conv_local[vn_init, vf_init, vh_init, vw_init] = T.float32(0.0)
+                        T.writes(conv_local[vn, vf, vh, vw])
+                        conv_local[vn, vf, vh, vw] = T.float32(0.0)
             for rc, ry, rx in T.grid(16, 3, 3):
                 for v_1 in T.vectorized(32):
                     for f_1 in T.unroll(8):
-                        with T.block("conv"):
+                        with T.block("conv_update"):
                             vn = T.axis.spatial(1, 0)
-                            vf = T.axis.spatial(32, n_f_0_h_v_0_fused // 32 * 8 + f_1)
-                            vh = T.axis.spatial(32, n_f_0_h_v_0_fused % 32)
-                            vw, vc, vy, vx = T.axis.remap("SRRR", [v_1, rc, ry, rx])
+                            vf = T.axis.spatial(32, n_f_0_fused * 8 + f_1)
+                            vh = T.axis.spatial(32, h)
+                            vw = T.axis.spatial(32, v_0 * 32 + v_1)
+                            vc, vy, vx = T.axis.remap("RRR", [rc, ry, rx])
                             T.reads(conv_local[vn, vf, vh, vw], pad[vn, vc, vh + vy, vw + vx],
                                     w[vf, vc, vy, vx])
                             T.writes(conv_local[vn, vf, vh, vw])
@@ -98,14 +98,15 @@ def test_an_nchw_conv_gets_a_tile_of_output_columns_by_output_channels():
                 for ax1 in T.vectorized(32):
                     with T.block("conv_local"):
                         v0 = T.axis.spatial(1, 0)
-                        v1 = T.axis.spatial(32, n_f_0_h_v_0_fused // 32 * 8 + ax0)
-                        v2 = T.axis.spatial(32, n_f_0_h_v_0_fused % 32)
-                        v3 = T.axis.remap("S", [ax1])
+                        v1 = T.axis.spatial(32, n_f_0_fused * 8 + ax0)
+                        v2 = T.axis.spatial(32, h)
+                        v3 = T.axis.spatial(32, v_0 * 32 + ax1)
                         T.reads(conv_local[v0, v1, v2, v3])
                         T.writes(y[v0, v1, v2, v3])
                         y[v0, v1, v2, v3] = T.max(conv_local[v0, v1, v2, v3], T.float32(0.0))
 
-    assert_structural_equal(_scheduled(Conv), expected.with_attr("global_symbol", "main"))
+    assert_structural_equal(_scheduled(Conv, rules=[Window()]),
+                            expected.with_attr("global_symbol", "main"))
 
 
 def test_a_pooling_window_runs_outside_a_vector_of_output_columns():
@@ -113,23 +114,22 @@ def test_a_pooling_window_runs_outside_a_vector_of_output_columns():
     def expected(x: T.Buffer((1, 8, 32, 32), "float32"), y: T.Buffer((1, 8, 16, 16), "float32")):
         T.func_attr({"tir.is_scheduled": "window"})
         y_local = T.alloc_buffer((1, 8, 16, 16), scope="local")
-        for n_c_h_v_0_fused in range(128):
+        for n_c_fused, h, v_0 in T.grid(8, 16, 1):
             for v_1_init in T.vectorized(16):
                 with T.block("pool_init"):
-                    vn_init = T.axis.spatial(1, 0)
-                    vc_init = T.axis.spatial(8, n_c_h_v_0_fused // 16)
-                    vh_init = T.axis.spatial(16, n_c_h_v_0_fused % 16)
-                    vw_init = T.axis.remap("S", [v_1_init])
+                    vn = T.axis.spatial(1, 0)
+                    vc, vh = T.axis.remap("SS", [n_c_fused, h])
+                    vw = T.axis.spatial(16, v_0 * 16 + v_1_init)
                     T.reads()
-                    T.writes(y_local[vn_init, vc_init, vh_init, vw_init])
-                    y_local[vn_init, vc_init, vh_init, vw_init] = T.float32(-3.4e+38)
+                    T.writes(y_local[vn, vc, vh, vw])
+                    y_local[vn, vc, vh, vw] = T.float32(-3.4e+38)
             for ry, rx in T.grid(2, 2):
                 for v_1 in T.vectorized(16):
-                    with T.block("pool"):
+                    with T.block("pool_update"):
                         vn = T.axis.spatial(1, 0)
-                        vc = T.axis.spatial(8, n_c_h_v_0_fused // 16)
-                        vh = T.axis.spatial(16, n_c_h_v_0_fused % 16)
-                        vw, vy, vx = T.axis.remap("SRR", [v_1, ry, rx])
+                        vc, vh = T.axis.remap("SS", [n_c_fused, h])
+                        vw = T.axis.spatial(16, v_0 * 16 + v_1)
+                        vy, vx = T.axis.remap("RR", [ry, rx])
                         T.reads(y_local[vn, vc, vh, vw], x[vn, vc, vh * 2 + vy, vw * 2 + vx])
                         T.writes(y_local[vn, vc, vh, vw])
                         y_local[vn, vc, vh, vw] = T.max(y_local[vn, vc, vh, vw],
@@ -137,9 +137,8 @@ def test_a_pooling_window_runs_outside_a_vector_of_output_columns():
             for ax0 in T.vectorized(16):
                 with T.block("y_local"):
                     v0 = T.axis.spatial(1, 0)
-                    v1 = T.axis.spatial(8, n_c_h_v_0_fused // 16)
-                    v2 = T.axis.spatial(16, n_c_h_v_0_fused % 16)
-                    v3 = T.axis.remap("S", [ax0])
+                    v1, v2 = T.axis.remap("SS", [n_c_fused, h])
+                    v3 = T.axis.spatial(16, v_0 * 16 + ax0)
                     T.reads(y_local[v0, v1, v2, v3])
                     T.writes(y[v0, v1, v2, v3])
                     y[v0, v1, v2, v3] = y_local[v0, v1, v2, v3]
@@ -158,7 +157,8 @@ def test_an_nhwc_conv_shares_the_weight_vector_across_output_pixels():
                 vn, vh, vw, vf, vy, vx, vc = T.axis.remap("SSSSRRR", [n, h, v, f, ry, rx, rc])
                 with T.init():
                     y[vn, vh, vw, vf] = T.float32(0)
-                y[vn, vh, vw, vf] = y[vn, vh, vw, vf] + x[vn, vh + vy, vw + vx, vc] * w[vy, vx, vc, vf]
+                y[vn, vh, vw, vf] = y[vn, vh, vw, vf] \
+                    + x[vn, vh + vy, vw + vx, vc] * w[vy, vx, vc, vf]
 
     text = schedule_func(nhwc, RULES, INFO).script()
     assert "for ry, rx, rc in T.grid(3, 3, 4):" in text
@@ -175,6 +175,8 @@ def test_an_output_narrower_than_min_width_keeps_the_row_reduction():
                 vn, vf, vh, vw, vc, vy, vx = T.axis.remap("SSSSRRR", [n, f, h, v, rc, ry, rx])
                 with T.init():
                     y[vn, vf, vh, vw] = T.float32(0)
-                y[vn, vf, vh, vw] = y[vn, vf, vh, vw] + x[vn, vc, vh + vy, vw + vx] * w[vf, vc, vy, vx]
+                y[vn, vf, vh, vw] = y[vn, vf, vh, vw] \
+                    + x[vn, vc, vh + vy, vw + vx] * w[vf, vc, vy, vx]
 
-    assert schedule_func(narrow, RULES, INFO).get_attr("tir.is_scheduled") == "generic"
+    assert schedule_func(narrow, [Window(), Generic()], INFO).get_attr("tir.is_scheduled") \
+        == "generic"

@@ -1,7 +1,8 @@
 """The default CPU rules (``RULES``: in the order DefaultCPUSchedule tries them)."""
 from rvm.dlight.cpu.conv import Window
+from rvm.dlight.cpu.conv_channels import ConvChannels
 from rvm.dlight.cpu.generic import Generic
 from rvm.dlight.cpu.matmul import Matmul
 from rvm.dlight.cpu.rules import RULES
 
-__all__ = ["Generic", "Matmul", "RULES", "Window"]
+__all__ = ["ConvChannels", "Generic", "Matmul", "RULES", "Window"]

@@ -25,7 +25,7 @@ MIN_WIDTH (a global pool's 1 x 1 output: the generic rule's row reduction fits i
 from rvm.dlight.analysis import (
     SPATIAL, extent_of, loop_kinds, parallel_outer, top_blocks, work, write_dtype,
 )
-from rvm.dlight.cpu.generic import schedule_spatial
+from rvm.dlight.cpu.generic import writes_by_axes
 from rvm.dlight.cpu.matmul import tile_shape
 from rvm.dlight.rule import ScheduleRule
 from rvm.tir.free_vars import used_vars
@@ -56,7 +56,20 @@ def _row_loop(sch, block, spatial, j):
     return None
 
 
-def _inline_epilogue(sch, blocks, index):
+def schedule_pad(sch, block):
+    """Vectorizes the innermost loop of a producer of the window's input (the padded input),
+    its other loops left unfused and serial: the C backend range-checks each load of the
+    input under the padding's condition, and with plain loop indices that check is a few
+    additions instead of the floormods of a fused index (ResNet 7 x 7 conv at a symbolic
+    batch 8: 1.16 -> 0.95 ms on one core). A padded input is a few times smaller than the
+    convolution's work, so it stays on one thread. A block that is not elementwise is left
+    as it is."""
+    loops = sch.get_loops(block)
+    if loops and writes_by_axes(sch.get(block)):
+        sch.vectorize(loops[-1])
+
+
+def inline_epilogue(sch, blocks, index):
     """Inlines the elementwise blocks after ``blocks[index]`` but the last into their
     consumers; returns False when one is not elementwise."""
     for block in blocks[index + 1:]:
@@ -94,10 +107,10 @@ class Window(ScheduleRule):
         spatial, reduction = loops[:first_r], loops[first_r:]
         if not spatial or (const_extent(sch.get(spatial[-1])) or 0) < MIN_WIDTH:
             return False
-        if not _inline_epilogue(sch, blocks, index):
+        if not inline_epilogue(sch, blocks, index):
             return False
         for pad in blocks[:index]:
-            schedule_spatial(sch, pad, info)
+            schedule_pad(sch, pad)
         return _schedule(sch, conv, spatial, reduction, info)
 
 
@@ -128,5 +141,9 @@ def _schedule(sch, conv, spatial, reduction, info):
     sch.vectorize(sch.get_loops(init)[-1])
     sch.vectorize(j_i)
     sch.vectorize(sch.get_loops(acc)[-1])
-    parallel_outer(sch, outer, total, info)
+    # Threads over the first two loops only: a loop fused from three or more indexes the
+    # middle ones by a floormod of the fused index, which the C backend's bounds prover
+    # does not follow (every access of the window range-checked) and which kept gcc from
+    # vectorizing inside OpenMP's outlined function.
+    parallel_outer(sch, outer[:2], total, info)
     return True

@@ -1,6 +1,7 @@
 """The default CPU rules, in the order DefaultCPUSchedule tries them."""
 from rvm.dlight.cpu.conv import Window
+from rvm.dlight.cpu.conv_channels import ConvChannels
 from rvm.dlight.cpu.generic import Generic
 from rvm.dlight.cpu.matmul import Matmul
 
-RULES = (Matmul(), Window(), Generic())
+RULES = (Matmul(), ConvChannels(), Window(), Generic())

@@ -68,3 +68,28 @@ def test_transform_layout_rejects_a_wrong_rank():
     sch = Schedule(Elementwise)
     with pytest.raises(ValueError, match="takes 1 indices, expected 2"):
         sch.transform_layout(sch.get_block("B"), ("write", 0), lambda i: (i,))
+
+
+def test_a_symbolic_buffer_takes_a_permutation_of_its_dimensions_and_nothing_else():
+    @T.prim_func
+    def before(a: T.handle, c: T.handle):
+        n = T.int64()
+        A = T.match_buffer(a, (n, 4), "float32")
+        C = T.match_buffer(c, (n, 4), "float32")
+        B = T.alloc_buffer((n, 4))
+        for i, j in T.grid(n, T.int64(4)):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj] * T.float32(2)
+        for i, j in T.grid(n, T.int64(4)):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = B[vi, vj] + T.float32(1)
+
+    sch = Schedule(before)
+    sch.transform_layout(sch.get_block("B"), ("write", 0), lambda i, j: (j, i))
+    text = sch.mod["main"].script()
+    [buffer] = sch.get(sch.get_block("B")).writes
+    assert "B[vj, vi]" in text and str(buffer.buffer.shape[1]) == "n"
+    with pytest.raises(ScheduleError, match="shape must be constant"):
+        sch.transform_layout(sch.get_block("B"), ("write", 0), lambda j, i: (j, i // 2, i % 2))

@@ -4,7 +4,8 @@
 
 rewrites every access ``W[j, k]`` to ``W[j // 16, k, j % 16]`` and gives W the
 shape the map covers. The map must be a bijection of the buffer's elements
-(checked by evaluating it on every index of constant-shaped buffers).
+(checked by evaluating it on every index of constant-shaped buffers); a buffer with a
+symbolic dimension takes only a permutation of its dimensions.
 """
 import numpy as np
 
@@ -70,6 +71,17 @@ class _Relayout(StmtExprMutator):
         return new
 
 
+def _permuted_shape(old, index_map):
+    """The shape of ``old`` under ``index_map`` when the map permutes its dimensions (each
+    final index one distinct initial index: a bijection whatever the extents, symbolic ones
+    too), else None."""
+    positions = {id(var): k for k, var in enumerate(index_map.initial_indices)}
+    order = [positions.get(id(expr)) for expr in index_map.final_indices]
+    if None in order or sorted(order) != list(range(len(old.shape))):
+        return None
+    return [old.shape[k] for k in order]
+
+
 class LayoutTransformation:
     """Schedule methods changing buffer layouts."""
 
@@ -84,9 +96,6 @@ class LayoutTransformation:
         if pad_value is not None:
             raise self._error(name, "padding (pad_value) is not supported: the map must be a "
                               "bijection of the buffer's elements", sref)
-        if not all(isinstance(d, IntImm) for d in old.shape):
-            raise self._error(name, "the buffer's shape must be constant", sref,
-                              f"buffer {old.name} has shape {list(old.shape)!r}")
         dtype = old.shape[0].dtype if old.shape else "int32"
         if not isinstance(index_map, IndexMap):
             index_map = IndexMap.from_func(index_map, ndim=len(old.shape), index_dtype=dtype)
@@ -95,7 +104,13 @@ class LayoutTransformation:
                               sref, f"buffer {old.name} has {len(old.shape)} dimensions, the "
                               f"map takes {index_map.ndim}")
         index_map = index_map.with_dtype(dtype)
-        shape = self._mapped_shape(name, sref, old, index_map, assume_injective_transform)
+        shape = _permuted_shape(old, index_map)
+        if shape is None:
+            if not all(isinstance(d, IntImm) for d in old.shape):
+                raise self._error(name, "the buffer's shape must be constant (or the map a "
+                                  "permutation of its dimensions)", sref,
+                                  f"buffer {old.name} has shape {list(old.shape)!r}")
+            shape = self._mapped_shape(name, sref, old, index_map, assume_injective_transform)
         new = Buffer(old.data, old.dtype, shape, name=old.name, scope=old.scope)
         func = self.state.func(sref.func_name)
         root = self.state.roots[sref.func_name]

@@ -1,0 +1,223 @@
+"""The CPU conv rule: NCHW convolutions vectorized over output channels.
+
+Applies to a kernel the window rule would take (one reduction block, its reduction loops
+inside its spatial loops, elementwise producers such as the padded input before it and an
+elementwise epilogue after it) when the block is a dense convolution with the output
+channel ``f`` outside the output's contiguous axis ``x`` (NCHW): a weight parameter
+indexed by block axes alone (``W[f, c, ky, kx]``), ``f`` its only spatial axis, every
+reduction axis among its indices, and an input read that does not use ``f`` (so not a
+grouped or depthwise one, whose input channel follows ``f``) but does use ``x``.
+The loops become
+
+    W_global[f // width, c, ky, kx, f % width] = W[f, c, ky, kx]   (at build when constant)
+    for n, y                                  (fused; parallel above PARALLEL_MIN_MACS)
+      for f_o, x_o:
+        acc[rows, width] = 0                      (vectorized over width)
+        for c, ky, kx:
+            for f_i in vectorized(width):
+                for x_i in unroll(rows):          acc[x_i, f_i] += in[.., x] * W_global[..]
+        out[n, f, y, x] = epilogue(acc)       (vectorized over f, or x: STORE_LANES)
+
+so one vector load of the packed weight feeds ``rows`` FMAs, each with a broadcast of one
+input element: the output width no longer decides the vector length (a 14- or 28-wide map
+left the window rule a scalar tail per row), the channel count does. The accumulator is
+stored ``[.., x, f]`` (``transform_layout``), so its vector is contiguous. ``width``
+is the channel count when it fits one vector register (8 or 3 channels: one masked
+tile), else the vector width when it divides it, else the largest divisor between half
+a vector and a vector, else the rule does not apply (the window rule takes the kernel);
+``rows`` is the largest divisor of the output width up to MAX_ROWS, and the rule does
+not apply when that is below MIN_ROWS (and the width) or 1: a prime-wide map.
+
+The weight is packed by a copy that carries ``LAYOUT_REWRITE``: a bound weight
+(``layout_free_buffers``) is packed once, at build, by SplitLayoutRewritePreproc; a
+run-time one per call (``F x C x KH x KW`` elements, at most ``1 / (OH x OW)`` of the
+convolution's work).
+"""
+from rvm.dlight.analysis import SPATIAL, fuse_or_first, loop_kinds, top_blocks, work, write_dtype
+from rvm.dlight.cpu.conv import inline_epilogue, schedule_pad
+from rvm.dlight.cpu.pack import LAYOUT_REWRITE, param_index
+from rvm.dlight.rule import ScheduleRule
+from rvm.runtime.data_type import DataType
+from rvm.tir.expr import Var
+from rvm.tir.free_vars import used_vars
+from rvm.tir.schedule.analysis import const_extent, is_reduction_block
+
+# Output columns per tile, one vector accumulator each (14: a 14- or 28-wide map in whole
+# tiles); a wider tile of two vectors per column measured slower (ResNet 32 -> 32 channels
+# on 8 x 8: 38 against 63 GFLOPS, one thread).
+MAX_ROWS = 14
+# Multiply-adds from which the output rows run in parallel: an eighth of PARALLEL_MIN_WORK,
+# which was set for naive loops at about a millisecond of serial work; this tile does
+# 2^21 of them in 0.03-0.05 ms (45-65 GFLOPS on one core, more with a short reduction's
+# write-back), so the CNN's convolutions at batch 64 (3.6 and 14.4 million, 0.34 and 0.51
+# ms) and the ResNet's at a symbolic batch go parallel, the ResNet's 3 x 3 ones at a static
+# batch 1 (0.6 million, 15 us) do not.
+PARALLEL_MIN_MACS = 1 << 21
+# The write-back runs over the tile's columns (contiguous stores) when they fill a vector of
+# STORE_LANES and one channel's map spans a page or more; otherwise over its channels, one
+# store per element ``H x W`` apart. ResNet 7x7/2 conv at a symbolic batch 8 (32 x 32 maps,
+# 8 columns): 0.90 -> 0.64 ms on one core; on 16 x 16 maps (1 KB apart) and the CNN's 14
+# columns the channel order measured faster (0.16 against 0.21 ms; 1.42 against 2.2 ms).
+STORE_LANES = 8
+PAGE_BYTES = 4096
+# Fewer columns per tile leave the FMAs waiting on each other (a 17-wide map: 1 column).
+MIN_ROWS = 4
+
+
+def channel_width(channels, lanes):
+    """The tile's channel count for ``channels`` output channels, or None (module
+    docstring)."""
+    if channels <= lanes:
+        return channels
+    if channels % lanes == 0:
+        return lanes
+    return next((w for w in range(lanes, lanes // 2 - 1, -1) if channels % w == 0), None)
+
+
+def row_count(columns):
+    """The tile's output columns: the largest divisor of ``columns`` up to MAX_ROWS."""
+    return max(r for r in range(1, MAX_ROWS + 1) if columns % r == 0)
+
+
+def _axes_of(sch, block, loop):
+    """ids of the block axes the loop feeds."""
+    blk, realize = sch.get(block), sch.get_sref(block).realize
+    var = sch.get(loop).loop_var
+    return {id(iv.var) for iv, v in zip(blk.iter_vars, realize.iter_values)
+            if id(var) in used_vars(v)}
+
+
+def _operands(sch, conv):
+    """(index of the weight read, the weight's output-channel axis, the input read's axes)
+    of a dense convolution block (module docstring), or None."""
+    blk = sch.get(conv)
+    out = blk.writes[0].buffer
+    spatial = {id(iv.var) for iv in blk.iter_vars if iv.iter_type == SPATIAL}
+    reduction = {id(iv.var) for iv in blk.iter_vars if iv.iter_type != SPATIAL}
+    weight, others = None, []
+    for index, region in enumerate(blk.reads):
+        if region.buffer is out:
+            continue
+        mins = [r.min for r in region.region]
+        axes = {id(m) for m in mins if isinstance(m, Var)}
+        plain = all(isinstance(m, Var) and id(m) in spatial | reduction for m in mins) \
+            and len(axes) == len(mins) and all(getattr(r.extent, "value", None) == 1
+                                               for r in region.region)
+        if plain and weight is None and param_index(sch, region.buffer) is not None \
+                and len(axes & spatial) == 1 and reduction <= axes:
+            weight = (index, next(iter(axes & spatial)))
+        else:
+            others.append({v for r in region.region for v in used_vars(r.min)})
+    if weight is None or len(others) != 1 or weight[1] in others[0]:
+        return None
+    return weight[0], weight[1], others[0]
+
+
+class ConvChannels(ScheduleRule):
+    """Vectorizes NCHW convolutions over output channels (module docstring)."""
+
+    name = "conv"
+
+    def apply(self, sch, info):
+        blocks = top_blocks(sch)
+        found = [k for k, b in enumerate(blocks) if sch.get(b).init is not None]
+        if len(found) != 1:
+            return False
+        index = found[0]
+        conv = blocks[index]
+        blk = sch.get(conv)
+        if not is_reduction_block(blk) or len(blk.writes) != 1:
+            return False
+        if any(any(iv.iter_type != SPATIAL for iv in sch.get(b).iter_vars)
+               for b in blocks[:index]):
+            return False
+        kinds = loop_kinds(sch, conv)
+        if None in kinds or "R" not in kinds or "S" in kinds[kinds.index("R"):] \
+                or "R" in kinds[:kinds.index("R")]:
+            return False
+        loops = sch.get_loops(conv)
+        spatial, reduction = loops[:kinds.index("R")], loops[kinds.index("R"):]
+        operands = _operands(sch, conv)
+        if operands is None or len(spatial) < 2:
+            return False
+        w_index, f_axis, input_axes = operands
+        f_loops = [loop for loop in spatial if _axes_of(sch, conv, loop) == {f_axis}]
+        x = spatial[-1]
+        if len(f_loops) != 1 or f_loops[0] is x or not _axes_of(sch, conv, x) & input_axes:
+            return False
+        f = f_loops[0]
+        channels, columns = const_extent(sch.get(f)), const_extent(sch.get(x))
+        lanes = info.lanes(write_dtype(sch, conv))
+        width = None if channels is None or columns is None else channel_width(channels, lanes)
+        rows = None if width is None else row_count(columns)
+        if rows is None or rows < min(MIN_ROWS, columns) or rows < 2:
+            return False  # a prime-wide map: the window rule's masked vector of columns
+        if not inline_epilogue(sch, blocks, index):
+            return False
+        for pad in blocks[:index]:
+            schedule_pad(sch, pad)
+        _pack_weight(sch, conv, w_index, f_axis, width)
+        return _schedule(sch, conv, spatial, reduction, f, x, width, rows, info)
+
+
+def _pack_weight(sch, conv, w_index, f_axis, width):
+    """Copies the weight into ``[f // width, .., f % width]`` (its other axes in order)
+    before the convolution; the copy carries LAYOUT_REWRITE."""
+    region = sch.get(conv).reads[w_index].region
+    f_dim = [id(r.min) for r in region].index(f_axis)
+    copy = sch.cache_read(conv, w_index, "global")
+
+    def panels(*idx):
+        rest = [v for k, v in enumerate(idx) if k != f_dim]
+        return (idx[f_dim] // width, *rest, idx[f_dim] % width)
+
+    sch.transform_layout(copy, ("write", 0), panels)
+    loops = sch.get_loops(copy)
+    f_o, f_i = sch.split(loops[f_dim], [None, width])
+    rest = [loop for k, loop in enumerate(loops) if k != f_dim]
+    sch.reorder(f_o, *rest, f_i)
+    sch.annotate(copy, LAYOUT_REWRITE, 1)
+    return copy
+
+
+def _schedule(sch, conv, spatial, reduction, f, x, width, rows, info):
+    total = work(sch, spatial + reduction)
+    # bytes of one channel's output map (the spatial loops but the batch and the channel)
+    plane = work(sch, [loop for loop in spatial if loop is not f][1:]) \
+        * (DataType(write_dtype(sch, conv)).bits // 8)
+    f_o, f_i = sch.split(f, [None, width])
+    x_o, x_i = sch.split(x, [None, rows])
+    # Rows of the output (n, y) outside the channel panels: the fused parallel loop is then
+    # of two loops (a third one's index, a floormod of the fused one, kept gcc from
+    # vectorizing the tile inside OpenMP's outlined function).
+    rows_of_output = [loop for loop in spatial if loop is not f and loop is not x]
+    outer = [*rows_of_output, f_o, x_o]
+    sch.reorder(*outer, *reduction, f_i, x_i)
+    acc = sch.cache_write(conv, 0, "local")
+    f_dim = [id(r.min) for r in sch.get(conv).writes[0].region].index(
+        next(iter(_axes_of(sch, conv, f_i))))
+
+    def channels_last(*idx):
+        return (*[v for k, v in enumerate(idx) if k != f_dim], idx[f_dim])
+
+    sch.transform_layout(conv, ("write", 0), channels_last)
+    for consumer in sch.get_consumers(acc):
+        sch.reverse_compute_inline(consumer)
+    sch.reverse_compute_at(acc, outer[-1])
+    init = sch.decompose_reduction(conv, reduction[0])
+    init_f, init_x = sch.get_loops(init)[-2:]
+    sch.reorder(init_x, init_f)
+    sch.vectorize(init_f)
+    sch.vectorize(f_i)
+    if rows > 1:
+        sch.unroll(x_i)
+    back_f, back_x = sch.get_loops(acc)[-2:]
+    if rows % STORE_LANES or plane < PAGE_BYTES:
+        sch.reorder(back_x, back_f)
+        sch.vectorize(back_f)
+    else:
+        sch.vectorize(back_x)
+    outer_loop = fuse_or_first(sch, rows_of_output)
+    if outer_loop is not None and info.cores > 1 and total >= PARALLEL_MIN_MACS:
+        sch.parallel(outer_loop)
+    return True
