@@ -13,6 +13,10 @@ MetaScheduleApplyDatabase swaps in from a tuning record, or a hand-written
 kernel that opted out), or when no rule applies (a primitive refusing is a
 rule not applying, never an error of the build).
 
+Rules run on a traced Schedule (``trace_default_schedule``), their ``prepare``
+step included, so the default kernel's trace replays it exactly: the tuner
+measures that trace first and keeps it with the other candidates.
+
 >>> from rvm.te.create_prim_func import create_prim_func
 >>> from rvm.te.operation import compute, placeholder
 >>> A = placeholder((4, 100), name="A")

@@ -88,7 +88,8 @@ class TaskScheduler:
             row.record(best[0].best_run_sec if best else None, strategy.trials)
         self._build_references(builder)
         log.table([t.row for t in self.tasks])
-        if self.allocate_by_share:
+        spent = sum(t.context.search_strategy.trials for t in self.tasks)
+        if self.allocate_by_share and max_trials_global > spent:
             for k in self._live():
                 self._tune_batch(k, 0, builder, runner, measure_callbacks)
             self._allocate(max_trials_global, max_trials_per_task)
