@@ -1,6 +1,8 @@
 """What the search does once per kernel: a candidate equal to one already described (same
 scheduled module) reuses its features, and a measured record is replayed into the
 population once per search, not once per batch."""
+import collections
+
 from rvm import meta_schedule as ms
 from rvm.meta_schedule.database import MemoryDatabase
 from rvm.meta_schedule.database.tuning_record import TuningRecord
@@ -28,6 +30,7 @@ def _counting(monkeypatch, module, name):
 
 
 def test_an_equal_kernel_reuses_its_features(monkeypatch):
+    monkeypatch.setattr(fe, "_BY_HASH", collections.OrderedDict())  # earlier tests' kernels
     lowered = _counting(monkeypatch, fe, "lowered_module")
     context = TuneContext(MyModule, target=TARGET, rand_state=1)
     first, second = default_schedule(MyModule, TARGET), default_schedule(MyModule, TARGET)
