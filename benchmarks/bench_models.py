@@ -31,9 +31,11 @@ fp16: within 2**-8 relative and absolute) and against torch (int8: within 10% of
 output's range; fp16: 1e-2).
 
 ``--trials N`` tunes every kernel of each (model, batch) first with
-``rvm.meta_schedule`` (N trials per kernel; the records are applied with
-``MetaScheduleApplyDatabase``); with 0 (the default) the kernels are untuned. The
-header says which.
+``rvm.meta_schedule`` (N trials per kernel on average: the model's budget is split by
+each kernel's share of its time, measured on the default kernels, at most 4 N on one
+kernel; one work_dir per model, so a kernel whose shapes do not depend on the batch is
+tuned once; the records are applied with ``MetaScheduleApplyDatabase``); with 0 (the
+default) the kernels have their default schedules. The header says which.
 
 A column is a *row source*: a name and a function ``prepare(case) -> run`` where
 ``case`` carries the torch model, its name, the batch, an example input and the
@@ -143,16 +145,25 @@ def prepare_rvm_onnx(case):
     return lambda x: main(x).numpy()
 
 
+@functools.lru_cache(maxsize=None)
+def _tuning_dir(name):
+    """One work_dir per model, shared by its batch sizes: a kernel whose shapes do not
+    depend on the batch is tuned once."""
+    return tempfile.mkdtemp(prefix=f"rvm-bench-models-{name}-")
+
+
 def _tune(mod, case):
     from rvm import meta_schedule as ms
 
     trials = case.options.trials
-    work_dir = tempfile.mkdtemp(prefix=f"rvm-bench-models-{case.name}{case.batch}-")
+    work_dir = _tuning_dir(case.name)
     tasks = ms.relax_integration.extract_tasks(mod, TARGET)
     start = time.perf_counter()
+    # trials * tasks in all, split by each kernel's share of the model's time (its
+    # default kernel measured first), at most four times the average on one kernel
     ms.relax_integration.tune_relax(mod, {}, TARGET, work_dir,
                                     max_trials_global=trials * len(tasks),
-                                    max_trials_per_task=trials, num_trials_per_iter=16,
+                                    max_trials_per_task=4 * trials, num_trials_per_iter=16,
                                     seed=0, progress=False)
     case.notes.append(f"{case.name} batch {case.batch}: {len(tasks)} kernels tuned in "
                       f"{time.perf_counter() - start:.0f} s")

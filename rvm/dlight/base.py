@@ -14,6 +14,10 @@ MetaScheduleApplyDatabase swaps in from a tuning record, or a hand-written
 kernel that opted out), or when no rule applies (a primitive refusing is a
 rule not applying, never an error of the build).
 
+Rules run on a traced Schedule (``trace_default_schedule``), their ``prepare``
+step included, so the default kernel's trace replays it exactly: the tuner
+measures that trace first and keeps it with the other candidates.
+
 >>> from rvm.te.create_prim_func import create_prim_func
 >>> from rvm.te.operation import compute, placeholder
 >>> A = placeholder((4, 100), name="A")
@@ -53,21 +57,34 @@ def is_scheduled(func):
     return _has_scheduled_loop(func)
 
 
+def trace_default_schedule(func, rules, info):
+    """``(sch, rule name)``: a Schedule of ``func`` (a PrimFunc, or a module whose one
+    PrimFunc is "main") on which the first of ``rules`` that applies has run, so that
+    ``sch.trace`` replayed on a fresh Schedule of ``func`` gives the default kernel again
+    (the tuner's first candidate); None when no rule applies. A rule's ``prepare`` runs
+    inside ``sch``, as traced primitives."""
+    for rule in rules:
+        sch = Schedule(func)
+        try:
+            if not rule.prepare(sch, info) or not rule.apply(sch, info):
+                continue
+        except (ScheduleError, ValueError, TypeError):
+            continue  # a primitive refusing (TypeError: operands of two index dtypes)
+        return sch, rule.name
+    return None
+
+
 def schedule_func(func, rules, info):
     """``func`` scheduled by the first of ``rules`` that applies (the rule's name is kept
     in ``tir.is_scheduled``), or ``func`` itself."""
     if is_scheduled(func):
         return func
-    for rule in rules:
-        try:
-            sch = Schedule(rule.prepare(func, info))
-            if not rule.apply(sch, info):
-                continue
-        except (ScheduleError, ValueError, TypeError):
-            continue  # a primitive refusing (TypeError: operands of two index dtypes)
-        out = sch.mod["main"]
-        return out.with_fields(attrs={**dict(func.attrs), SCHEDULED: rule.name})
-    return func
+    found = trace_default_schedule(func, rules, info)
+    if found is None:
+        return func
+    sch, name = found
+    out = sch.mod[sch.func_working_on or "main"]
+    return out.with_fields(attrs={**dict(func.attrs), SCHEDULED: name})
 
 
 def DefaultCPUSchedule(rules=None, info=None):  # noqa: N802  (passes are CamelCase factories)

@@ -5,14 +5,15 @@ class ScheduleRule:
     """A default schedule for a class of kernels: ``apply(sch, info)`` schedules the
     function ``sch`` holds and returns True, or returns False (leaving ``sch``
     unusable: the caller starts the next rule on a fresh schedule of the original
-    function). ``prepare(func, info)`` runs first and gives the function the schedule
-    starts from: ``func`` itself, or a rewrite computing the same (the matmul rule
-    partitions a symbolic row loop into full tiles and a remainder)."""
+    function). ``prepare(sch, info)`` runs first, on the same schedule, and may rewrite the
+    function with schedule primitives (so the trace records it): the matmul rule
+    partitions a symbolic row loop into full tiles and a remainder. It returns False
+    when the rule does not apply."""
 
     name = "rule"
 
-    def prepare(self, func, info):
-        return func
+    def prepare(self, sch, info):
+        return True
 
     def apply(self, sch, info):
         raise NotImplementedError

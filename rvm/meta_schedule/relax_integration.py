@@ -5,9 +5,11 @@
 >>> # mod = relax.transform.MetaScheduleApplyDatabase("./tune_tmp")(mod)
 
 ``extract_tasks`` finds the kernels (deduplicated by structural hash,
-weighted by call count), ``tune_relax`` tunes them together (trials go
-where the weighted latency is), and ``compile_relax`` builds the module with
-the best records applied.
+weighted by call count), ``tune_relax`` tunes them together (each task's
+default schedule measured first, then the trials split by each task's share
+of the model's time; records of a ``work_dir`` already tuned, at another
+batch size say, count for the kernels whose shapes match), and
+``compile_relax`` builds the module with the best records applied.
 """
 from rvm.meta_schedule.apply_database import apply_database
 from rvm.meta_schedule.extracted_task import ExtractedTask, extract_tasks

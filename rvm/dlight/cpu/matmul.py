@@ -52,11 +52,10 @@ from rvm.dlight.analysis import (
     work, write_dtype,
 )
 from rvm.dlight.cpu.pack import is_layout_free, pack_panels, param_index
-from rvm.dlight.cpu.row_tiles import TAIL, partition_rows
+from rvm.dlight.cpu.row_tiles import TAIL, partition_func
 from rvm.dlight.rule import ScheduleRule
 from rvm.tir.free_vars import used_vars
 from rvm.tir.schedule.analysis import const_extent, is_reduction_block
-from rvm.tir.schedule.schedule import Schedule
 
 MAX_VECTORS = 4
 ROW_TILES = (8, 6, 4, 3, 2, 1)
@@ -146,23 +145,28 @@ class Matmul(ScheduleRule):
 
     name = "matmul"
 
-    def prepare(self, func, info):
-        """A matmul whose row count is symbolic, with full row tiles and a remainder
-        (``row_tiles.partition_rows``); other kernels as they are."""
-        sch = Schedule(func)
+    def prepare(self, sch, info):
+        """A matmul whose row count is symbolic gets full row tiles and a remainder
+        (``sch.partition_rows``, a traced primitive); other kernels stay as they are."""
         blocks = inline_producers(sch)
         found = _find_matmul(sch, blocks)
         if found is None:
-            return func
+            return True
         mm, loops, _ = found
         *batch, i, j, _ = loops
         if const_extent(sch.get(i)) is not None or \
                 any(const_extent(sch.get(b)) is None for b in batch):
-            return func
+            return True
         rows, _ = tile_shape(None, extent_of(sch, j), info.lanes(write_dtype(sch, mm)))
+        probe = sch.copy()
+        if len(blocks) == 1:
+            probe.cache_write(mm, 0, "global")
+        if partition_func(probe.mod["main"], len(batch), rows) is None:
+            return True  # the nests do not share the row loop: scheduled as they are
         if len(blocks) == 1:
             sch.cache_write(mm, 0, "global")  # an epilogue (a copy), partitioned with it
-        return partition_rows(sch.mod["main"], len(batch), rows) or func
+        sch.partition_rows(len(batch), rows)
+        return True
 
     def apply(self, sch, info):
         blocks = inline_producers(sch)

@@ -40,6 +40,10 @@ class EvolutionarySearch(SearchStrategy):
         self.genetic_max_fail_count = int(genetic_max_fail_count)
         self.eps_greedy = float(eps_greedy)
 
+    def _reset(self):
+        super()._reset()
+        self._replayed = {}  # id(record) -> (record, (Schedule, hash) or None)
+
     @property
     def mutators(self):
         probs = getattr(self.context.space_generator, "mutator_probs", None) or {}
@@ -47,20 +51,27 @@ class EvolutionarySearch(SearchStrategy):
 
     # ---- population
     def _measured_population(self, count):
-        """Replays of the best measured traces of the workload (with postprocessing redone)."""
+        """Replays of the best measured traces of the workload (with postprocessing redone;
+        each record replayed once per search: the search never changes a schedule)."""
         if self.database is None or self.workload is None or count <= 0:
             return []
         out = []
         for record in self.database.get_top_k(self.workload, count):
-            try:
-                trace = trace_from_json(record.trace_json)
-            except ValueError:
-                continue
-            sch = replay(self.context.mod, trace, self.context.fork_seed(), self.postprocs,
-                         failures=self.replay_failures)
-            if sch is not None:
-                out.append((sch, candidate_hash(sch)))
+            if id(record) not in self._replayed:
+                self._replayed[id(record)] = (record, self._replay_record(record))
+            replayed = self._replayed[id(record)][1]
+            if replayed is not None:
+                out.append(replayed)
         return out
+
+    def _replay_record(self, record):
+        try:
+            trace = trace_from_json(record.trace_json)
+        except ValueError:
+            return None
+        sch = replay(self.context.mod, trace, self.context.fork_seed(), self.postprocs,
+                     failures=self.replay_failures)
+        return None if sch is None else (sch, candidate_hash(sch))
 
     def _mutate(self, trace):
         """A child trace of ``trace`` from one mutator, or None."""
@@ -79,7 +90,11 @@ class EvolutionarySearch(SearchStrategy):
     def _scores(self, population):
         if self.cost_model is None:
             return [self.context.rng.random() for _ in population]
-        candidates = [MeasureCandidate(sch, self.args_info) for sch, _ in population]
+        candidates = []
+        for sch, shash in population:
+            candidate = MeasureCandidate(sch, self.args_info)
+            candidate.candidate_hash = shash  # features of an equal kernel are reused
+            candidates.append(candidate)
         return [float(s) for s in self.cost_model.predict(self.context, candidates)]
 
     def _evolve(self, population, seen, size):

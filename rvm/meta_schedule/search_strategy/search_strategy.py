@@ -5,9 +5,12 @@ A strategy is told the budget and the design spaces (``pre_tuning``), hands
 out batches of candidates (``generate_measure_candidates``, None when done)
 and hears back their measurements (``notify_runner_results``).
 
-With the default space (its generator sets ``measures_unscheduled``), the
-first batch also holds the unscheduled kernel, so the best found is never
-slower than what the build would use without tuning.
+With the default space (its generator sets ``measures_default`` and
+``measures_unscheduled``), the first batch starts with the kernel the build
+would make without tuning (the rule-based default schedule, see
+``default_schedule.py``) and the unscheduled kernel, so the best found is never
+slower than either as measured. These baselines are handed out before any
+sampled candidate, even by a search resumed with its budget spent.
 
 Resume: the database's records of the workload count toward the budget
 (those for the same target), and a candidate whose scheduled module is
@@ -19,6 +22,7 @@ import collections
 
 from rvm.ir.base import structural_hash
 from rvm.meta_schedule.arg_info import ArgInfo
+from rvm.meta_schedule.default_schedule import default_schedule
 from rvm.meta_schedule.measure_candidate import MeasureCandidate
 from rvm.tir.schedule.schedule import Schedule
 from rvm.tir.schedule.trace import Trace
@@ -88,7 +92,7 @@ class SearchStrategy:
         self.measured = set()
         self.trials = 0
         self.args_info = []
-        self.baseline = None
+        self.baselines = []
         self.replay_failures = collections.Counter()
 
     def initialize_with_tune_context(self, context):
@@ -120,16 +124,31 @@ class SearchStrategy:
                     self.measured.add(record.candidate_hash)
                 if record.target == target:
                     self.trials += 1
-        if getattr(self.context.space_generator, "measures_unscheduled", False):
-            sch = Schedule(self.context.mod, seed=self.context.fork_seed())
+        self.baselines = self._baselines()
+
+    def _baselines(self):
+        """The (Schedule, hash) pairs measured first: the default schedule, then the
+        unscheduled kernel (as the space generator asks), those not measured yet."""
+        generator = self.context.space_generator
+        out = []
+        if getattr(generator, "measures_default", False):
+            sch = default_schedule(self.context.mod, self.context.target)
+            if sch is not None:
+                out.append(sch)
+        if getattr(generator, "measures_unscheduled", False):
+            out.append(Schedule(self.context.mod, seed=self.context.fork_seed()))
+        pairs = []
+        for sch in out:
             shash = candidate_hash(sch)
-            if shash not in self.measured:
-                self.baseline = (sch, shash)
+            if shash not in self.measured and all(shash != h for _, h in pairs):
+                pairs.append((sch, shash))
+        return pairs
 
     @property
     def remaining(self):
-        """Measurements left in the budget."""
-        return max(0, self.max_trials - self.trials)
+        """Measurements left in the budget (the baselines not measured yet count as one
+        each even when it is spent)."""
+        return max(len(self.baselines), self.max_trials - self.trials)
 
     def generate_measure_candidates(self, limit=None):
         """The next batch (MeasureCandidates with a ``candidate_hash``), or None when done;
@@ -137,12 +156,10 @@ class SearchStrategy:
         count = min(self.num_trials_per_iter, self.remaining)
         if limit is not None:
             count = min(count, int(limit))
+        count = max(count, len(self.baselines))
         if count <= 0:
             return None
-        schedules = []
-        if self.baseline is not None:
-            schedules.append(self.baseline)
-            self.baseline = None
+        schedules, self.baselines = self.baselines, []
         if count > len(schedules):
             schedules.extend(self.pick(count - len(schedules)))
         if not schedules:

@@ -15,9 +15,11 @@ class PostOrderApply(SpaceGenerator):
     """Applies ``sch_rules`` to every block, last block first.
 
     ``f_block_filter(block) -> bool`` (on the Block node) limits the blocks.
-    The search also measures the unscheduled kernel (``measures_unscheduled``).
+    The search also measures the default schedule (``measures_default``) and the
+    unscheduled kernel (``measures_unscheduled``).
     """
 
+    measures_default = True
     measures_unscheduled = True
 
     def __init__(self, f_block_filter=None, sch_rules=FROM_TARGET, postprocs=FROM_TARGET,

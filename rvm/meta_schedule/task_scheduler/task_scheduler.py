@@ -15,12 +15,19 @@ turn, and the times are added to their records. Records are ranked by their
 fastest time, so a busy moment of the machine during one measurement neither
 hides a good candidate (its later rounds are quiet) nor crowns a bad one
 (the candidates it is compared with were measured around the same moments).
+
+With ``allocate_by_share`` (the default), every task first measures its baselines
+(its default kernel, the one the build would use untuned, and the unscheduled one),
+then the trials left in the global budget are split by each task's share of the
+model's time, weight times best latency (``allocation.py``): a kernel the model
+spends little time in gets few trials, or none.
 """
 from rvm.meta_schedule.arg_info import entry_prim_func
 from rvm.meta_schedule.builder.builder import BuilderInput
 from rvm.meta_schedule.feature_extractor.per_store_feature import count_flops
 from rvm.meta_schedule.lowered import lowered_module
 from rvm.meta_schedule.runner.runner import RunnerInput, RunnerResult
+from rvm.meta_schedule.task_scheduler.allocation import allocate
 from rvm.meta_schedule.tune_log import TaskRow
 from rvm.tir.transform.pipeline import lower_module
 
@@ -42,15 +49,17 @@ class TaskScheduler:
     """Base class: subclasses choose the next task in ``next_task_id``.
 
     ``remeasure_top_k`` candidates per task are measured again at the end, in
-    ``remeasure_rounds`` rounds (0: never)."""
+    ``remeasure_rounds`` rounds (0: never); ``allocate_by_share``: trials split by each
+    task's share of the model's time (module docstring)."""
 
-    def __init__(self, remeasure_top_k=4, remeasure_rounds=2):
+    def __init__(self, remeasure_top_k=4, remeasure_rounds=2, allocate_by_share=True):
         if int(remeasure_top_k) < 0 or int(remeasure_rounds) < 0:
             raise ValueError(f"remeasure_top_k and remeasure_rounds must be >= 0, got "
                              f"{remeasure_top_k} and {remeasure_rounds}")
         self.tasks = []
         self.remeasure_top_k = int(remeasure_top_k)
         self.remeasure_rounds = int(remeasure_rounds)
+        self.allocate_by_share = bool(allocate_by_share)
 
     def next_task_id(self):
         """The index of the task to tune next (only tasks not done), or -1."""
@@ -79,6 +88,11 @@ class TaskScheduler:
             row.record(best[0].best_run_sec if best else None, strategy.trials)
         self._build_references(builder)
         log.table([t.row for t in self.tasks])
+        spent = sum(t.context.search_strategy.trials for t in self.tasks)
+        if self.allocate_by_share and max_trials_global > spent:
+            for k in self._live():
+                self._tune_batch(k, 0, builder, runner, measure_callbacks)
+            self._allocate(max_trials_global, max_trials_per_task)
         while True:
             total = sum(t.context.search_strategy.trials for t in self.tasks)
             left = max_trials_global - total
@@ -87,26 +101,51 @@ class TaskScheduler:
             k = self.next_task_id()
             if k < 0:
                 break
-            task = self.tasks[k]
-            log.info(f'TaskScheduler picks Task #{k}: "{task.context.task_name}"')
-            candidates = task.context.search_strategy.generate_measure_candidates(
-                limit=min(left, num_trials_per_iter))
-            if not candidates:
-                self._finish(task, "its search space has no new candidates"
-                             if task.context.search_strategy.remaining else "")
-                continue
-            built, results = self._measure(task, candidates, builder, runner)
-            for callback in measure_callbacks:
-                callback.apply(self, k, candidates, built, [r for r, _ in results])
-            self._account(task, candidates, results)
-            if not task.context.search_strategy.remaining:
-                self._finish(task, "")
+            self.log.info(f'TaskScheduler picks Task #{k}: "{self.tasks[k].context.task_name}"')
+            self._tune_batch(k, min(left, num_trials_per_iter), builder, runner,
+                             measure_callbacks)
         for task in self.tasks:
             self._remeasure(task, runner, database)
         for task in self.tasks:
             task.row.done = True
             task.context.post_tuning()
         return database
+
+    def _tune_batch(self, k, limit, builder, runner, measure_callbacks):
+        """Measures the next batch of task ``k`` (at most ``limit`` candidates besides its
+        baselines) and records it."""
+        task = self.tasks[k]
+        candidates = task.context.search_strategy.generate_measure_candidates(limit=limit)
+        if not candidates:
+            if limit > 0:
+                self._finish(task, "its search space has no new candidates"
+                             if task.context.search_strategy.remaining else "")
+            return
+        built, results = self._measure(task, candidates, builder, runner)
+        for callback in measure_callbacks:
+            callback.apply(self, k, candidates, built, [r for r, _ in results])
+        self._account(task, candidates, results)
+        if not task.context.search_strategy.remaining:
+            self._finish(task, "")
+
+    def _allocate(self, max_trials_global, max_trials_per_task):
+        """Splits the trials left among the live tasks by their share of the model's time
+        (weight times best latency so far, the default kernel's at least)."""
+        live = self._live()
+        if not live:
+            return
+        strategies = [self.tasks[k].context.search_strategy for k in live]
+        left = max_trials_global - sum(t.context.search_strategy.trials for t in self.tasks)
+        shares = [None if self.tasks[k].row.best is None else
+                  self.tasks[k].weight * self.tasks[k].row.best for k in live]
+        caps = [max_trials_per_task - s.trials for s in strategies]
+        counts = allocate(shares, caps, left)
+        for k, strategy, count in zip(live, strategies, counts):
+            strategy.max_trials = strategy.trials + count
+            self.log.info(f'Task #{k} "{self.tasks[k].context.task_name}": {count} more '
+                          f"trial(s) for its share of the model's time")
+            if count == 0:
+                self._finish(self.tasks[k], "its share of the model's time gets no trials")
 
     def _build_references(self, builder):
         """Builds each task's unscheduled kernel, the outputs candidates must reproduce."""

@@ -114,6 +114,7 @@ _KIND_LIST = [
     InstructionKind("ReverseComputeInline", "reverse_compute_inline", "block"),
     InstructionKind("TransformLayout", "transform_layout", "block attr:buffer attr:index_map "
                     "attr:pad_value attr:assume_injective_transform"),
+    InstructionKind("PartitionRows", "partition_rows", "attr:depth attr:rows"),
     InstructionKind("SamplePerfectTile", "sample_perfect_tile",
                     "loop attr:n attr:max_innermost_factor", MANY, pure=True, decision=True),
     InstructionKind("SampleCategorical", "sample_categorical", "attr:candidates attr:probs",

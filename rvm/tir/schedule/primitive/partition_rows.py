@@ -1,0 +1,147 @@
+"""partition_rows: full row tiles and one remainder for loops over a symbolic row count.
+
+A matmul over ``n`` rows (``n`` known only at run time) cannot split its row loop
+by a register tile of ``rows`` rows without a guard ``i < n`` on every statement
+of the tile: inside the reduction loop that is a test per vector lane, and the
+accumulator keeps the full ``n`` extent. ``Schedule.partition_rows(depth, rows)``
+rewrites the function so that neither is needed (TVM's loop partitioning, done on
+the blocks): every top-level loop nest whose loop at ``depth`` runs over ``n`` rows
+is copied twice,
+
+    for i in range(n): body(i)       ->   for i_0, i_1 in T.grid(n // rows, rows):
+                                              body(i_0 * rows + i_1)
+                                          for i_tail in range(n // rows * rows, n):
+                                              body(i_tail)
+
+the copy over the remainder with fresh loop variables and blocks (named
+``<block>_tail``) and its own copy of every intermediate buffer the nests write
+(``<buffer>_tail``), so the two parts share nothing but the kernel's inputs and
+outputs and each schedules alone: full tiles of exactly ``rows`` rows, then at
+most ``rows - 1`` rows one at a time. It is a schedule primitive so that a trace
+replays it (the default CPU schedule's ``prepare`` step): it takes no handles
+(every nest of the function is rewritten) and the handles of blocks and loops
+taken before it no longer refer to anything.
+"""
+from rvm.ir.base import structural_equal
+from rvm.tir import op as _op
+from rvm.tir.buffer import decl_buffer
+from rvm.tir.expr import IntImm, IterVar, Var
+from rvm.tir.stmt import For, ForKind, SeqStmt
+from rvm.tir.stmt_functor import StmtExprMutator, substitute
+
+TAIL = "_tail"
+
+
+class _Renew(StmtExprMutator):
+    """A copy of a statement with fresh loop variables, block axes and block names, and the
+    buffers of ``buffers`` ({id(old): new}) replaced."""
+
+    def __init__(self, buffers):
+        self.buffers = buffers
+        self.vars = {}
+
+    def _fresh(self, var):
+        new = Var(var.name_hint + TAIL, var.dtype)
+        self.vars[id(var)] = new
+        return new
+
+    def visit_var_(self, op):
+        return self.vars.get(id(op), op)
+
+    def visit_buffer(self, buffer):
+        return self.buffers.get(id(buffer), buffer)
+
+    def visit_for_(self, op):
+        loop_var = self._fresh(op.loop_var)
+        return self._generic(op).with_fields(loop_var=loop_var)
+
+    def visit_block_(self, op):
+        iter_vars = tuple(IterVar(iv.dom, self._fresh(iv.var), iv.iter_type)
+                          for iv in op.iter_vars)
+        return self._generic(op).with_fields(iter_vars=iter_vars,
+                                             name_hint=op.name_hint + TAIL)
+
+
+def _nests(root_block):
+    body = root_block.body
+    return list(body.seq) if isinstance(body, SeqStmt) else [body]
+
+
+def _loop_at(nest, depth):
+    loop = nest
+    for _ in range(depth):
+        loop = loop.body if isinstance(loop, For) else None
+    return loop if isinstance(loop, For) else None
+
+
+def _rebuild(nest, depth, inner):
+    """``nest`` with its loop at ``depth`` replaced by the statement ``inner``."""
+    if depth == 0:
+        return inner
+    return nest.with_fields(body=_rebuild(nest.body, depth - 1, inner))
+
+
+def partition_func(func, depth, rows):
+    """``func`` with every top-level nest's loop at ``depth`` (each over the same symbolic
+    extent, from 0) split into full tiles of ``rows`` rows and a remainder (module
+    docstring); None when a nest has no such loop."""
+    root = func.body.block
+    nests = _nests(root)
+    loops = [_loop_at(nest, depth) for nest in nests]
+    if any(loop is None or not _is_zero(loop.min) for loop in loops):
+        return None
+    extent = loops[0].extent
+    if any(not structural_equal(loop.extent, extent) for loop in loops):
+        return None
+    dtype = loops[0].loop_var.dtype
+    tiles = _op.floordiv(extent, _op.const(rows, dtype))
+    start = _op.multiply(tiles, _op.const(rows, dtype))
+    main, tail = [], []
+    buffers = {id(b): decl_buffer(b.shape, b.dtype, b.name + TAIL, scope=b.scope)
+               for b in root.alloc_buffers}
+    for nest, loop in zip(nests, loops):
+        var = loop.loop_var
+        i_o, i_i = Var(var.name_hint + "_0", dtype), Var(var.name_hint + "_1", dtype)
+        body = substitute(loop.body, {var: _op.add(_op.multiply(i_o, _op.const(rows, dtype)),
+                                                   i_i)})
+        tiled = For(i_o, 0, tiles, ForKind.SERIAL,
+                    For(i_i, 0, _op.const(rows, dtype), ForKind.SERIAL, body))
+        main.append(_rebuild(nest, depth, tiled))
+        renew = _Renew(buffers)
+        copy = renew.visit(nest)
+        inner = _loop_at(copy, depth)
+        last = inner.with_fields(min=start, extent=_op.subtract(extent, start))
+        tail.append(_rebuild(copy, depth, last))
+    block = root.with_fields(body=SeqStmt(main + tail),
+                             alloc_buffers=tuple(root.alloc_buffers) + tuple(buffers.values()))
+    return func.with_fields(body=func.body.with_fields(block=block))
+
+
+def _is_zero(expr):
+    return isinstance(expr, IntImm) and expr.value == 0
+
+
+class RowPartition:
+    """The Schedule method partitioning symbolic row loops."""
+
+    def partition_rows(self, depth, rows):
+        """Splits the loop at ``depth`` of every top-level nest of the function worked on
+        (all over one symbolic extent, from 0) into full tiles of ``rows`` rows and a
+        remainder (module docstring); ScheduleError when a nest has no such loop."""
+        if isinstance(depth, bool) or not isinstance(depth, int) or depth < 0 or \
+                isinstance(rows, bool) or not isinstance(rows, int) or rows < 1:
+            raise ValueError(f"partition_rows expects depth >= 0 and rows >= 1 (ints), got "
+                             f"depth={depth!r}, rows={rows!r}")
+        name = self.func_working_on
+        if name is None:
+            raise ValueError("partition_rows: the module has several functions; call "
+                             "work_on(name) first")
+        func = self.state.func(name)
+        new = partition_func(func, depth, rows)
+        if new is None:
+            raise self._error("partition_rows", f"every top-level loop nest must have a loop "
+                              f"at depth {depth} over one extent, from 0", self.state.roots[name])
+        old_root = func.body.block
+        self._replace(self.state.roots[name], {old_root: new.body.block},
+                      block_reuse={old_root: new.body.block})
+        self._record("PartitionRows", [], [depth, rows], None)
