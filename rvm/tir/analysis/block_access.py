@@ -15,7 +15,7 @@ from rvm.tir.arith import Analyzer, _is_int
 from rvm.tir.buffer import Buffer
 from rvm.tir.expr import Range, Sub, Var
 from rvm.tir.stmt import BufferRegion
-from rvm.tir.stmt_functor import StmtExprVisitor, substitute
+from rvm.tir.stmt_functor import StmtExprVisitor, post_order_visit, substitute
 
 
 class _Relaxer:
@@ -35,7 +35,11 @@ class _Relaxer:
         return bool(used_vars(expr).keys() & self.ranges.keys())
 
     def region_of(self, index, dim):
-        """The Range ``index`` covers in a dimension of extent ``dim``."""
+        """The Range ``index`` covers in a dimension of extent ``dim``: the whole dimension
+        when ``index`` has more than ``MAX_INDEX_NODES`` nodes (an index computed by
+        producers inlined into it, which simplifying would take long to no use)."""
+        if _larger_than(index, MAX_INDEX_NODES):
+            return Range.from_min_extent(_op.const(0, dim.dtype), dim)
         index = self.analyzer.simplify(index)
         if not self._uses_relaxed(index):
             return Range.from_min_extent(index, _op.const(1, index.dtype))
@@ -62,6 +66,30 @@ class _Relaxer:
                 extent = self.analyzer.simplify(_op.add(_op.subtract(upper, lower), 1))
                 return Range.from_min_extent(lower, extent)
         return Range.from_min_extent(_op.const(0, dim.dtype), dim)
+
+
+#: Nodes an index expression may have before its region is the whole dimension.
+MAX_INDEX_NODES = 256
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _larger_than(expr, limit):
+    """Whether ``expr`` has more than ``limit`` nodes (counted as a tree, stopping there)."""
+    seen = [0]
+
+    def count(_):
+        seen[0] += 1
+        if seen[0] > limit:
+            raise _TooLarge
+
+    try:
+        post_order_visit(expr, count)
+    except _TooLarge:
+        return True
+    return False
 
 
 #: Distinct bounds one dimension of a merged region keeps. Past it the dimension is

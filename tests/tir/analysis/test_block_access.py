@@ -150,3 +150,21 @@ def test_distinct_unbounded_accesses_widen_to_the_buffer():
     few = tir.Block([v], [], [], "b", tir.BufferStore(Y, X[P[0]] + X[P[1]], [v.var]))
     x = [r for r in get_block_read_write_region(few)[0] if r.buffer.name == "X"][0].region[0]
     assert "P" in repr(x.min)  # two accesses stay exact: min(P[0], P[1])
+
+
+def test_an_index_past_max_index_nodes_covers_the_whole_dimension():
+    from rvm.tir.analysis.block_access import MAX_INDEX_NODES
+
+    X = tir.decl_buffer((16,), name="X")
+    Y = tir.decl_buffer((16,), name="Y")
+    v = _iv("v", 16)
+    index = v.var
+    for _ in range(7):  # a producer chain inlined: each step uses its input three times
+        index = tir.max(tir.min(index, tir.const(15)), index - index)
+    reads, _ = get_block_read_write_region(
+        tir.Block([v], [], [], "b", tir.BufferStore(Y, X[index], [v.var])))
+    x = reads[0].region[0]
+    assert (x.min.value, x.extent.value) == (0, 16)
+    small = tir.Block([v], [], [], "b", tir.BufferStore(Y, X[tir.min(v.var, 15)], [v.var]))
+    assert "v" in repr(get_block_read_write_region(small)[0][0].region[0].min)
+    assert MAX_INDEX_NODES < 3 ** 7
