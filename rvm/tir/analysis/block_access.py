@@ -3,7 +3,9 @@
 Each access ``B[f(v, l)]`` contributes a region: block variables ``v`` stay
 symbolic, loop variables ``l`` bound inside the block are relaxed over their
 ranges (``vi * 4 + l`` with ``0 <= l < 4`` covers ``[vi * 4, vi * 4 + 4)``).
-Regions of one buffer are merged into their bounding box.
+Regions of one buffer are merged into their bounding box: per dimension, the smallest
+start and the largest end of the accesses, keeping only bounds no other provably covers,
+and widened to constant bounds when more than ``MAX_BOUNDS`` remain.
 """
 from rvm.ir.expr import PrimExpr
 from rvm.ir.base import structural_equal
@@ -11,9 +13,9 @@ from rvm.tir import op as _op
 from rvm.tir.free_vars import used_vars
 from rvm.tir.arith import Analyzer, _is_int
 from rvm.tir.buffer import Buffer
-from rvm.tir.expr import Range, Var
+from rvm.tir.expr import Range, Sub, Var
 from rvm.tir.stmt import BufferRegion
-from rvm.tir.stmt_functor import StmtExprVisitor, substitute
+from rvm.tir.stmt_functor import StmtExprVisitor, post_order_visit, substitute
 
 
 class _Relaxer:
@@ -33,7 +35,11 @@ class _Relaxer:
         return bool(used_vars(expr).keys() & self.ranges.keys())
 
     def region_of(self, index, dim):
-        """The Range ``index`` covers in a dimension of extent ``dim``."""
+        """The Range ``index`` covers in a dimension of extent ``dim``: the whole dimension
+        when ``index`` has more than ``MAX_INDEX_NODES`` nodes (an index computed by
+        producers inlined into it, which simplifying would take long to no use)."""
+        if _larger_than(index, MAX_INDEX_NODES):
+            return Range.from_min_extent(_op.const(0, dim.dtype), dim)
         index = self.analyzer.simplify(index)
         if not self._uses_relaxed(index):
             return Range.from_min_extent(index, _op.const(1, index.dtype))
@@ -62,19 +68,121 @@ class _Relaxer:
         return Range.from_min_extent(_op.const(0, dim.dtype), dim)
 
 
-def _union(a, b, analyzer):
-    """The bounding box of two regions of one buffer."""
-    out = []
-    for ra, rb in zip(a, b):
-        if structural_equal(ra, rb, map_free_vars=False):
-            out.append(ra)
-            continue
-        end_a = _op.add(ra.min, ra.extent)
-        end_b = _op.add(rb.min, rb.extent)
-        lo = analyzer.simplify(_op.min(ra.min, rb.min))
-        hi = analyzer.simplify(_op.max(end_a, end_b))
-        out.append(Range.from_min_extent(lo, analyzer.simplify(_op.subtract(hi, lo))))
-    return out
+#: Nodes an index expression may have before its region is the whole dimension.
+MAX_INDEX_NODES = 256
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _larger_than(expr, limit):
+    """Whether ``expr`` has more than ``limit`` nodes (counted as a tree, stopping there)."""
+    seen = [0]
+
+    def count(_):
+        seen[0] += 1
+        if seen[0] > limit:
+            raise _TooLarge
+
+    try:
+        post_order_visit(expr, count)
+    except _TooLarge:
+        return True
+    return False
+
+
+#: Distinct bounds one dimension of a merged region keeps. Past it the dimension is
+#: widened to the constant bounds of its accesses (the buffer's extent where they are
+#: unknown), as TVM's int-set relaxation does: the region still covers every access and
+#: its expression stays small (a large inlined kernel otherwise nests one ``min``/``max``
+#: per access, and each merge simplifies the whole nest again).
+MAX_BOUNDS = 8
+
+
+class _Span:
+    """The accesses of one buffer dimension merged so far: the distinct starts and ends
+    none of the others provably covers, the region being ``[min(starts), max(ends))``;
+    once widened, the constant bounds ``[low, high)`` instead (``high`` None: the
+    dimension's end)."""
+
+    def __init__(self, dim):
+        self.dim = dim
+        self.starts, self.ends = [], []
+        self.wide = False
+        self.low, self.high = 0, None  # used once wide
+
+    def add(self, rng, analyzer):
+        end = analyzer.simplify(_op.add(rng.min, rng.extent))
+        if self.wide:
+            self._widen([rng.min], [end], analyzer)
+            return
+        _keep(self.starts, rng.min, analyzer, lowest=True)
+        _keep(self.ends, end, analyzer, lowest=False)
+        if len(self.starts) > MAX_BOUNDS or len(self.ends) > MAX_BOUNDS:
+            self.wide = True
+            self.low, self.high = None, 0
+            self._widen(self.starts, self.ends, analyzer)
+            self.starts, self.ends = [], []
+
+    def _widen(self, starts, ends, analyzer):
+        """Merges the constant bounds of ``starts`` and ``ends`` into ``[low, high)``."""
+        lows = [analyzer.const_int_bound(s)[0] for s in starts]
+        highs = [analyzer.const_int_bound(e)[1] for e in ends]
+        low = 0 if None in lows else max(min(lows), 0)
+        self.low = low if self.low is None else min(self.low, low)
+        if None in highs or self.high is None:
+            self.high = None
+        else:
+            self.high = max([self.high] + highs)
+
+    def range(self, analyzer):
+        if self.wide:  # accesses in bounds start below the dimension's end
+            lo = _op.min(_op.const(self.low, self.dim.dtype), self.dim)
+            hi = self.dim if self.high is None else \
+                _op.min(_op.const(self.high, self.dim.dtype), self.dim)
+        else:
+            lo = self.starts[0]
+            for start in self.starts[1:]:
+                lo = _op.min(lo, start)
+            hi = self.ends[0]
+            for end in self.ends[1:]:
+                hi = _op.max(hi, end)
+        lo = analyzer.simplify(lo)
+        return Range.from_min_extent(lo, analyzer.simplify(_op.subtract(hi, lo)))
+
+
+def _keep(bounds, bound, analyzer, lowest):
+    """Adds ``bound`` to ``bounds`` (starts when ``lowest``, else ends) unless one there
+    provably covers it; drops those it provably covers."""
+    for other in bounds:
+        if _covers(other, bound, analyzer, lowest):
+            return
+    bounds[:] = [b for b in bounds if not _covers(bound, b, analyzer, lowest)]
+    bounds.append(bound)
+
+
+def _covers(a, b, analyzer, lowest):
+    """Whether the bound ``a`` provably covers ``b``: ``a <= b`` for starts, ``a >= b``
+    for ends (equal bounds cover each other)."""
+    if a is b:
+        return True
+    if not (_is_int(a.dtype) and _is_int(b.dtype)):
+        return structural_equal(a, b, map_free_vars=False)
+    diff = analyzer._linear(Sub(a, b))  # both are simplified: their linear forms cancel
+    lo, hi = analyzer.const_int_bound(diff.to_expr())
+    return (hi is not None and hi <= 0) if lowest else (lo is not None and lo >= 0)
+
+
+def _union(ranges, dim, analyzer):
+    """The Range covering every Range of ``ranges`` (accesses of a dimension of extent
+    ``dim``)."""
+    if all(structural_equal(r, ranges[0], map_free_vars=False) for r in ranges[1:]):
+        return ranges[0]
+    span = _Span(dim)
+    for rng in ranges:
+        span.add(rng, analyzer)
+    return span.range(analyzer)
 
 
 class _AccessCollector(StmtExprVisitor):
@@ -90,8 +198,23 @@ class _AccessCollector(StmtExprVisitor):
         entry = table.get(id(buffer))
         if entry is None:
             table[id(buffer)] = [buffer, list(ranges)]
-        else:
-            entry[1] = _union(entry[1], ranges, self.relaxer.analyzer)
+            return
+        analyzer = self.relaxer.analyzer
+        dims = entry[1]
+        for k, (rng, dim) in enumerate(zip(ranges, buffer.shape)):
+            if isinstance(dims[k], Range):
+                if structural_equal(dims[k], rng, map_free_vars=False):
+                    continue
+                span = _Span(dim)
+                span.add(dims[k], analyzer)
+                dims[k] = span
+            dims[k].add(rng, analyzer)
+
+    def regions(self, table):
+        """``[(buffer, [Range])]`` of the accesses merged into ``table``."""
+        analyzer = self.relaxer.analyzer
+        return [(buffer, [d if isinstance(d, Range) else d.range(analyzer) for d in dims])
+                for buffer, dims in table.values()]
 
     def _point(self, buffer, indices):
         return [self.relaxer.region_of(i, d) for i, d in zip(indices, buffer.shape)]
@@ -129,7 +252,7 @@ class _AccessCollector(StmtExprVisitor):
                                       lambda v: mapping.get(id(v)))
                     r_lo = self.relaxer.region_of(lo, dim)
                     r_hi = self.relaxer.region_of(last, dim)
-                    ranges.append(_union([r_lo], [r_hi], self.relaxer.analyzer)[0])
+                    ranges.append(_union([r_lo, r_hi], dim, self.relaxer.analyzer))
                 self._add(table, region.buffer, ranges)
         for value in op.iter_values:
             self.visit_expr(value)
@@ -155,8 +278,8 @@ def get_block_read_write_region(block):
     if block.init is not None:
         collector.visit_stmt(block.init)
     collector.visit_stmt(block.body)
-    writes = [BufferRegion(b, r) for b, r in collector.writes.values()]
+    writes = [BufferRegion(b, r) for b, r in collector.regions(collector.writes)]
     written = {id(b) for b, _ in collector.writes.values()}
-    reads = [BufferRegion(b, r) for b, r in collector.reads.values()
+    reads = [BufferRegion(b, r) for b, r in collector.regions(collector.reads)
              if not (block.init is not None and id(b) in written)]
     return reads, writes

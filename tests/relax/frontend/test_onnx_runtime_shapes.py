@@ -266,3 +266,29 @@ def test_split_to_sequence_into_run_time_sizes():
                 np.testing.assert_array_equal(g, w)
         with pytest.raises(ValueError, match="split_total"):
             vm["main"](x, np.array([2, 2]))
+
+
+@pytest.mark.parametrize("steps", [None, [-1, 2]])
+def test_slice_of_symbolic_axes_by_run_time_starts_and_ends(steps):
+    """Starts and ends fed at run time on axes whose lengths are symbolic (negative ones
+    counted from the end, out-of-range ones clamped), as ONNX's CenterCropPad body slices
+    the output of a run-time Pad; the steps are an initializer."""
+    node = helper.make_node("Slice", ["x", "s", "e"] + (["a", "t"] if steps else []), ["y"])
+    graph = helper.make_graph(
+        [node], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", "m"]),
+         helper.make_tensor_value_info("s", TensorProto.INT64, [2]),
+         helper.make_tensor_value_info("e", TensorProto.INT64, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [helper.make_tensor("a", TensorProto.INT64, [2], [0, 1]),
+         helper.make_tensor("t", TensorProto.INT64, [2], steps)] if steps else [])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    machines = _machines(model)
+    step = steps or [1, 1]
+    for shape, starts, ends in [((5, 4), [1, -3], [4, 100]), ((3, 6), [-10, 2], [-1, 5]),
+                                ((4, 2), [3, 0], [1, -5]), ((4, 3), [100, -100], [-100, 100])]:
+        x = np.arange(np.prod(shape), dtype="float32").reshape(shape)
+        want = x[starts[0]:ends[0]:step[0], starts[1]:ends[1]:step[1]]
+        for vm in machines:
+            got = vm["main"](x, np.array(starts), np.array(ends)).numpy()
+            np.testing.assert_array_equal(got, want, err_msg=f"{shape} {starts} {ends}")

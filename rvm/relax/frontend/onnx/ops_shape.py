@@ -261,21 +261,24 @@ def _length(ctx, value, what):
     return shape[0]
 
 
-def _slice_bounds(ctx, value, dims, what):
+def _slice_bounds(ctx, value, dims, steps, what):
     """Slice's starts or ends as ints, or, when known only at run time (a graph input or
     computed), as symbolic values read from the tensor (``vm.builtin.tensor_to_shape``),
-    negative ones counted from the end of their axis (which must then be static)."""
+    negative ones counted from the end of their axis, then clamped into it as onnx does
+    (``[0, dim]`` for a positive step, ``[-1, dim - 1]`` for a negative one), so a bound
+    is never further out than the slice's own clamping assumes."""
     if not is_run_time(value):
         limit = 1 << 62  # symbolic bounds (dimensions) are clamped by strided_slice
         return [v if isinstance(v, PrimExpr) else max(min(int(v), limit), -limit)
                 for v in ctx.constant(value, f"Slice's {what}s").reshape(-1)]
-    if not all(isinstance(d, int) for d in dims):
-        raise ValueError(f"Slice's {what}s are computed at run time; the sliced axes must "
-                         f"then be static, got {dims}")
     bounds = int64_tensor(ctx, value)
-    size = ctx.tensor(np.array(dims, "int64"))
+    size = runtime_shape.dims_tensor(ctx, dims)
     zero = ctx.tensor(np.array(0, "int64"))
     bounds = ctx.emit(search.where(binary.less(bounds, zero), binary.add(bounds, size), bounds))
+    backward = [s < 0 for s in steps]
+    low = ctx.tensor(np.array([-1 if b else 0 for b in backward], "int64"))
+    high = ctx.emit(binary.subtract(size, ctx.tensor(np.array(backward, "int64"))))
+    bounds = ctx.emit(binary.maximum(binary.minimum(bounds, high), low))
     return shape_vars(ctx, bounds, [None] * len(dims), f"slice_{what}")
 
 
@@ -292,8 +295,8 @@ def _slice(ctx, inputs, attrs):
     steps = optional_const(ctx, inputs[4] if len(inputs) > 4 else None, "Slice's steps")
     steps = [1] * count if steps is None else [int(s) for s in steps.reshape(-1)]
     axes = [normalize_axis(a, len(dims)) for a in axes]
-    starts = _slice_bounds(ctx, inputs[1], [dims[a] for a in axes], "start")
-    ends = _slice_bounds(ctx, inputs[2], [dims[a] for a in axes], "end")
+    starts = _slice_bounds(ctx, inputs[1], [dims[a] for a in axes], steps, "start")
+    ends = _slice_bounds(ctx, inputs[2], [dims[a] for a in axes], steps, "end")
     if isinstance(data, np.ndarray) and not any(isinstance(v, PrimExpr) for v in starts + ends):
         index_ = [slice(None)] * len(dims)
         for a, s, e, st in zip(axes, starts, ends, steps):
