@@ -283,12 +283,12 @@ def test_slice_of_symbolic_axes_by_run_time_starts_and_ends(steps):
         [helper.make_tensor("a", TensorProto.INT64, [2], [0, 1]),
          helper.make_tensor("t", TensorProto.INT64, [2], steps)] if steps else [])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
-    machines = _machines(model)
+    vms = machines(model)
     step = steps or [1, 1]
     for shape, starts, ends in [((5, 4), [1, -3], [4, 100]), ((3, 6), [-10, 2], [-1, 5]),
                                 ((4, 2), [3, 0], [1, -5]), ((4, 3), [100, -100], [-100, 100])]:
         x = np.arange(np.prod(shape), dtype="float32").reshape(shape)
         want = x[starts[0]:ends[0]:step[0], starts[1]:ends[1]:step[1]]
-        for vm in machines:
+        for vm in vms:
             got = vm["main"](x, np.array(starts), np.array(ends)).numpy()
             np.testing.assert_array_equal(got, want, err_msg=f"{shape} {starts} {ends}")
