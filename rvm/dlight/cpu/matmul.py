@@ -49,9 +49,10 @@ are left to the generic rule.
 """
 from rvm.dlight.analysis import (
     PARALLEL_MIN_WORK, extent_of, fuse_or_first, inline_producers, loop_kinds, parallel_outer,
-    work, write_dtype,
+    top_blocks, work, write_dtype,
 )
-from rvm.dlight.cpu.pack import is_layout_free, pack_panels, param_index
+from rvm.dlight.cpu.pack import LAYOUT_REWRITE, is_layout_free, pack_panels, param_index
+from rvm.dlight.cpu.pad_columns import PAD_COPY, pad_columns
 from rvm.dlight.cpu.row_tiles import TAIL, partition_rows
 from rvm.dlight.rule import ScheduleRule
 from rvm.tir.free_vars import used_vars
@@ -147,25 +148,45 @@ class Matmul(ScheduleRule):
     name = "matmul"
 
     def prepare(self, func, info):
-        """A matmul whose row count is symbolic, with full row tiles and a remainder
+        """A matmul narrower than one vector with columns padded (``pad_columns.py``); one
+        whose row count is symbolic with full row tiles and a remainder
         (``row_tiles.partition_rows``); other kernels as they are."""
         sch = Schedule(func)
         blocks = inline_producers(sch)
         found = _find_matmul(sch, blocks)
         if found is None:
             return func
-        mm, loops, _ = found
-        *batch, i, j, _ = loops
+        mm, loops, j_axis = found
+        *batch, i, j, k = loops
+        lanes = info.lanes(write_dtype(sch, mm))
+        keep, changed = 0, False
+        k_axis = _axis_of(sch, mm, k)
+        if k_axis is not None and extent_of(sch, j) < lanes:
+            trial = sch.copy()
+            if len(blocks) == 1:
+                trial.cache_write(mm, 0, "global")  # the epilogue writes the real columns
+            padded = pad_columns(trial, mm, j, j_axis, k_axis, lanes)
+            if padded is not None:
+                sch, keep, changed = Schedule(padded), 1, True
+                blocks = top_blocks(sch)[1:]
+                mm = blocks[0]
+                *batch, i, j, k = sch.get_loops(mm)
         if const_extent(sch.get(i)) is not None or \
                 any(const_extent(sch.get(b)) is None for b in batch):
-            return func
-        rows, _ = tile_shape(None, extent_of(sch, j), info.lanes(write_dtype(sch, mm)))
+            return sch.mod["main"] if changed else func
+        rows, _ = tile_shape(None, extent_of(sch, j), lanes)
         if len(blocks) == 1:
             sch.cache_write(mm, 0, "global")  # an epilogue (a copy), partitioned with it
-        return partition_rows(sch.mod["main"], len(batch), rows) or func
+        partitioned = partition_rows(sch.mod["main"], len(batch), rows, keep)
+        return partitioned or (sch.mod["main"] if changed else func)
 
     def apply(self, sch, info):
-        blocks = inline_producers(sch)
+        blocks = inline_producers(sch, keep=_is_packing)
+        pads = [b for b in blocks if sch.get(b).annotations.get(LAYOUT_REWRITE)]
+        # pad_columns' copies of the real columns stay (_register_tile moves them)
+        blocks = [b for b in blocks if not _is_packing(sch.get(b))]
+        for pad in pads:  # pad_columns.py's copy of a constant, folded at build
+            sch.vectorize(sch.get_loops(pad)[-1])
         if len(blocks) == 4 and [sch.get(b).name_hint for b in blocks[2:]] == \
                 [sch.get(b).name_hint + TAIL for b in blocks[:2]]:
             return _schedule_row_tiles(sch, blocks, info)
@@ -179,6 +200,12 @@ class Matmul(ScheduleRule):
             return _schedule_nn(sch, mm, loops, j_axis, lanes, info, transposed=True) \
                 or _schedule_nt(sch, mm, loops, lanes, info)
         return _schedule_nn(sch, mm, loops, j_axis, lanes, info)
+
+
+def _is_packing(block):
+    """True for a block copying a constant into a packed layout (``pack.py``) or the real
+    columns out of a padded tile (``pad_columns.py``): blocks ``inline_producers`` keeps."""
+    return bool(block.annotations.get(LAYOUT_REWRITE) or block.annotations.get(PAD_COPY))
 
 
 def _find_matmul(sch, blocks):
@@ -244,7 +271,10 @@ def _register_tile(sch, mm, batch, i_o, i_i, j, k, width):
     # reads it); inside k the vector loop holds the unrolled rows, so each vector of B is
     # loaded once and feeds ``rows`` FMAs with broadcasts of A.
     sch.reorder(*batch, j_o, i_o, k, j_i, *([] if i_i is None else [i_i]))
-    acc = sch.cache_write(mm, 0, "local")
+    if sch.get(mm).writes[0].buffer.scope == "local":
+        acc, = sch.get_consumers(mm)  # padded columns: the copy of the real ones (pad_columns)
+    else:
+        acc = sch.cache_write(mm, 0, "local")
     # placed before the epilogue is inlined into it: the epilogue may share its output
     # with a remainder's (row_tiles.py), and only a buffer's one writer moves
     sch.reverse_compute_at(acc, i_o)

@@ -23,8 +23,8 @@ from rvm.ir.structural import structural_equal
 from rvm.tir import op as _op
 from rvm.tir.buffer import decl_buffer
 from rvm.tir.expr import IntImm, IterVar, Var
-from rvm.tir.stmt import For, ForKind, SeqStmt
-from rvm.tir.stmt_functor import StmtExprMutator, substitute
+from rvm.tir.stmt import Block, For, ForKind, SeqStmt
+from rvm.tir.stmt_functor import StmtExprMutator, post_order_visit, substitute
 
 TAIL = "_tail"
 
@@ -78,12 +78,13 @@ def _rebuild(nest, depth, inner):
     return nest.with_fields(body=_rebuild(nest.body, depth - 1, inner))
 
 
-def partition_rows(func, depth, rows):
+def partition_rows(func, depth, rows, keep=0):
     """``func`` with every top-level nest's loop at ``depth`` (each over the same symbolic
     extent, from 0) split into full tiles of ``rows`` rows and a remainder (module
-    docstring); None when a nest has no such loop."""
+    docstring); None when a nest has no such loop. The first ``keep`` nests (a packing
+    copy of a weight, pad_columns.py) are left as they are and shared by both parts."""
     root = func.body.block
-    nests = _nests(root)
+    kept, nests = _nests(root)[:keep], _nests(root)[keep:]
     loops = [_loop_at(nest, depth) for nest in nests]
     if any(loop is None or not _is_zero(loop.min) for loop in loops):
         return None
@@ -94,8 +95,12 @@ def partition_rows(func, depth, rows):
     tiles = _op.floordiv(extent, _op.const(rows, dtype))
     start = _op.multiply(tiles, _op.const(rows, dtype))
     main, tail = [], []
+    shared = set()
+    for nest in kept:
+        post_order_visit(nest, lambda node: shared.update(
+            id(w.buffer) for w in node.writes) if isinstance(node, Block) else None)
     buffers = {id(b): decl_buffer(b.shape, b.dtype, b.name + TAIL, scope=b.scope)
-               for b in root.alloc_buffers}
+               for b in root.alloc_buffers if id(b) not in shared}
     for nest, loop in zip(nests, loops):
         var = loop.loop_var
         i_o, i_i = Var(var.name_hint + "_0", dtype), Var(var.name_hint + "_1", dtype)
@@ -109,7 +114,7 @@ def partition_rows(func, depth, rows):
         inner = _loop_at(copy, depth)
         last = inner.with_fields(min=start, extent=_op.subtract(extent, start))
         tail.append(_rebuild(copy, depth, last))
-    block = root.with_fields(body=SeqStmt(main + tail),
+    block = root.with_fields(body=SeqStmt(kept + main + tail),
                              alloc_buffers=tuple(root.alloc_buffers) + tuple(buffers.values()))
     return func.with_fields(body=func.body.with_fields(block=block))
 
