@@ -262,22 +262,24 @@ def _pack(sch, mm, j_axis, k, width, cols, rows_total, info, transposed):
     return packed is not None or not transposed
 
 
-def _register_tile(sch, mm, batch, i_o, i_i, j, k, width):
+def _register_tile(sch, mm, batch, i_o, i_i, j, k, width, rows_outer=False):
     """The register tile of rows ``i_i`` (unrolled; None: one row, ``i_o``) by ``width``
     columns under the k loop, its accumulator written back (through the epilogue) per
-    tile; returns the column panel loop."""
+    tile; returns the column panel loop. ``rows_outer``: row tiles outside column panels
+    (the loop threads split, see _schedule_row_tiles)."""
     j_o, j_i = sch.split(j, [None, width])
     # Column panels outside row tiles (a panel of B stays in cache while every row tile
     # reads it); inside k the vector loop holds the unrolled rows, so each vector of B is
     # loaded once and feeds ``rows`` FMAs with broadcasts of A.
-    sch.reorder(*batch, j_o, i_o, k, j_i, *([] if i_i is None else [i_i]))
+    tile = (i_o, j_o) if rows_outer else (j_o, i_o)
+    sch.reorder(*batch, *tile, k, j_i, *([] if i_i is None else [i_i]))
     if sch.get(mm).writes[0].buffer.scope == "local":
         acc, = sch.get_consumers(mm)  # padded columns: the copy of the real ones (pad_columns)
     else:
         acc = sch.cache_write(mm, 0, "local")
     # placed before the epilogue is inlined into it: the epilogue may share its output
     # with a remainder's (row_tiles.py), and only a buffer's one writer moves
-    sch.reverse_compute_at(acc, i_o)
+    sch.reverse_compute_at(acc, tile[1])
     for consumer in sch.get_consumers(acc):
         sch.reverse_compute_inline(consumer)
     init = sch.decompose_reduction(mm, k)
@@ -310,12 +312,11 @@ def _schedule_row_tiles(sch, blocks, info):
     transposed = not _reads_along(sch.get(mm), j_axis)
     if not _pack(sch, mm, j_axis, k, width, cols, 0, info, transposed):
         return False
-    total = work(sch, loops)
-    j_o = _register_tile(sch, mm, batch, i_o, i_i, j, k, width)
-    if info.cores > 1 and total >= PARALLEL_MIN_WORK:
-        # threads over row tiles (or batches), each running every column panel: a loop
-        # fused with the symbolic tile count would index through a division by it
-        sch.reorder(i_o, j_o)
+    parallel = info.cores > 1 and work(sch, loops) >= PARALLEL_MIN_WORK
+    # parallel: threads over row tiles (or batches), each running every column panel (a
+    # loop fused with the symbolic tile count would index through a division by it)
+    _register_tile(sch, mm, batch, i_o, i_i, j, k, width, rows_outer=parallel and not batch)
+    if parallel:
         sch.parallel(fuse_or_first(sch, batch) if batch else i_o)
     *t_batch, t_i, t_j, t_k = sch.get_loops(tail)
     _register_tile(sch, tail, t_batch, t_i, None, t_j, t_k, width)
