@@ -27,7 +27,10 @@ with at most ``MAX_ACCUMULATORS`` accumulators, so the tile stays in registers.
 A row count known only at run time (a model's batch) gets the same tile: ``prepare``
 partitions the row loop into ``n // rows`` full tiles and the remaining rows
 (``row_tiles.py``), the full tiles scheduled as above without a predicate, the
-remainder one row at a time, each with an accumulator of its tile's fixed extent.
+remainder one row at a time, each with an accumulator of its tile's fixed extent; under
+batch loops of any extent (attention's batch and heads), per batch, the batches in
+parallel above the work threshold. A symbolic reduction (attention's P.V, over the
+sequence) takes the NN tile as it is: the k loop runs outside the tile.
 
 B is packed into panels of ``width`` columns (``pack.py``) when it is a
 parameter of two panels or more and either a constant at every call
@@ -44,8 +47,9 @@ accumulators of partial sums per lane runs over the outer reduction loop, and
 each output is summed across lanes once, with the epilogue, at write-back.
 
 Other kernels (an NT matmul of one row or of a symbolic row count whose weight is not
-a constant, one whose reduction no vector divides, symbolic columns or reductions)
-are left to the generic rule.
+a constant, one whose reduction no vector divides or is symbolic, symbolic columns)
+are left to the generic rule. Columns fewer than one vector with a constant weight are
+padded to a whole vector first (``pad_columns.py``).
 """
 from rvm.dlight.analysis import (
     PARALLEL_MIN_WORK, extent_of, fuse_or_first, inline_producers, loop_kinds, parallel_outer,
@@ -171,8 +175,7 @@ class Matmul(ScheduleRule):
                 blocks = top_blocks(sch)[1:]
                 mm = blocks[0]
                 *batch, i, j, k = sch.get_loops(mm)
-        if const_extent(sch.get(i)) is not None or \
-                any(const_extent(sch.get(b)) is None for b in batch):
+        if const_extent(sch.get(i)) is not None:
             return sch.mod["main"] if changed else func
         rows, _ = tile_shape(None, extent_of(sch, j), lanes)
         if len(blocks) == 1:
@@ -225,10 +228,14 @@ def _find_matmul(sch, blocks):
     if len(loops) < 3 or kinds[-1] != "R" or any(k != "S" for k in kinds[:-1]):
         return None
     *batch, i, j, k = loops
-    if const_extent(sch.get(j)) is None or const_extent(sch.get(k)) is None:
+    if const_extent(sch.get(j)) is None:
         return None
     j_axis = _axis_of(sch, mm, j)
-    return None if j_axis is None else (mm, loops, j_axis)
+    if j_axis is None:
+        return None
+    if const_extent(sch.get(k)) is None and not _reads_along(blk, j_axis):
+        return None  # a symbolic reduction: the NN tile only (attention's P.V over the sequence)
+    return mm, loops, j_axis
 
 
 def _schedule_nn(sch, mm, loops, j_axis, lanes, info, transposed=False):
@@ -306,13 +313,13 @@ def _schedule_row_tiles(sch, blocks, info):
     lanes = info.lanes(write_dtype(sch, mm))
     cols = extent_of(sch, j)
     rows, width = tile_shape(None, cols, lanes)
-    if const_extent(sch.get(i_i)) != rows or any(const_extent(sch.get(b)) is None
-                                                   for b in batch):
+    if const_extent(sch.get(i_i)) != rows:
         return False
     transposed = not _reads_along(sch.get(mm), j_axis)
     if not _pack(sch, mm, j_axis, k, width, cols, 0, info, transposed):
         return False
-    parallel = info.cores > 1 and work(sch, loops) >= PARALLEL_MIN_WORK
+    # the symbolic tile count stands for SYMBOLIC_EXTENT rows, not tiles of ``rows`` rows
+    parallel = info.cores > 1 and work(sch, loops) // rows >= PARALLEL_MIN_WORK
     # parallel: threads over row tiles (or batches), each running every column panel (a
     # loop fused with the symbolic tile count would index through a division by it)
     _register_tile(sch, mm, batch, i_o, i_i, j, k, width, rows_outer=parallel and not batch)
