@@ -56,9 +56,11 @@ WIDE_VECTOR_FLAG = "-mprefer-vector-width=512"
 # declare the `omp declare simd` forms of these functions, so a vectorized loop calls them on
 # whole vectors instead of one lane at a time (glibc documents at most 4 ulp for them).
 VECTOR_MATH_FLAGS = ("-DRVM_VECTOR_MATH", "-Wl,--no-as-needed", "-lmvec")
-VECTOR_MATH_FUNCTIONS = ("expf", "logf", "tanhf", "erff")
+VECTOR_MATH_FUNCTIONS = ("expf", "logf", "tanhf", "erff", "powf")
+_ARITY = {"powf": 2}
 VECTOR_MATH_DECLARATIONS = "#ifdef RVM_VECTOR_MATH\n" + "".join(
-    f"#pragma omp declare simd notinbranch\nfloat {name}(float);\n"
+    f"#pragma omp declare simd notinbranch\n"
+    f"float {name}({', '.join(['float'] * _ARITY.get(name, 1))});\n"
     for name in VECTOR_MATH_FUNCTIONS) + "#endif\n"
 # C++ sources (C-source modules of format "cc"): the C flags with C++'s standard, and the C++
 # runtime library as a dependency of the object (a C program loading it may lack it).
@@ -268,15 +270,17 @@ class Compiler:
 
     @property
     def vector_math(self):
-        """Whether a loop calling expf, logf, tanhf and erff compiles and links against
+        """Whether a loop calling VECTOR_MATH_FUNCTIONS compiles and links against
         glibc's libmvec with their ``declare simd`` forms (probed once, cached)."""
         if self._vector_math is None:
-            key = cache_key("vector-math-probe", self.cc, self.fingerprint, FORMAT_VERSION)
+            key = cache_key("vector-math-probe", self.cc, self.fingerprint, FORMAT_VERSION,
+                            VECTOR_MATH_DECLARATIONS)
             hit = self.cache.get(key, ".probe")
             if hit is not None:
                 self._vector_math = hit.read_bytes() == b"1"
             else:
-                calls = " + ".join(f"{name}(x[i])" for name in VECTOR_MATH_FUNCTIONS)
+                calls = " + ".join(f"{name}({', '.join(['x[i]'] * _ARITY.get(name, 1))})"
+                                   for name in VECTOR_MATH_FUNCTIONS)
                 probe = ("#include <math.h>\n" + VECTOR_MATH_DECLARATIONS
                          + "void rvm_probe(const float* restrict x, float* restrict y) {\n"
                          + "#pragma omp simd\n  for (int i = 0; i < 64; ++i) y[i] = "

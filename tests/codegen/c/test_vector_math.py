@@ -51,10 +51,13 @@ def _ulp_distance(a, b):
 
 
 REFERENCE = {"expf": (T.exp, np.exp), "logf": (T.log, np.log), "tanhf": (T.tanh, np.tanh),
-             "erff": (T.erf, None)}
+             "erff": (T.erf, None),
+             # x ** 3 (GPT-2's GELU) and x ** 0.5: powf's vector form, one operand a constant
+             "powf": (lambda v: T.power(v, T.const(3.0, "float32")), lambda v: v ** 3),
+             "powf_sqrt": (lambda v: T.power(v, T.const(0.5, "float32")), np.sqrt)}
 
 
-@pytest.mark.parametrize("name", VECTOR_MATH_FUNCTIONS)
+@pytest.mark.parametrize("name", VECTOR_MATH_FUNCTIONS + ("powf_sqrt",))
 def test_vector_math_is_within_4_ulp_of_the_exact_result(name):
     import math
 
