@@ -23,7 +23,7 @@ from rvm.ir.structural import structural_equal
 from rvm.tir import op as _op
 from rvm.tir.buffer import decl_buffer
 from rvm.tir.expr import IntImm, IterVar, Var
-from rvm.tir.stmt import Block, For, ForKind, SeqStmt
+from rvm.tir.stmt import Block, BlockRealize, For, ForKind, SeqStmt
 from rvm.tir.stmt_functor import StmtExprMutator, post_order_visit, substitute
 
 TAIL = "_tail"
@@ -59,6 +59,18 @@ class _Renew(StmtExprMutator):
                                              name_hint=op.name_hint + TAIL)
 
 
+def top_nests(func):
+    """The top-level loop nests of ``func``'s root block."""
+    return _nests(func.body.block)
+
+
+def nest_block(nest):
+    """The block a perfect nest of loops runs, or None."""
+    while isinstance(nest, For):
+        nest = nest.body
+    return nest.block if isinstance(nest, BlockRealize) else None
+
+
 def _nests(root_block):
     body = root_block.body
     return list(body.seq) if isinstance(body, SeqStmt) else [body]
@@ -91,9 +103,6 @@ def partition_rows(func, depth, rows, keep=0):
     extent = loops[0].extent
     if any(not structural_equal(loop.extent, extent) for loop in loops):
         return None
-    dtype = loops[0].loop_var.dtype
-    tiles = _op.floordiv(extent, _op.const(rows, dtype))
-    start = _op.multiply(tiles, _op.const(rows, dtype))
     main, tail = [], []
     shared = set()
     for nest in kept:
@@ -102,21 +111,44 @@ def partition_rows(func, depth, rows, keep=0):
     buffers = {id(b): decl_buffer(b.shape, b.dtype, b.name + TAIL, scope=b.scope)
                for b in root.alloc_buffers if id(b) not in shared}
     for nest, loop in zip(nests, loops):
-        var = loop.loop_var
-        i_o, i_i = Var(var.name_hint + "_0", dtype), Var(var.name_hint + "_1", dtype)
-        body = substitute(loop.body, {var: _op.add(_op.multiply(i_o, _op.const(rows, dtype)),
-                                                   i_i)})
-        tiled = For(i_o, 0, tiles, ForKind.SERIAL,
-                    For(i_i, 0, _op.const(rows, dtype), ForKind.SERIAL, body))
-        main.append(_rebuild(nest, depth, tiled))
-        renew = _Renew(buffers)
-        copy = renew.visit(nest)
-        inner = _loop_at(copy, depth)
-        last = inner.with_fields(min=start, extent=_op.subtract(extent, start))
-        tail.append(_rebuild(copy, depth, last))
+        tiled, rest = _split_nest(nest, depth, loop, rows, buffers)
+        main.append(tiled)
+        tail.append(rest)
     block = root.with_fields(body=SeqStmt(kept + main + tail),
                              alloc_buffers=tuple(root.alloc_buffers) + tuple(buffers.values()))
     return func.with_fields(body=func.body.with_fields(block=block))
+
+
+def _split_nest(nest, depth, loop, rows, buffers):
+    """(full tiles, remainder) of ``nest`` whose loop at ``depth`` is ``loop`` (from 0); the
+    remainder's buffers of ``buffers`` ({id(old): new}) replaced."""
+    var, extent, dtype = loop.loop_var, loop.extent, loop.loop_var.dtype
+    tiles = _op.floordiv(extent, _op.const(rows, dtype))
+    start = _op.multiply(tiles, _op.const(rows, dtype))
+    i_o, i_i = Var(var.name_hint + "_0", dtype), Var(var.name_hint + "_1", dtype)
+    body = substitute(loop.body, {var: _op.add(_op.multiply(i_o, _op.const(rows, dtype)), i_i)})
+    tiled = For(i_o, 0, tiles, ForKind.SERIAL,
+                For(i_i, 0, _op.const(rows, dtype), ForKind.SERIAL, body))
+    copy = _Renew(buffers).visit(nest)
+    inner = _loop_at(copy, depth)
+    last = inner.with_fields(min=start, extent=_op.subtract(extent, start))
+    return _rebuild(nest, depth, tiled), _rebuild(copy, depth, last)
+
+
+def partition_innermost(func, index, width):
+    """``func`` with top-level nest ``index``'s innermost loop (symbolic, from 0) split into
+    full vectors of ``width`` iterations and a remainder, both writing the same buffers (the
+    nest is spatial: its iterations are independent); None when it has no such loop."""
+    root = func.body.block
+    nests = _nests(root)
+    depth, loop = 0, nests[index]
+    while isinstance(loop.body, For):
+        depth, loop = depth + 1, loop.body
+    if not isinstance(loop, For) or not _is_zero(loop.min) or isinstance(loop.extent, IntImm):
+        return None
+    tiled, rest = _split_nest(nests[index], depth, loop, width, {})
+    body = SeqStmt(nests[:index] + [tiled, rest] + nests[index + 1:])
+    return func.with_fields(body=func.body.with_fields(block=root.with_fields(body=body)))
 
 
 def _is_zero(expr):
