@@ -107,7 +107,7 @@ def test_the_column_padding_is_a_step_of_the_trace():
 def test_pad_columns_refuses_what_it_cannot_pad():
     sch = Schedule(narrow)
     block = sch.get_block("Y")
-    with pytest.raises(ValueError, match="pad_columns expects read_buffer_index >= 0 and "
+    with pytest.raises(ValueError, match="pad_columns expects read_buffer_index >= 0, "
                                          "width >= 1"):
         sch.pad_columns(block, -1, 16)
     with pytest.raises(rvm.tir.schedule.ScheduleError,

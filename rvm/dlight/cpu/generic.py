@@ -26,10 +26,10 @@ from rvm.dlight.analysis import (
 from rvm.dlight.rule import ScheduleRule
 from rvm.tir.expr import BufferLoad
 from rvm.tir.free_vars import used_vars
+from rvm.tir.schedule.analysis import const_extent, is_complete_block, is_reduction_block
 from rvm.tir.schedule.primitive.partition_rows import (
     nest_block, partition_innermost_func, top_nests,
 )
-from rvm.tir.schedule.analysis import const_extent, is_complete_block, is_reduction_block
 from rvm.tir.stmt_functor import post_order_visit
 
 # The innermost vector loop covers up to this many vector registers.

@@ -26,6 +26,7 @@ from rvm.tir import op as _op
 from rvm.tir.analysis.block_access import get_block_read_write_region
 from rvm.tir.buffer import decl_buffer
 from rvm.tir.expr import BufferLoad, IntImm, IterVar, Range, Var
+from rvm.tir.schedule.primitive.utils import check_ints
 from rvm.tir.stmt import Block, BlockRealize, BufferStore, For, ForKind, SeqStmt
 from rvm.tir.stmt_functor import StmtExprMutator, post_order_visit
 
@@ -190,11 +191,8 @@ class ColumnPadding:
         ``width``, through a zero-padded copy of its read ``read_buffer_index`` (module
         docstring); ScheduleError when the block is not such a matmul."""
         sref = self._block(block, "pad_columns")
-        if any(isinstance(v, bool) or not isinstance(v, int) for v in (read_buffer_index, width)) \
-                or read_buffer_index < 0 or width < 1:
-            raise ValueError(f"pad_columns expects read_buffer_index >= 0 and width >= 1 "
-                             f"(ints), got read_buffer_index={read_buffer_index!r}, "
-                             f"width={width!r}")
+        check_ints("pad_columns", ("read_buffer_index", read_buffer_index, 0),
+                   ("width", width, 1))
         func = self.state.func(sref.func_name)
         new, reason = pad_func(func, sref.realize, read_buffer_index, width)
         if new is None:

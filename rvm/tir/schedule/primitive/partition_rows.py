@@ -33,6 +33,7 @@ from rvm.ir.base import structural_equal
 from rvm.tir import op as _op
 from rvm.tir.buffer import decl_buffer
 from rvm.tir.expr import IntImm, IterVar, Var
+from rvm.tir.schedule.primitive.utils import check_ints
 from rvm.tir.stmt import Block, BlockRealize, For, ForKind, SeqStmt
 from rvm.tir.stmt_functor import StmtExprMutator, post_order_visit, substitute
 
@@ -169,16 +170,6 @@ def _is_zero(expr):
     return isinstance(expr, IntImm) and expr.value == 0
 
 
-def _check_ints(primitive, **values):
-    if any(isinstance(v, bool) or not isinstance(v, int) or v < low
-           for v, low in ((v, 0 if k in ("depth", "keep", "nest") else 1)
-                          for k, v in values.items())):
-        wanted = ", ".join(f"{k} >= {0 if k in ('depth', 'keep', 'nest') else 1}"
-                           for k in values)
-        got = ", ".join(f"{k}={v!r}" for k, v in values.items())
-        raise ValueError(f"{primitive} expects {wanted} (ints), got {got}")
-
-
 class RowPartition:
     """The Schedule methods partitioning symbolic loops."""
 
@@ -202,7 +193,7 @@ class RowPartition:
         but the first ``keep`` (all over one symbolic extent, from 0) into full tiles of
         ``rows`` rows and a remainder (module docstring); ScheduleError when a nest has
         no such loop."""
-        _check_ints("partition_rows", depth=depth, rows=rows, keep=keep)
+        check_ints("partition_rows", ("depth", depth, 0), ("rows", rows, 1), ("keep", keep, 0))
         self._rewrite_root("partition_rows", lambda f: partition_func(f, depth, rows, keep),
                            f"every top-level loop nest must have a loop at depth {depth} "
                            f"over one extent, from 0")
@@ -212,7 +203,7 @@ class RowPartition:
         """Splits the innermost loop of top-level nest ``nest`` (a symbolic extent, from 0)
         into full vectors of ``width`` iterations and a remainder (module docstring);
         ScheduleError when the nest has no such loop."""
-        _check_ints("partition_innermost", nest=nest, width=width)
+        check_ints("partition_innermost", ("nest", nest, 0), ("width", width, 1))
         self._rewrite_root("partition_innermost",
                            lambda f: partition_innermost_func(f, nest, width),
                            f"top-level loop nest {nest} must exist and its innermost loop run "
