@@ -68,9 +68,10 @@ def calls_libm(block):
     return bool(found)
 
 
-def inline_producers(sch):
+def inline_producers(sch, keep=lambda block: False):
     """Inlines every top-level elementwise block whose result only feeds other blocks
-    (compute_inline refuses blocks writing a function output); returns the blocks left.
+    (compute_inline refuses blocks writing a function output) and ``keep`` does not hold
+    for; returns the blocks left.
     A block calling a LIBM_CALLS function that feeds several blocks stays (softmax's exp,
     read by the sum and by the normalization, is computed once, not once per reader)."""
     changed = True
@@ -81,6 +82,8 @@ def inline_producers(sch):
             if any(iv.iter_type != SPATIAL for iv in sch.get(block).iter_vars):
                 continue
             if calls_libm(sch.get(block)) and len(sch.get_consumers(block)) > 1:
+                continue
+            if keep(sch.get(block)):
                 continue
             try:
                 sch.compute_inline(block)

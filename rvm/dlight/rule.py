@@ -6,9 +6,11 @@ class ScheduleRule:
     function ``sch`` holds and returns True, or returns False (leaving ``sch``
     unusable: the caller starts the next rule on a fresh schedule of the original
     function). ``prepare(sch, info)`` runs first, on the same schedule, and may rewrite the
-    function with schedule primitives (so the trace records it): the matmul rule
-    partitions a symbolic row loop into full tiles and a remainder. It returns False
-    when the rule does not apply."""
+    function with schedule primitives (so the trace records it): the matmul rule pads
+    fewer columns than one vector to a whole vector and partitions a symbolic row loop
+    into full tiles and a remainder, the generic rule a symbolic innermost loop calling
+    libm into whole vectors and a remainder. It returns False when the rule does not
+    apply."""
 
     name = "rule"
 

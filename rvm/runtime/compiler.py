@@ -51,6 +51,17 @@ BASE_FLAGS = ("-O3", "-march=native", "-fPIC", "-shared", "-std=gnu11", "-fno-st
 SIMD_FLAG = "-fopenmp-simd"
 OPENMP_FLAG = "-fopenmp"
 WIDE_VECTOR_FLAG = "-mprefer-vector-width=512"
+# glibc's vector math library (libmvec; glibc >= 2.35 for tanhf and erff): with it linked and
+# RVM_VECTOR_MATH defined, kernel sources (whose preamble holds VECTOR_MATH_DECLARATIONS)
+# declare the `omp declare simd` forms of these functions, so a vectorized loop calls them on
+# whole vectors instead of one lane at a time (glibc documents at most 4 ulp for them).
+VECTOR_MATH_FLAGS = ("-DRVM_VECTOR_MATH", "-Wl,--no-as-needed", "-lmvec")
+VECTOR_MATH_FUNCTIONS = ("expf", "logf", "tanhf", "erff", "powf")
+_ARITY = {"powf": 2}
+VECTOR_MATH_DECLARATIONS = "#ifdef RVM_VECTOR_MATH\n" + "".join(
+    f"#pragma omp declare simd notinbranch\n"
+    f"float {name}({', '.join(['float'] * _ARITY.get(name, 1))});\n"
+    for name in VECTOR_MATH_FUNCTIONS) + "#endif\n"
 # C++ sources (C-source modules of format "cc"): the C flags with C++'s standard, and the C++
 # runtime library as a dependency of the object (a C program loading it may lack it).
 LANGUAGES = ("c", "c++")
@@ -218,6 +229,7 @@ class Compiler:
         self.invocations = 0
         self._fingerprint = None
         self._openmp = None
+        self._vector_math = None
         self._vector_bytes = {}
         self._lock = threading.Lock()
 
@@ -255,6 +267,31 @@ class Compiler:
                 self._openmp = ok is not None
                 self.cache.put(key, ".probe", b"1" if self._openmp else b"0")
         return self._openmp
+
+    @property
+    def vector_math(self):
+        """Whether a loop calling VECTOR_MATH_FUNCTIONS compiles and links against
+        glibc's libmvec with their ``declare simd`` forms (probed once, cached)."""
+        if self._vector_math is None:
+            key = cache_key("vector-math-probe", self.cc, self.fingerprint, FORMAT_VERSION,
+                            VECTOR_MATH_DECLARATIONS)
+            hit = self.cache.get(key, ".probe")
+            if hit is not None:
+                self._vector_math = hit.read_bytes() == b"1"
+            else:
+                calls = " + ".join(f"{name}({', '.join(['x[i]'] * _ARITY.get(name, 1))})"
+                                   for name in VECTOR_MATH_FUNCTIONS)
+                probe = ("#include <math.h>\n" + VECTOR_MATH_DECLARATIONS
+                         + "void rvm_probe(const float* restrict x, float* restrict y) {\n"
+                         + "#pragma omp simd\n  for (int i = 0; i < 64; ++i) y[i] = "
+                         + calls + ";\n}\n")
+                flags = list(BASE_FLAGS) + [SIMD_FLAG, *VECTOR_MATH_FLAGS]
+                if self.wide_vectors:
+                    flags.append(WIDE_VECTOR_FLAG)
+                ok = self._compile_uncached(probe, flags, check=False)
+                self._vector_math = ok is not None
+                self.cache.put(key, ".probe", b"1" if self._vector_math else b"0")
+        return self._vector_math
 
     @property
     def wide_vectors(self):
@@ -301,6 +338,8 @@ class Compiler:
             flags.append(WIDE_VECTOR_FLAG)
         if use_openmp and self.openmp:
             flags.append(OPENMP_FLAG)
+        if self.vector_math:
+            flags.extend(VECTOR_MATH_FLAGS)
         return flags
 
     def cache_key(self, source, flags, include_dirs=()):

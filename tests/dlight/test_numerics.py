@@ -177,17 +177,17 @@ def test_an_exported_default_build_reloads_from_its_tir_and_computes_the_same(tm
 # (rows of x, weight shape, packed shape): weights bound as constants, which the matmul rule
 # packs into panels at build where two or more panels of a width dividing the columns fit
 # (1 row, primes, symbolic rows, a batch of weights; one panel or a width no vector
-# divides: left as they are).
+# divides: left as they are; fewer columns than one vector: padded to it, Schedule.pad_columns).
 BOUND = [
     ("one_row", (1, 784), (784, 128), (2, 784, 64)),
     ("prime_rows", (13, 37), (37, 96), (2, 37, 48)),
     ("sym_rows", (N, 31), (31, 128), (2, 31, 64)),
     ("batched", (3, 5, 37), (3, 37, 96), (3, 2, 37, 48)),
-    ("ten_wide", (7, 128), (128, 10), None),
+    ("ten_wide", (7, 128), (128, 10), (128, 16)),  # fewer columns than a vector: padded
     ("odd_wide", (5, 16), (16, 131), None),
     # NT (x @ w.T, a linear layer's weight): packed transposed, one panel too
     ("nt_one_row", (1, 784), ("T", 128, 784), (2, 784, 64)),
-    ("nt_ten_wide", (64, 128), ("T", 10, 128), (1, 128, 10)),
+    ("nt_ten_wide", (64, 128), ("T", 10, 128), (128, 16)),
     ("nt_primes", (13, 37), ("T", 29, 37), (1, 37, 29)),
     ("nt_odd_wide", (3, 8), ("T", 131, 8), None),
 ]

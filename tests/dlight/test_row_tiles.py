@@ -1,5 +1,5 @@
 """The matmul rule on a symbolic row count: full register tiles and one remainder
-(row_tiles.py), Before/After in script form; the same results as the unscheduled kernel
+(Schedule.partition_rows), Before/After in script form; the same results as the unscheduled kernel
 on odd shapes; the generated C keeps its accumulators on the stack and guards nothing."""
 import re
 
@@ -202,3 +202,25 @@ def test_row_tiles_keep_accumulators_on_the_stack_and_guard_no_access():
     x, w, b = (RNG.standard_normal(s).astype("float32") for s in ((13, 64), (64, 128), (128,)))
     got = relax.VirtualMachine(ex, rvm.cpu())["main"](x, w, b).numpy()
     np.testing.assert_allclose(got, np.maximum(x @ w + b, 0), rtol=1e-4, atol=1e-4)
+
+
+def test_a_large_symbolic_row_count_runs_row_tiles_in_parallel():
+    # 512 x 512 per row (a GPT-2 MLP layer's shape class): the row-tile loop is the parallel
+    # one, outside the column panels, with the accumulator per (row tile, panel); before,
+    # reordering the two after the tile was built was refused and the kernel fell to the
+    # generic rule
+    from rvm.driver.relax_build import lower
+
+    mod = _symbolic_matmul(512, 512, constant=RNG.standard_normal((512, 512)).astype("float32"))
+    kernels = [f for gv, f in lower(mod).functions.items()
+               if isinstance(f, rvm.tir.PrimFunc) and not gv.name_hint.startswith("shape_func")]
+    assert [f.get_attr("tir.is_scheduled") for f in kernels] == ["matmul"]
+    ex = relax.build(mod)
+    assert "omp parallel" in ex.kernel_libs[0].source
+    tiled = relax.VirtualMachine(ex, rvm.cpu())["main"]
+    naive = relax.VirtualMachine(relax.build(mod, default_schedule=False), rvm.cpu())["main"]
+    for rows in (1, 7, 37):
+        args = [RNG.standard_normal((rows, 512)).astype("float32"),
+                RNG.standard_normal((512,)).astype("float32")]
+        np.testing.assert_allclose(tiled(*args).numpy(), naive(*args).numpy(), rtol=1e-4,
+                                   atol=1e-3)

@@ -1,5 +1,6 @@
 """The search starts from the default schedule: its trace replays into exactly the kernel
-DefaultCPUSchedule makes (the matmul rule's row partition included), it is the first
+DefaultCPUSchedule makes (the matmul rule's row partition and column padding, the generic
+rule's vector partition included), it is the first
 candidate measured and stays in the database, and a tuned build whose default kernel
 measured fastest uses the default kernel."""
 import numpy as np
@@ -20,10 +21,14 @@ from rvm.meta_schedule.search_strategy.search_strategy import candidate_hash
 from rvm.script import ir as I, relax as R, tir as T  # noqa: E741
 from rvm.tir.schedule.schedule import Schedule
 from rvm.tir.schedule.trace import trace_from_json
+from tests.dlight.test_attention import _pv
+from tests.dlight.test_pad_columns import narrow
 from tests.dlight.test_row_tiles import dense_relu
+from tests.dlight.test_softmax_partition import softmax
 from tests.meta_schedule.workloads import MyModule
 
 INFO = CPUInfo(vector_bytes=32, cores=2)
+INFO16 = CPUInfo(vector_bytes=64, cores=2)  # 16 float lanes: a 10-wide matmul is padded
 FAST = EvaluatorConfig(number=1, repeat=1, min_repeat_ms=0)
 TARGET = "llvm --num-cores=1"
 
@@ -36,17 +41,96 @@ def scale(A: T.Buffer((37, 129), "float32"), B: T.Buffer((37, 129), "float32")):
             B[vi, vj] = A[vi, vj] * T.float32(2)
 
 
-@pytest.mark.parametrize("func", [MyModule["main"], dense_relu, scale],
-                         ids=["static-matmul", "symbolic-rows", "elementwise"])
-def test_replaying_the_default_trace_gives_the_default_kernel(func):
-    sch, name = trace_default_schedule(func, RULES, INFO)
-    default = schedule_func(func, RULES, INFO)
+@T.prim_func
+def narrow_rows(x: T.handle, w: T.handle, z: T.handle):
+    # a 10-wide layer over a symbolic batch: padded, then partitioned past the padded copy
+    T.func_attr({"layout_free_buffers": [1]})
+    n = T.int64()
+    X = T.match_buffer(x, (n, T.int64(32)), "float32")
+    W = T.match_buffer(w, (T.int64(32), T.int64(10)), "float32")
+    Z = T.match_buffer(z, (n, T.int64(10)), "float32")
+    Y = T.alloc_buffer((n, T.int64(10)), "float32")
+    for i, j, k in T.grid(n, T.int64(10), T.int64(32)):
+        with T.block("Y"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                Y[vi, vj] = T.float32(0)
+            Y[vi, vj] = Y[vi, vj] + X[vi, vk] * W[vk, vj]
+    for i, j in T.grid(n, T.int64(10)):
+        with T.block("Z"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            Z[vi, vj] = T.max(Y[vi, vj], T.float32(0))
+
+
+# (func, info, the prepare steps its trace holds)
+REPLAYED = {
+    "static-matmul": (MyModule["main"], INFO, []),
+    "symbolic-rows": (dense_relu, INFO, ["PartitionRows"]),
+    "elementwise": (scale, INFO, []),
+    "padded-10-wide": (narrow, INFO16, ["PadColumns"]),
+    "padded-symbolic-rows": (narrow_rows, INFO16, ["PadColumns", "PartitionRows"]),
+    "attention-pv": (_pv(16), INFO16, ["PartitionRows"]),
+    "softmax": (softmax, INFO16, ["PartitionInnermost"]),
+}
+
+
+@pytest.mark.parametrize("case", list(REPLAYED))
+def test_replaying_the_default_trace_gives_the_default_kernel(case):
+    func, info, steps = REPLAYED[case]
+    sch, name = trace_default_schedule(func, RULES, info)
+    default = schedule_func(func, RULES, info)
     assert default.get_attr("tir.is_scheduled") == name
+    kinds = [inst.kind.name for inst in sch.trace.insts]
+    assert [k for k in kinds if k.startswith(("Partition", "Pad"))] == steps
+    if case == "padded-symbolic-rows":
+        assert "sch.partition_rows(depth=0, rows=8, keep=1)" in str(sch.trace)
     # the trace, through its JSON form (as a tuning record keeps it), on a fresh schedule
     fresh = Schedule(func)
     trace_from_json(sch.trace.as_json()).apply_to_schedule(fresh)
     assert_structural_equal(fresh.mod["main"].body, default.body)
     assert fresh.mod["main"].params == default.params
+
+
+def test_the_column_padding_is_a_step_of_the_trace():
+    sch, name = trace_default_schedule(narrow, RULES, INFO16)
+    assert name == "matmul"
+    assert "sch.pad_columns(block=b" in str(sch.trace) and \
+        "read_buffer_index=1, width=16)" in str(sch.trace)
+    default = schedule_func(narrow, RULES, INFO16).script()
+    assert "W_pad" in default and "Y_real" in default
+    # without it, the rest of the trace does not apply to the function
+    cut = [inst for inst in sch.trace.insts if inst.kind.name != "PadColumns"]
+    with pytest.raises((ValueError, rvm.tir.schedule.ScheduleError)):
+        type(sch.trace)(cut, sch.trace.decisions).apply_to_schedule(Schedule(narrow))
+
+
+def test_pad_columns_refuses_what_it_cannot_pad():
+    sch = Schedule(narrow)
+    block = sch.get_block("Y")
+    with pytest.raises(ValueError, match="pad_columns expects read_buffer_index >= 0, "
+                                         "width >= 1"):
+        sch.pad_columns(block, -1, 16)
+    with pytest.raises(rvm.tir.schedule.ScheduleError,
+                       match="indexed by the column axis and a reduction axis"):
+        sch.pad_columns(block, 0, 16)  # X: indexed by the rows, not the columns
+    with pytest.raises(rvm.tir.schedule.ScheduleError, match=r"columns \(10\) must be fewer"):
+        sch.pad_columns(block, 1, 8)
+    with pytest.raises(rvm.tir.schedule.ScheduleError, match="reads 2 buffers, not 3"):
+        sch.pad_columns(block, 2, 16)
+    # Z is a function output, not an intermediate the copy of the real columns could write
+    with pytest.raises(rvm.tir.schedule.ScheduleError, match="must write one buffer the function allocates"):
+        sch.pad_columns(sch.get_block("Z"), 0, 16)
+    assert [i.kind.name for i in sch.trace.insts] == ["GetBlock", "GetBlock"]
+
+
+def test_partition_innermost_refuses_a_constant_or_missing_nest():
+    sch = Schedule(MyModule)
+    with pytest.raises(ValueError, match="partition_innermost expects nest >= 0, width >= 1"):
+        sch.partition_innermost(0, 0)
+    for nest in (0, 5):  # a constant innermost extent; no such nest
+        with pytest.raises(rvm.tir.schedule.ScheduleError, match=f"nest {nest} must exist"):
+            sch.partition_innermost(nest, 16)
+    assert sch.trace.insts == []
 
 
 def test_the_row_partition_is_a_step_of_the_trace():
@@ -61,7 +145,7 @@ def test_the_row_partition_is_a_step_of_the_trace():
 
 def test_partition_rows_refuses_a_loop_it_cannot_partition():
     sch = Schedule(MyModule)
-    with pytest.raises(ValueError, match="partition_rows expects depth >= 0 and rows >= 1"):
+    with pytest.raises(ValueError, match="partition_rows expects depth >= 0, rows >= 1, keep >= 0"):
         sch.partition_rows(0, 0)
     # the rows of MyModule are a constant 128, not a symbolic count
     with pytest.raises(rvm.tir.schedule.ScheduleError,

@@ -152,10 +152,13 @@ class BoundsProver:
 
     ``symbols`` maps id(var) -> var for shape variables (non-negative) and
     ``params`` for scalar parameters; ``requirements`` collects the
-    polynomial range checks that proofs relied on, as (poly, lo, hi).
+    polynomial range checks that proofs relied on, as (poly, lo, hi). ``dims``: tensor
+    dimensions that are products of symbols (``s70 * s72``, a batch times a sequence
+    flattened), each then a non-negative monomial (``products``) on the requirement,
+    checked on entry, that its value lies in [0, INT64_MAX].
     """
 
-    def __init__(self, shape_vars, scalar_params):
+    def __init__(self, shape_vars, scalar_params, dims=()):
         self.nonneg = {id(v): v for v in shape_vars}
         self.symbols = dict(self.nonneg)
         for v in scalar_params:
@@ -170,6 +173,37 @@ class BoundsProver:
         self._stack = []
         self._open = set()  # atoms whose interval is being computed
         self.work = 0  # steps spent, against WORK_LIMIT
+        self.products = set()
+        for dim in dims:
+            self._product_dim(dim)
+
+    def _product_dim(self, dim):
+        """Records ``dim`` in ``products`` when it is a product of two or more symbols."""
+        factors, stack = [], [dim]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, E.Mul):
+                stack += [node.a, node.b]
+            elif isinstance(node, E.Var) and id(node) in self.symbols:
+                factors.append(id(node))
+            else:
+                return
+        m = tuple(sorted(factors))
+        if len(m) < 2:
+            return
+        self.products.add(m)  # the proof of its own range reads it as a monomial
+        reqs = []
+        try:
+            poly = self._exact(dim, reqs)
+            self._require(poly, 0, _dtype_range(dim.dtype)[1], reqs)
+        except _Fail:
+            self.products.discard(m)
+            return
+        for p, lo, hi in reqs:
+            self.requirements[(tuple(sorted(p.items())), lo, hi)] = (p, lo, hi)
+
+    def _nonneg_monomial(self, m):
+        return all(k in self.nonneg for k in m) or m in self.products
 
     def _spend(self, steps):
         self.work += steps
@@ -312,7 +346,7 @@ class BoundsProver:
     def _nonneg(self, p):
         """Whether polynomial ``p`` (in symbols) is provably >= 0."""
         for m, c in p.items():
-            if c < 0 or any(k not in self.nonneg for k in m):
+            if c < 0 or not self._nonneg_monomial(m):
                 return False
         return True
 
@@ -321,7 +355,7 @@ class BoundsProver:
             # (a bound of a division by a constant, n / 6 - 5 / 6) Over nonnegative monomials
             # p lies between its coefficients rounded down and rounded up: both in range
             # puts p in range.
-            if any(v.denominator != 1 and any(k not in self.nonneg for k in m)
+            if any(v.denominator != 1 and not self._nonneg_monomial(m)
                    for m, v in p.items()):
                 raise _Fail
             for rounded in (math.floor, math.ceil):
@@ -400,6 +434,9 @@ class BoundsProver:
                 lo, hi = _add(lo, {(): c}), _add(hi, {(): c})
                 continue
             mlo, mhi = _const(1), _const(1)
+            if m in self.products:  # its symbols have no ranges, the product one sign
+                lo, hi = _add(lo, {m: c}), _add(hi, {m: c})
+                continue
             for k in m:
                 flo, fhi = self._atom_interval(k, reqs)
                 if len(m) > 1 and not self._nonneg(flo):

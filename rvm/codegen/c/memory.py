@@ -51,7 +51,9 @@ class MemoryMixin:
     def start_proofs(self, sig):
         """Creates the prover for the kernel of signature ``sig``."""
         self.prover = BoundsProver(sig.shape_vars,
-                                   [p.var for p in sig.params if p.kind == "scalar"])
+                                   [p.var for p in sig.params if p.kind == "scalar"],
+                                   [d for p in sig.params for d in p.shape
+                                    if not isinstance(d, (E.IntImm, E.Var))])
 
     def declare_param_memory(self, param, tensor):
         """Registers the tensor of parameter ``param`` (C DLTensor ``tensor``)."""

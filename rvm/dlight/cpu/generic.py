@@ -20,13 +20,16 @@ Blocks of any other shape are left as they are; the rule applies when it
 scheduled at least one block.
 """
 from rvm.dlight.analysis import (
-    PARALLEL_MIN_WORK, SPATIAL, extent_of, inline_producers, loop_kinds, parallel_outer, work,
-    write_dtype,
+    PARALLEL_MIN_WORK, SPATIAL, calls_libm, extent_of, inline_producers, loop_kinds,
+    parallel_outer, work, write_dtype,
 )
 from rvm.dlight.rule import ScheduleRule
 from rvm.tir.expr import BufferLoad
 from rvm.tir.free_vars import used_vars
 from rvm.tir.schedule.analysis import const_extent, is_complete_block, is_reduction_block
+from rvm.tir.schedule.primitive.partition_rows import (
+    nest_block, partition_innermost_func, top_nests,
+)
 from rvm.tir.stmt_functor import post_order_visit
 
 # The innermost vector loop covers up to this many vector registers.
@@ -60,6 +63,10 @@ def schedule_spatial(sch, block, info):
     total = work(sch, loops)
     *outer, last = loops
     width = lanes * VECTOR_REGS
+    if not _starts_at_zero(sch.get(last)):
+        # the remainder of a partitioned axis (prepare): fewer than a vector, one at a time
+        parallel_outer(sch, outer, total, info)
+        return True
     if const_extent(sch.get(last)) is None or extent_of(sch, last) > width:
         # a symbolic last axis (attention scores over the sequence) too: a vector loop
         # has a constant extent
@@ -68,6 +75,10 @@ def schedule_spatial(sch, block, info):
     parallel_outer(sch, outer, total, info)
     sch.vectorize(last)
     return True
+
+
+def _starts_at_zero(loop):
+    return getattr(loop.min, "value", None) == 0
 
 
 def schedule_row_reduction(sch, block, info):
@@ -92,6 +103,22 @@ class Generic(ScheduleRule):
     """Schedules elementwise chains and row reductions (module docstring)."""
 
     name = "generic"
+
+    def prepare(self, sch, info):
+        """Each top-level spatial nest that calls a libm function over a symbolic innermost
+        axis (softmax's exp over the sequence) split into full vectors and a remainder
+        (``sch.partition_innermost``, a traced primitive): a predicated vector loop cannot
+        call the functions' vector forms, which have no masked variant."""
+        nests = top_nests(sch.mod["main"])
+        for index in reversed(range(len(nests))):
+            block = nest_block(nests[index])
+            if block is None or block.init is not None or not calls_libm(block) \
+                    or any(iv.iter_type != SPATIAL for iv in block.iter_vars):
+                continue
+            width = info.lanes(block.writes[0].buffer.dtype) * VECTOR_REGS
+            if partition_innermost_func(sch.mod["main"], index, width) is not None:
+                sch.partition_innermost(index, width)
+        return True
 
     def apply(self, sch, info):
         done = False

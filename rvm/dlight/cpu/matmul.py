@@ -26,8 +26,11 @@ with at most ``MAX_ACCUMULATORS`` accumulators, so the tile stays in registers.
 
 A row count known only at run time (a model's batch) gets the same tile: ``prepare``
 partitions the row loop into ``n // rows`` full tiles and the remaining rows
-(``row_tiles.py``), the full tiles scheduled as above without a predicate, the
-remainder one row at a time, each with an accumulator of its tile's fixed extent.
+(``Schedule.partition_rows``), the full tiles scheduled as above without a predicate, the
+remainder one row at a time, each with an accumulator of its tile's fixed extent; under
+batch loops of any extent (attention's batch and heads), per batch, the batches in
+parallel above the work threshold. A symbolic reduction (attention's P.V, over the
+sequence) takes the NN tile as it is: the k loop runs outside the tile.
 
 B is packed into panels of ``width`` columns (``pack.py``) when it is a
 parameter of two panels or more and either a constant at every call
@@ -44,20 +47,25 @@ accumulators of partial sums per lane runs over the outer reduction loop, and
 each output is summed across lanes once, with the epilogue, at write-back.
 
 Other kernels (an NT matmul of one row or of a symbolic row count whose weight is not
-a constant, one whose reduction no vector divides, symbolic columns or reductions)
-are left to the generic rule.
+a constant, one whose reduction no vector divides or is symbolic, symbolic columns)
+are left to the generic rule. Columns fewer than one vector with a constant weight are
+padded to a whole vector first (``Schedule.pad_columns``).
 """
 from rvm.dlight.analysis import (
     PARALLEL_MIN_WORK, extent_of, fuse_or_first, inline_producers, loop_kinds, parallel_outer,
-    work, write_dtype,
+    top_blocks, work, write_dtype,
 )
-from rvm.dlight.cpu.pack import is_layout_free, pack_panels, param_index
-from rvm.dlight.cpu.row_tiles import TAIL, partition_func
+from rvm.dlight.cpu.pack import LAYOUT_REWRITE, is_layout_free, pack_panels, param_index
 from rvm.dlight.rule import ScheduleRule
 from rvm.tir.free_vars import used_vars
 from rvm.tir.schedule.analysis import const_extent, is_reduction_block
+from rvm.tir.schedule.error import ScheduleError
+from rvm.tir.schedule.primitive.partition_rows import TAIL, partition_func
 
 MAX_VECTORS = 4
+# Marks the copy of a padded matmul's real columns (``_pad``): the rule moves it under
+# the register tile instead of inlining it.
+PAD_COPY = "dlight.pad_copy"
 ROW_TILES = (8, 6, 4, 3, 2, 1)
 MAX_ACCUMULATORS = 24  # of AVX-512's 32 vector registers; the rest hold B and A
 # Rows of A at or above which a B that is not a constant is packed inside the kernel: the
@@ -146,30 +154,43 @@ class Matmul(ScheduleRule):
     name = "matmul"
 
     def prepare(self, sch, info):
-        """A matmul whose row count is symbolic gets full row tiles and a remainder
-        (``sch.partition_rows``, a traced primitive); other kernels stay as they are."""
+        """A matmul narrower than one vector gets its columns padded to a whole vector
+        (``sch.pad_columns``), and one whose row count is symbolic full row tiles and a
+        remainder (``sch.partition_rows``), both traced primitives; other kernels stay as
+        they are."""
         blocks = inline_producers(sch)
         found = _find_matmul(sch, blocks)
         if found is None:
             return True
         mm, loops, _ = found
         *batch, i, j, _ = loops
-        if const_extent(sch.get(i)) is not None or \
-                any(const_extent(sch.get(b)) is None for b in batch):
+        lanes = info.lanes(write_dtype(sch, mm))
+        keep = 0
+        if extent_of(sch, j) < lanes and _pad(sch, mm, len(blocks) == 1, lanes):
+            keep = 1
+            blocks = top_blocks(sch)[1:]
+            mm = blocks[0]
+            *batch, i, j, _ = sch.get_loops(mm)
+        if const_extent(sch.get(i)) is not None:
             return True
-        rows, _ = tile_shape(None, extent_of(sch, j), info.lanes(write_dtype(sch, mm)))
+        rows, _ = tile_shape(None, extent_of(sch, j), lanes)
         probe = sch.copy()
         if len(blocks) == 1:
             probe.cache_write(mm, 0, "global")
-        if partition_func(probe.mod["main"], len(batch), rows) is None:
+        if partition_func(probe.mod["main"], len(batch), rows, keep) is None:
             return True  # the nests do not share the row loop: scheduled as they are
         if len(blocks) == 1:
             sch.cache_write(mm, 0, "global")  # an epilogue (a copy), partitioned with it
-        sch.partition_rows(len(batch), rows)
+        sch.partition_rows(len(batch), rows, keep)
         return True
 
     def apply(self, sch, info):
-        blocks = inline_producers(sch)
+        blocks = inline_producers(sch, keep=_is_packing)
+        pads = [b for b in blocks if sch.get(b).annotations.get(LAYOUT_REWRITE)]
+        # the copies of a padded tile's real columns stay (_register_tile moves them)
+        blocks = [b for b in blocks if not _is_packing(sch.get(b))]
+        for pad in pads:  # the padded copy of a constant weight (_pad), folded at build
+            sch.vectorize(sch.get_loops(pad)[-1])
         if len(blocks) == 4 and [sch.get(b).name_hint for b in blocks[2:]] == \
                 [sch.get(b).name_hint + TAIL for b in blocks[:2]]:
             return _schedule_row_tiles(sch, blocks, info)
@@ -183,6 +204,40 @@ class Matmul(ScheduleRule):
             return _schedule_nn(sch, mm, loops, j_axis, lanes, info, transposed=True) \
                 or _schedule_nt(sch, mm, loops, lanes, info)
         return _schedule_nn(sch, mm, loops, j_axis, lanes, info)
+
+
+def _pad(sch, mm, alone, lanes):
+    """Pads matmul ``mm``'s columns to ``lanes`` through a copy of its constant weight
+    (``sch.pad_columns``), marks that copy LAYOUT_REWRITE (folded at build) and the copy of
+    the real columns PAD_COPY; ``alone``: no epilogue, the matmul's result written back
+    through a cache_write first (the copy of the real columns writes the intermediate).
+    False, ``sch`` untouched, when no weight is a constant the primitive can pad."""
+    weights = [k for k, r in enumerate(sch.get(mm).reads)
+               if param_index(sch, r.buffer) is not None and is_layout_free(sch, r.buffer)]
+    for index in weights:
+        probe = sch.copy()
+        try:
+            if alone:
+                probe.cache_write(mm, 0, "global")
+            probe.pad_columns(mm, index, lanes)
+        except ScheduleError:
+            continue
+        name = sch.get(mm).name_hint
+        if alone:
+            sch.cache_write(mm, 0, "global")
+        sch.pad_columns(mm, index, lanes)
+        blocks = top_blocks(sch)
+        sch.annotate(blocks[0], LAYOUT_REWRITE, 1)
+        names = [sch.get(b).name_hint for b in blocks]
+        sch.annotate(blocks[names.index(name) + 1], PAD_COPY, 1)
+        return True
+    return False
+
+
+def _is_packing(block):
+    """True for a block copying a constant into a packed layout (``pack.py``) or the real
+    columns out of a padded tile (``_pad``): blocks ``inline_producers`` keeps."""
+    return bool(block.annotations.get(LAYOUT_REWRITE) or block.annotations.get(PAD_COPY))
 
 
 def _find_matmul(sch, blocks):
@@ -202,10 +257,14 @@ def _find_matmul(sch, blocks):
     if len(loops) < 3 or kinds[-1] != "R" or any(k != "S" for k in kinds[:-1]):
         return None
     *batch, i, j, k = loops
-    if const_extent(sch.get(j)) is None or const_extent(sch.get(k)) is None:
+    if const_extent(sch.get(j)) is None:
         return None
     j_axis = _axis_of(sch, mm, j)
-    return None if j_axis is None else (mm, loops, j_axis)
+    if j_axis is None:
+        return None
+    if const_extent(sch.get(k)) is None and not _reads_along(blk, j_axis):
+        return None  # a symbolic reduction: the NN tile only (attention's P.V over the sequence)
+    return mm, loops, j_axis
 
 
 def _schedule_nn(sch, mm, loops, j_axis, lanes, info, transposed=False):
@@ -239,19 +298,24 @@ def _pack(sch, mm, j_axis, k, width, cols, rows_total, info, transposed):
     return packed is not None or not transposed
 
 
-def _register_tile(sch, mm, batch, i_o, i_i, j, k, width):
+def _register_tile(sch, mm, batch, i_o, i_i, j, k, width, rows_outer=False):
     """The register tile of rows ``i_i`` (unrolled; None: one row, ``i_o``) by ``width``
     columns under the k loop, its accumulator written back (through the epilogue) per
-    tile; returns the column panel loop."""
+    tile; returns the column panel loop. ``rows_outer``: row tiles outside column panels
+    (the loop threads split, see _schedule_row_tiles)."""
     j_o, j_i = sch.split(j, [None, width])
     # Column panels outside row tiles (a panel of B stays in cache while every row tile
     # reads it); inside k the vector loop holds the unrolled rows, so each vector of B is
     # loaded once and feeds ``rows`` FMAs with broadcasts of A.
-    sch.reorder(*batch, j_o, i_o, k, j_i, *([] if i_i is None else [i_i]))
-    acc = sch.cache_write(mm, 0, "local")
+    tile = (i_o, j_o) if rows_outer else (j_o, i_o)
+    sch.reorder(*batch, *tile, k, j_i, *([] if i_i is None else [i_i]))
+    if sch.get(mm).writes[0].buffer.scope == "local":
+        acc, = sch.get_consumers(mm)  # padded columns: the copy of the real ones (pad_columns)
+    else:
+        acc = sch.cache_write(mm, 0, "local")
     # placed before the epilogue is inlined into it: the epilogue may share its output
-    # with a remainder's (row_tiles.py), and only a buffer's one writer moves
-    sch.reverse_compute_at(acc, i_o)
+    # with a remainder's (partition_rows), and only a buffer's one writer moves
+    sch.reverse_compute_at(acc, tile[1])
     for consumer in sch.get_consumers(acc):
         sch.reverse_compute_inline(consumer)
     init = sch.decompose_reduction(mm, k)
@@ -266,7 +330,7 @@ def _register_tile(sch, mm, batch, i_o, i_i, j, k, width):
 
 
 def _schedule_row_tiles(sch, blocks, info):
-    """A matmul ``prepare`` partitioned (``row_tiles.py``): the register tile on its full
+    """A matmul ``prepare`` partitioned (``sch.partition_rows``): the register tile on its full
     row tiles (rows unrolled, parallel over tiles above the work threshold), one row at a
     time on the remainder, both reading the same packed panels of B."""
     mm, _, tail, _ = blocks
@@ -278,18 +342,17 @@ def _schedule_row_tiles(sch, blocks, info):
     lanes = info.lanes(write_dtype(sch, mm))
     cols = extent_of(sch, j)
     rows, width = tile_shape(None, cols, lanes)
-    if const_extent(sch.get(i_i)) != rows or any(const_extent(sch.get(b)) is None
-                                                   for b in batch):
+    if const_extent(sch.get(i_i)) != rows:
         return False
     transposed = not _reads_along(sch.get(mm), j_axis)
     if not _pack(sch, mm, j_axis, k, width, cols, 0, info, transposed):
         return False
-    total = work(sch, loops)
-    j_o = _register_tile(sch, mm, batch, i_o, i_i, j, k, width)
-    if info.cores > 1 and total >= PARALLEL_MIN_WORK:
-        # threads over row tiles (or batches), each running every column panel: a loop
-        # fused with the symbolic tile count would index through a division by it
-        sch.reorder(i_o, j_o)
+    # the symbolic tile count stands for SYMBOLIC_EXTENT rows, not tiles of ``rows`` rows
+    parallel = info.cores > 1 and work(sch, loops) // rows >= PARALLEL_MIN_WORK
+    # parallel: threads over row tiles (or batches), each running every column panel (a
+    # loop fused with the symbolic tile count would index through a division by it)
+    _register_tile(sch, mm, batch, i_o, i_i, j, k, width, rows_outer=parallel and not batch)
+    if parallel:
         sch.parallel(fuse_or_first(sch, batch) if batch else i_o)
     *t_batch, t_i, t_j, t_k = sch.get_loops(tail)
     _register_tile(sch, tail, t_batch, t_i, None, t_j, t_k, width)

@@ -10,8 +10,9 @@ by its packed copy, computed once here with numpy from the copy's index expressi
 executable then holds the packed constant and a call does no packing.
 
 A nest is left in its kernel (correct, packing per call) when it is not a plain copy
-(``P[f(v)] = C[g(v)]`` over a nest of constant loops, integer index arithmetic, every
-element of ``P`` written once) or when the input is read elsewhere in the kernel. The
+(``P[f(v)] = C[g(v)]``, or a padded one ``P[f(v)] = if_then_else(a(v) < b(v), C[g(v)],
+fill)``, over a nest of constant loops, integer index arithmetic, every element of ``P``
+written once) or when the input is read elsewhere in the kernel. The
 index expressions are evaluated on grids of at most ``GRID_LIMIT`` points at a time,
 so a weight of any size is packed.
 
@@ -44,7 +45,7 @@ from rvm.relax.transform.function_pass import replace_functions, rewrite_functio
 from rvm.runtime.ndarray import array
 from rvm.tir import op as _op
 from rvm.tir.analysis.index_eval import GRID_LIMIT, NotEvaluable, eval_on_grid
-from rvm.tir.expr import BufferLoad, IntImm, Var
+from rvm.tir.expr import LT, BufferLoad, Call, FloatImm, IntImm, Var
 from rvm.tir.function import PrimFunc
 from rvm.tir.stmt import BlockRealize, BufferStore, For, SeqStmt, stmt_seq
 from rvm.tir.stmt_functor import post_order_visit, substitute
@@ -53,22 +54,31 @@ from rvm.tir.stmt_functor import post_order_visit, substitute
 class Preproc:
     """One packing nest of a kernel: input parameter ``position``, its packed buffer
     ``packed``, and the copy's store and load indices as expressions of the nest's loop
-    variables ``axes`` ([(var, extent)])."""
+    variables ``axes`` ([(var, extent)]); a padded copy (``P[f(v)] = C[g(v)] if a(v) < b(v)
+    else fill``) has ``below`` = a - b and ``fill``."""
 
-    def __init__(self, position, packed, store, load, axes):
+    def __init__(self, position, packed, store, load, axes, below=None, fill=None):
         self.position, self.packed = position, packed
         self.store, self.load, self.axes = list(store), list(load), list(axes)
+        self.below, self.fill = below, fill
 
     def chunks(self):
-        """(destination, source) index arrays of the copy, a grid of at most GRID_LIMIT
-        points at a time (NotEvaluable when an index is not integer arithmetic)."""
-        yield from _chunks(self.store + self.load, self.axes, len(self.store))
+        """(destination, source, read) index arrays of the copy, a grid of at most
+        GRID_LIMIT points at a time (NotEvaluable when an index is not integer arithmetic):
+        the destination of every point, the source of the points that read (``read``)."""
+        extra = [] if self.below is None else [self.below]
+        for dst, rest in _chunks(self.store + self.load + extra, self.axes, len(self.store)):
+            read = rest[-1] < 0 if extra else np.ones(dst[0].shape, dtype=bool)
+            src = rest[:len(self.load)]
+            yield dst, tuple(s[read] for s in src), read
 
     def apply(self, data):
         """``data`` (the input's numpy array) in the packed layout."""
-        out = np.empty([int(d) for d in self.packed.shape], dtype=data.dtype)
-        for dst, src in self.chunks():
-            out[dst] = data[src]
+        shape = [int(d) for d in self.packed.shape]
+        out = np.empty(shape, data.dtype) if self.fill is None else \
+            np.full(shape, self.fill, data.dtype)
+        for dst, src, read in self.chunks():
+            out[tuple(d[read] for d in dst)] = data[src]
         return out
 
 
@@ -111,9 +121,11 @@ def _copy(func, stmt, allocated, free):
         return None
     block, store = realize.block, realize.block.body
     if block.init is not None or getattr(realize.predicate, "value", None) != 1 \
-            or not isinstance(store, BufferStore) or not isinstance(store.value, BufferLoad):
+            or not isinstance(store, BufferStore):
         return None
-    load = store.value
+    load, below, fill = _padded(store.value)
+    if load is None:
+        return None
     positions = [k for k, p in enumerate(func.params) if func.buffer_map.get(p) is load.buffer]
     if len(positions) != 1 or positions[0] not in free \
             or not any(b is store.buffer for b in allocated):
@@ -121,12 +133,13 @@ def _copy(func, stmt, allocated, free):
     bind = {id(iv.var): v for iv, v in zip(block.iter_vars, realize.iter_values)}
     lookup = lambda var: bind.get(id(var))  # noqa: E731
     pre = Preproc(positions[0], store.buffer, [substitute(e, lookup) for e in store.indices],
-                  [substitute(e, lookup) for e in load.indices], axes)
+                  [substitute(e, lookup) for e in load.indices], axes,
+                  None if below is None else substitute(below, lookup), fill)
     shape = [int(d) for d in store.buffer.shape]
     written = np.zeros(shape, dtype=bool)
     count = 0
     try:
-        for dst, src in pre.chunks():
+        for dst, src, _ in pre.chunks():
             if not (_inside(dst, shape) and _inside(src, [int(d) for d in load.buffer.shape])):
                 return None  # numpy would wrap a negative index around
             written[dst] = True
@@ -136,6 +149,20 @@ def _copy(func, stmt, allocated, free):
     if not written.all() or written.size != count:  # every element, each once
         return None
     return pre
+
+
+def _padded(value):
+    """(load, below, fill) of a copied value: ``C[..]`` gives (load, None, None);
+    ``if_then_else(a < b, C[..], fill)`` (a constant ``fill``: padding, rvm.dlight.cpu
+    .pad_columns) gives (load, a - b, fill); anything else (None, None, None)."""
+    if isinstance(value, BufferLoad):
+        return value, None, None
+    if isinstance(value, Call) and value.op == "tir.if_then_else":
+        cond, then, other = value.args
+        if isinstance(cond, LT) and isinstance(then, BufferLoad) \
+                and isinstance(other, (IntImm, FloatImm)):
+            return then, _op.subtract(cond.a, cond.b), other.value
+    return None, None, None
 
 
 def _inside(indices, shape):

@@ -114,7 +114,9 @@ _KIND_LIST = [
     InstructionKind("ReverseComputeInline", "reverse_compute_inline", "block"),
     InstructionKind("TransformLayout", "transform_layout", "block attr:buffer attr:index_map "
                     "attr:pad_value attr:assume_injective_transform"),
-    InstructionKind("PartitionRows", "partition_rows", "attr:depth attr:rows"),
+    InstructionKind("PartitionRows", "partition_rows", "attr:depth attr:rows attr:keep"),
+    InstructionKind("PartitionInnermost", "partition_innermost", "attr:nest attr:width"),
+    InstructionKind("PadColumns", "pad_columns", "block attr:read_buffer_index attr:width"),
     InstructionKind("SamplePerfectTile", "sample_perfect_tile",
                     "loop attr:n attr:max_innermost_factor", MANY, pure=True, decision=True),
     InstructionKind("SampleCategorical", "sample_categorical", "attr:candidates attr:probs",

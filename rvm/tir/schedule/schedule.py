@@ -31,6 +31,7 @@ from rvm.tir.schedule.primitive.compute_inline import ComputeInline
 from rvm.tir.schedule.primitive.for_kind import LoopKinds
 from rvm.tir.schedule.primitive.layout import LayoutTransformation
 from rvm.tir.schedule.primitive.loop_transformation import LoopTransformations
+from rvm.tir.schedule.primitive.pad_columns import ColumnPadding
 from rvm.tir.schedule.primitive.partition_rows import RowPartition
 from rvm.tir.schedule.primitive.reduction import Reduction
 from rvm.tir.schedule.rv import BlockRV, ExprRV, LoopRV, _Mark
@@ -44,7 +45,8 @@ _RENDER_LEVELS = ("detail", "fast", "none")
 
 
 class Schedule(LoopTransformations, LoopKinds, Annotations, Reduction, ComputeLocation,
-               ComputeInline, CacheReadWrite, LayoutTransformation, RowPartition):
+               ComputeInline, CacheReadWrite, LayoutTransformation, RowPartition,
+               ColumnPadding):
     """A schedule of ``mod`` (an IRModule or a PrimFunc, which becomes the function "main").
 
     ``seed`` seeds the sampling primitives (None: a random seed). With

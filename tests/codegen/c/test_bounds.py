@@ -4,6 +4,7 @@ import re
 import numpy as np
 import pytest
 
+import rvm
 from rvm import tir
 from rvm.codegen.c.bounds import BoundsProver
 from rvm.codegen.c.source import render_c_source
@@ -131,3 +132,67 @@ def test_floordiv_of_a_multiple_of_the_divisor_is_exact():
     p.push_loop(f, tir.const(0, "int64"), n * 64 + 63)  # up to n * 64 + 62: f // 64 <= n
     assert not p.proves(tir.floordiv(f, 64), [n])
     assert p.proves(tir.floordiv(f, 64), [n + 1])
+
+
+def test_tiles_of_a_product_of_scalar_parameters_are_proven():
+    # A dimension s70 * s72 (batch times sequence flattened by a reshape; the two are scalar
+    # parameters, of no known sign) is a non-negative monomial once the entry checks
+    # 0 <= s70 * s72 <= INT64_MAX: the tiles of s70 * s72 // 6 rows are then proven as
+    # those of a shape variable are
+    a, b, i0, i1 = (Var(name, "int64") for name in ("a", "b", "i0", "i1"))
+    six = tir.const(6, "int64")
+    for dims, proven in (([a * b], True), ([], False)):
+        p = BoundsProver([], [a, b], dims)
+        p.push_loop(i0, tir.const(0, "int64"), tir.floordiv(a * b, six))
+        p.push_loop(i1, tir.const(0, "int64"), six)
+        assert p.proves(i0 * 768 + i1 * 128 + 127, [a * b, 128]) == proven
+        assert not p.proves(i0 * 768 + i1 * 128 + 128, [a * b, 128])
+        if proven:
+            assert any(lo == 0 and hi == (1 << 63) - 1 and len(poly) == 1
+                       and len(next(iter(poly))) == 2
+                       for poly, lo, hi in p.requirements.values())
+    # a sum or a product with a constant or a non-symbol is no such monomial
+    assert not BoundsProver([], [a, b], [a * b + 1]).products
+    assert not BoundsProver([], [a, b], [a * 2]).products
+
+
+def _rows_of_product():
+    """Rows a * b in tiles of 3 and a remainder, as the matmul rule partitions them."""
+    from rvm.script import tir as T
+
+    @T.prim_func
+    def rows(x: T.handle, z: T.handle, a: T.int64, b: T.int64):
+        X = T.match_buffer(x, (a * b, T.int64(8)), "float32")
+        Z = T.match_buffer(z, (a * b, T.int64(8)), "float32")
+        for i0, i1, j in T.grid(a * b // T.int64(3), T.int64(3), T.int64(8)):
+            with T.block("Z"):
+                vi = T.axis.spatial(a * b, i0 * T.int64(3) + i1)
+                vj = T.axis.spatial(T.int64(8), j)
+                Z[vi, vj] = X[vi, vj] * T.float32(2)
+        for t in T.serial(a * b // T.int64(3) * T.int64(3), a * b):
+            for j in range(T.int64(8)):
+                with T.block("Z_tail"):
+                    vi = T.axis.spatial(a * b, t)
+                    vj = T.axis.spatial(T.int64(8), j)
+                    Z[vi, vj] = X[vi, vj] * T.float32(2)
+
+    return rows.with_attr("global_symbol", "rows")
+
+
+def test_a_kernel_over_a_product_dimension_guards_nothing_and_checks_its_scalars():
+    func = _rows_of_product()
+    source = render_c_source(kernel_functions(lower_module(IRModule({GlobalVar("rows"): func}))),
+                             False)
+    assert _guards(source) == 0
+    lib = build(func, "c")
+    x = np.arange(7 * 8, dtype="float32").reshape(7 * 8 // 8, 8)[:7]
+    for a, b in ((7, 1), (1, 7), (-7, -1)):  # the product is the dimension; signs do not matter
+        z = np.zeros((7, 8), "float32")
+        lib["rows"](x, z, a, b)
+        np.testing.assert_array_equal(z, x * 2)
+    with pytest.raises(ValueError, match="rows"):
+        lib["rows"](x, np.zeros((7, 8), "float32"), -7, 1)  # not the dimension
+    with pytest.raises(ValueError, match="overflow"):
+        # 2**62 * 4 wraps to 0 in C: rejected on entry, not read as a 0-row tensor
+        empty = rvm.nd.empty((0, 8), "float32")
+        lib["rows"](empty, rvm.nd.empty((0, 8), "float32"), 1 << 62, 4)

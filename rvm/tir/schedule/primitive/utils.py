@@ -1,4 +1,5 @@
-"""Helpers shared by the primitives: substitution that tracks rebuilt blocks, rebinding."""
+"""Helpers shared by the primitives: substitution that tracks rebuilt blocks, rebinding,
+checking integer arguments."""
 from rvm.ir.expr import PrimExpr
 from rvm.tir import op as _op
 from rvm.tir.arith import Analyzer
@@ -72,3 +73,12 @@ def conjoin(a, b):
 
 def as_expr(value, dtype):
     return value if isinstance(value, PrimExpr) else _op.const(value, dtype)
+
+
+def check_ints(primitive, *args):
+    """ValueError naming every ``(name, value, minimum)`` of ``args`` unless each value is
+    an int (not a bool) at least its minimum."""
+    if any(isinstance(v, bool) or not isinstance(v, int) or v < low for _, v, low in args):
+        wanted = ", ".join(f"{name} >= {low}" for name, _, low in args)
+        got = ", ".join(f"{name}={v!r}" for name, v, _ in args)
+        raise ValueError(f"{primitive} expects {wanted} (ints), got {got}")

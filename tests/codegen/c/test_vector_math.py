@@ -1,0 +1,87 @@
+"""Vectorized loops call glibc's vector math (libmvec) where the compiler links it
+(rvm.runtime.compiler.VECTOR_MATH_FLAGS): the results stay within 4 ulp of the exactly
+rounded value over the whole float range, with IEEE special values (overflow to inf,
+underflow to 0, NaN, infinities, signed zeros) as libm gives them, and the same at any
+position in the loop (vector body or scalar remainder)."""
+import numpy as np
+import pytest
+
+import rvm
+from rvm.driver.build_module import build
+from rvm.runtime.compiler import VECTOR_MATH_FUNCTIONS, default_compiler
+from rvm.tir import op as T
+
+pytestmark = pytest.mark.skipif(not default_compiler().vector_math,
+                                reason="the C compiler does not link glibc's libmvec")
+
+
+def _kernel(op):
+    """y = op(x) over n elements, scheduled by the default rules (a vector loop and its
+    predicated remainder)."""
+    from rvm import te, tir
+    from rvm.dlight import CPUInfo, RULES, schedule_func
+
+    n = tir.Var("n", "int64")
+    x = te.placeholder((n,), "float32", name="x")
+    y = te.compute((n,), lambda i: op(x[i]), name="y")
+    func = schedule_func(te.create_prim_func([x, y]), RULES, CPUInfo(64, 1))
+    assert func.get_attr("tir.is_scheduled") == "generic"
+    return build(func.with_attr("global_symbol", "f"), "c")["f"]
+
+
+def _inputs():
+    rng = np.random.default_rng(35)
+    bits = rng.integers(0, 1 << 32, 1 << 16, dtype=np.uint64).astype(np.uint32)
+    wide = bits.view(np.float32)  # every exponent, both signs, NaNs
+    ramps = [np.linspace(-110, 110, 20011, dtype=np.float32),  # exp's overflow and underflow
+             np.linspace(-6, 6, 12007, dtype=np.float32),  # tanh and erf saturating
+             np.linspace(1e-8, 3, 5003, dtype=np.float32)]  # small arguments, log near 1
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 88.72, 88.73, -87.3, -103.9,
+                        -104.0, 1e-45, -1e-45, 3.4e38, -3.4e38, 1e-30, 1.0], np.float32)
+    return np.concatenate([wide, *ramps, special])
+
+
+def _ulp_distance(a, b):
+    """|a - b| in units of float32 ulps (ordered integers), NaN equal to NaN."""
+    ia, ib = (v.view(np.int32).astype(np.int64) for v in (a, b))
+    ia = np.where(ia < 0, np.int64(-(1 << 31)) - ia, ia)
+    ib = np.where(ib < 0, np.int64(-(1 << 31)) - ib, ib)
+    both_nan = np.isnan(a) & np.isnan(b)
+    return np.where(both_nan, 0, np.abs(ia - ib))
+
+
+REFERENCE = {"expf": (T.exp, np.exp), "logf": (T.log, np.log), "tanhf": (T.tanh, np.tanh),
+             "erff": (T.erf, None),
+             # x ** 3 (GPT-2's GELU) and x ** 0.5: powf's vector form, one operand a constant
+             "powf": (lambda v: T.power(v, T.const(3.0, "float32")), lambda v: v ** 3),
+             "powf_sqrt": (lambda v: T.power(v, T.const(0.5, "float32")), np.sqrt)}
+
+
+@pytest.mark.parametrize("name", VECTOR_MATH_FUNCTIONS + ("powf_sqrt",))
+def test_vector_math_is_within_4_ulp_of_the_exact_result(name):
+    import math
+
+    op, ref = REFERENCE[name]
+    x = _inputs()
+    with np.errstate(all="ignore"):
+        exact = ref(x.astype(np.float64)) if ref is not None else \
+            np.vectorize(math.erf, otypes=[np.float64])(np.where(np.isnan(x), 0, x))
+        exact = np.where(np.isnan(x), np.nan, exact).astype(np.float32)
+    y = rvm.nd.empty(x.shape, "float32")
+    _kernel(op)(rvm.nd.array(x), y)
+    got = y.numpy()
+    assert np.array_equal(np.isnan(got), np.isnan(exact)), name
+    assert np.array_equal(np.isinf(got), np.isinf(exact)), name
+    assert _ulp_distance(got, exact).max() <= 4, name
+    # the same value in the vector body and in a remainder of any length
+    for start in (1, 3, 17):
+        part = rvm.nd.empty((x.size - start,), "float32")
+        _kernel(op)(rvm.nd.array(x[start:]), part)
+        np.testing.assert_array_equal(part.numpy(), got[start:])
+
+
+def test_vectorized_kernels_link_the_vector_forms():
+    from rvm.codegen.c.preamble import render_preamble
+
+    assert "#pragma omp declare simd notinbranch\nfloat tanhf(float);" in render_preamble(True)
+    assert "-lmvec" in default_compiler().flags()
