@@ -92,6 +92,42 @@ def test_a_run_time_weight_or_a_vector_of_columns_is_not_padded():
     assert "W_pad" not in _prepared(narrow, CPUInfo(vector_bytes=32, cores=2)).script()
 
 
+
+@T.prim_func
+def ranks(X: T.Buffer((T.int64(3), T.int64(4)), "float32"),
+          P: T.Buffer((T.int64(4), T.int64(4)), "bool"),
+          Z: T.Buffer((T.int64(3), T.int64(4)), "int64")):
+    # TopK's rank count: a matmul-shaped reduction that also reads X along the columns
+    T.func_attr({"layout_free_buffers": [1]})
+    Y = T.alloc_buffer((T.int64(3), T.int64(4)), "int64")
+    for i, j, k in T.grid(T.int64(3), T.int64(4), T.int64(4)):
+        with T.block("Y"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                Y[vi, vj] = T.int64(0)
+            Y[vi, vj] = Y[vi, vj] + T.Cast("int64", X[vi, vk] > X[vi, vj] or
+                                           X[vi, vk] == X[vi, vj] and P[vk, vj])
+    for i, j in T.grid(T.int64(3), T.int64(4)):
+        with T.block("Z"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            Z[vi, vj] = Y[vi, vj]
+
+
+def test_a_block_reading_another_buffer_along_the_columns_is_not_padded():
+    # padding would read X's columns 4..15, past its end
+    sch = Schedule(ranks)
+    with pytest.raises(rvm.tir.schedule.ScheduleError, match="reads X along it"):
+        sch.pad_columns(sch.get_block("Y"), 1, 16)
+    assert "P_pad" not in _prepared(ranks, INFO).script()
+    x = RNG.standard_normal((3, 4)).astype("float32")
+    p = RNG.random((4, 4)) < 0.5
+    z = rvm.nd.empty((3, 4), "int64")
+    kernel = rvm.build(rvm.dlight.schedule_func(ranks, rvm.dlight.RULES, INFO), target="c")
+    kernel(rvm.nd.array(x), rvm.nd.array(p), z)
+    want = ((x[:, None, :] > x[:, :, None]) |
+            ((x[:, None, :] == x[:, :, None]) & p.T[None])).sum(-1)
+    np.testing.assert_array_equal(z.numpy(), want)
+
 # (name, k, cols, epilogue, constant): primes, one column, a reduction no vector divides;
 # NN weights and NT ones (a linear layer's (cols, k) weight)
 SHAPES = [

@@ -26,6 +26,7 @@ from rvm.tir import op as _op
 from rvm.tir.analysis.block_access import get_block_read_write_region
 from rvm.tir.buffer import decl_buffer
 from rvm.tir.expr import BufferLoad, IntImm, IterVar, Range, Var
+from rvm.tir.free_vars import used_vars
 from rvm.tir.schedule.primitive.utils import check_ints
 from rvm.tir.stmt import Block, BlockRealize, BufferStore, For, ForKind, SeqStmt
 from rvm.tir.stmt_functor import StmtExprMutator, post_order_visit
@@ -132,6 +133,12 @@ def _operands(func, realize, index, width):
     if not any(m is j_axis for m in mins) or k_axis is j_axis or id(k_axis) not in axes \
             or axes[id(k_axis)][0].iter_type == IterVar.DataPar:
         return None, "the read must be indexed by the column axis and a reduction axis"
+    for other in blk.reads:  # a padded column must read nothing but zeros of W_pad
+        if other.buffer is not weight and other.buffer is not blk.writes[0].buffer and \
+                any(id(j_axis) in used_vars([r.min, r.extent])
+                    for r in other.region):
+            return None, (f"only the padded read may be indexed by the column axis, "
+                          f"but the block also reads {other.buffer.name} along it")
     return (j_var, cols, j_axis, weight, mins[0] is j_axis), None
 
 
