@@ -34,7 +34,7 @@ from rvm.tir.schedule.analysis import const_extent, is_reduction_block
 MIN_WIDTH = 8
 
 
-def _axis_vars(sch, block, loop):
+def axis_vars(sch, block, loop):
     """ids of the block axes the loop feeds."""
     blk, realize = sch.get(block), sch.get_sref(block).realize
     var = sch.get(loop).loop_var
@@ -44,12 +44,12 @@ def _axis_vars(sch, block, loop):
 
 def _row_loop(sch, block, spatial, j):
     """The spatial loop nearest ``j`` whose axes some read along ``j``'s axis does not use."""
-    j_axes = _axis_vars(sch, block, j)
+    j_axes = axis_vars(sch, block, j)
     reads = [{v for r in region.region for v in used_vars(r.min)}
              for region in sch.get(block).reads]
     along_j = [used for used in reads if used & j_axes]
     for loop in reversed(spatial):
-        axes = _axis_vars(sch, block, loop)
+        axes = axis_vars(sch, block, loop)
         if const_extent(sch.get(loop)) not in (None, 1) and axes \
                 and any(not (axes & used) for used in along_j):
             return loop
@@ -69,6 +69,24 @@ def schedule_pad(sch, block):
         sch.vectorize(loops[-1])
 
 
+def one_reduction(sch):
+    """``(blocks, index)``: ``sch``'s top-level blocks and the index of the one reduction
+    block among them, which writes one buffer after blocks that are all spatial (pads,
+    copies); None for any other kernel."""
+    blocks = top_blocks(sch)
+    found = [k for k, b in enumerate(blocks) if sch.get(b).init is not None]
+    if len(found) != 1:
+        return None
+    index = found[0]
+    blk = sch.get(blocks[index])
+    if not is_reduction_block(blk) or len(blk.writes) != 1:
+        return None
+    if any(any(iv.iter_type != SPATIAL for iv in sch.get(b).iter_vars)
+           for b in blocks[:index]):
+        return None
+    return blocks, index
+
+
 def inline_epilogue(sch, blocks, index):
     """Inlines the elementwise blocks after ``blocks[index]`` but the last into their
     consumers; returns False when one is not elementwise."""
@@ -86,18 +104,11 @@ class Window(ScheduleRule):
     name = "window"
 
     def apply(self, sch, info):
-        blocks = top_blocks(sch)
-        found = [k for k, b in enumerate(blocks) if sch.get(b).init is not None]
-        if len(found) != 1:
+        found = one_reduction(sch)
+        if found is None:
             return False
-        index = found[0]
+        blocks, index = found
         conv = blocks[index]
-        blk = sch.get(conv)
-        if not is_reduction_block(blk) or len(blk.writes) != 1:
-            return False
-        if any(any(iv.iter_type != SPATIAL for iv in sch.get(b).iter_vars)
-               for b in blocks[:index]):
-            return False
         loops = sch.get_loops(conv)
         kinds = loop_kinds(sch, conv)
         if None in kinds or kinds.count("R") < 2 or "R" in kinds[:kinds.index("R")] \

@@ -33,14 +33,14 @@ The weight is packed by a copy that carries ``LAYOUT_REWRITE``: a bound weight
 run-time one per call (``F x C x KH x KW`` elements, at most ``1 / (OH x OW)`` of the
 convolution's work).
 """
-from rvm.dlight.analysis import SPATIAL, fuse_or_first, loop_kinds, top_blocks, work, write_dtype
-from rvm.dlight.cpu.conv import inline_epilogue, schedule_pad
+from rvm.dlight.analysis import SPATIAL, fuse_or_first, loop_kinds, work, write_dtype
+from rvm.dlight.cpu.conv import axis_vars, inline_epilogue, one_reduction, schedule_pad
 from rvm.dlight.cpu.pack import LAYOUT_REWRITE, param_index
 from rvm.dlight.rule import ScheduleRule
 from rvm.runtime.data_type import DataType
 from rvm.tir.expr import Var
 from rvm.tir.free_vars import used_vars
-from rvm.tir.schedule.analysis import const_extent, is_reduction_block
+from rvm.tir.schedule.analysis import const_extent
 
 # Output columns per tile, one vector accumulator each (14: a 14- or 28-wide map in whole
 # tiles); a wider tile of two vectors per column measured slower (ResNet 32 -> 32 channels
@@ -79,14 +79,6 @@ def row_count(columns):
     return max(r for r in range(1, MAX_ROWS + 1) if columns % r == 0)
 
 
-def _axes_of(sch, block, loop):
-    """ids of the block axes the loop feeds."""
-    blk, realize = sch.get(block), sch.get_sref(block).realize
-    var = sch.get(loop).loop_var
-    return {id(iv.var) for iv, v in zip(blk.iter_vars, realize.iter_values)
-            if id(var) in used_vars(v)}
-
-
 def _operands(sch, conv):
     """(index of the weight read, the weight's output-channel axis, the input read's axes)
     of a dense convolution block (module docstring), or None."""
@@ -119,18 +111,11 @@ class ConvChannels(ScheduleRule):
     name = "conv"
 
     def apply(self, sch, info):
-        blocks = top_blocks(sch)
-        found = [k for k, b in enumerate(blocks) if sch.get(b).init is not None]
-        if len(found) != 1:
+        found = one_reduction(sch)
+        if found is None:
             return False
-        index = found[0]
+        blocks, index = found
         conv = blocks[index]
-        blk = sch.get(conv)
-        if not is_reduction_block(blk) or len(blk.writes) != 1:
-            return False
-        if any(any(iv.iter_type != SPATIAL for iv in sch.get(b).iter_vars)
-               for b in blocks[:index]):
-            return False
         kinds = loop_kinds(sch, conv)
         if None in kinds or "R" not in kinds or "S" in kinds[kinds.index("R"):] \
                 or "R" in kinds[:kinds.index("R")]:
@@ -141,9 +126,9 @@ class ConvChannels(ScheduleRule):
         if operands is None or len(spatial) < 2:
             return False
         w_index, f_axis, input_axes = operands
-        f_loops = [loop for loop in spatial if _axes_of(sch, conv, loop) == {f_axis}]
+        f_loops = [loop for loop in spatial if axis_vars(sch, conv, loop) == {f_axis}]
         x = spatial[-1]
-        if len(f_loops) != 1 or f_loops[0] is x or not _axes_of(sch, conv, x) & input_axes:
+        if len(f_loops) != 1 or f_loops[0] is x or not axis_vars(sch, conv, x) & input_axes:
             return False
         f = f_loops[0]
         channels, columns = const_extent(sch.get(f)), const_extent(sch.get(x))
@@ -195,7 +180,7 @@ def _schedule(sch, conv, spatial, reduction, f, x, width, rows, info):
     sch.reorder(*outer, *reduction, f_i, x_i)
     acc = sch.cache_write(conv, 0, "local")
     f_dim = [id(r.min) for r in sch.get(conv).writes[0].region].index(
-        next(iter(_axes_of(sch, conv, f_i))))
+        next(iter(axis_vars(sch, conv, f_i))))
 
     def channels_last(*idx):
         return (*[v for k, v in enumerate(idx) if k != f_dim], idx[f_dim])
