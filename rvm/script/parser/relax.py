@@ -25,12 +25,14 @@ The operators are the constructors of ``rvm.relax.op`` themselves, as in TVM
 """
 import ast
 import operator
+import sys
 
 from rvm.ir.expr import PrimExpr
 from rvm.relax import struct_info as _si
 from rvm.relax import expr as _expr
 from rvm.relax.op import base as _base
 from rvm.script._decorators import function_decorator, frame_depth_env
+from rvm.script.parser import relax_parser as _relax_parser
 from rvm.script.parser import relax_values as _values
 from rvm.tir.expr import Var as _TirVar
 
@@ -162,3 +164,6 @@ def __dir__():
     names.update(op[len("relax."):].split(".")[0] for op in _values.list_op_names()
                  if op.startswith("relax."))
     return sorted(n for n in names if n == "__doc__" or not n.startswith("_"))
+
+
+_relax_parser.register_r_namespace(sys.modules[__name__])

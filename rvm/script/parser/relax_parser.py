@@ -546,6 +546,14 @@ def _declared_purity(parser, fdef):
 
 
 _SCRIPT_NAMES = {}
+_R_NAMESPACE = []
+
+
+def register_r_namespace(module):
+    """Records the R module (``rvm.script.relax``), which is built on top of this parser and
+    calls this once as it is imported, so that ``_script_name`` can name its objects."""
+    _R_NAMESPACE[:] = [module]
+    _SCRIPT_NAMES.clear()
 
 
 def _script_name(func):
@@ -553,9 +561,7 @@ def _script_name(func):
     it is one of the R namespace's objects (``relax.call_tir is R.call_tir``), else None."""
     if not callable(func) or isinstance(func, Builtin):
         return None
-    if not _SCRIPT_NAMES:
-        from rvm.script.parser import relax as r_namespace  # the R module, built after this one
-
+    if not _SCRIPT_NAMES and _R_NAMESPACE:
         def collect(owner, prefix, depth):
             for attr in dir(owner):
                 if attr.startswith("_"):
@@ -567,6 +573,6 @@ def _script_name(func):
                 elif callable(value) and not isinstance(value, type):
                     _SCRIPT_NAMES.setdefault(id(value), (value, prefix + attr))
 
-        collect(r_namespace, "", 0)
+        collect(_R_NAMESPACE[0], "", 0)
     found = _SCRIPT_NAMES.get(id(func))
     return found[1] if found is not None and found[0] is func else None

@@ -122,13 +122,14 @@ def test_initializers_are_constants_or_trailing_parameters():
 
 # -- errors -----------------------------------------------------------------------------------
 def test_an_unsupported_operator_names_the_node_op_type_opset_and_the_supported_set():
-    model = _model([helper.make_node("Det", ["x"], ["y"], name="det0")],
-                   [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 2])],
+    model = _model([helper.make_node("STFT", ["x", "step"], ["y"], name="stft0")],
+                   [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 1]),
+                    helper.make_tensor_value_info("step", TensorProto.INT64, [])],
                    [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], opset=17)
     with pytest.raises(OnnxImportError) as info:
         from_onnx(model)
     text = str(info.value)
-    assert "node 'det0' (Det, opset 17) is not supported" in text
+    assert "node 'stft0' (STFT, opset 17) is not supported" in text
     assert "Conv, " in text and "ConvTranspose" in text and "Resize" in text
 
 
