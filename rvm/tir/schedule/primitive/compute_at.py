@@ -12,7 +12,7 @@ from rvm.tir.analysis.region import union_ranges
 from rvm.tir.expr import IntImm, IterVar, Range, Var
 from rvm.tir.schedule import analysis as _an
 from rvm.tir.schedule.error import ScheduleError
-from rvm.tir.schedule.primitive.utils import conjoin
+from rvm.tir.schedule.primitive.utils import conjoin, is_zero
 from rvm.tir.schedule.rv import INLINE_MARK, ROOT_MARK, LoopRV, _Mark
 from rvm.tir.schedule.state import REMOVE, children_of
 from rvm.tir.stmt import BlockRealize, For, ForKind, SeqStmt, stmt_seq
@@ -225,7 +225,7 @@ class ComputeLocation:
             else:
                 var = Var(f"ax{len(loops)}", iv.var.dtype)
                 loops.append((var, extent))
-                value = ana.simplify(_op.add(lo, var)) if not _is_zero(lo) else var
+                value = ana.simplify(_op.add(lo, var)) if not is_zero(lo) else var
                 ana.bind(var, Range.from_min_extent(_op.const(0, var.dtype), extent))
             values.append(value)
             dom_end = _op.add(iv.dom.min, iv.dom.extent)
@@ -291,7 +291,3 @@ class ComputeLocation:
                                       f"axis {iv.var.name_hint}")
             out.append((iv.dom.min, iv.dom.extent))
         return out
-
-
-def _is_zero(expr):
-    return isinstance(expr, IntImm) and expr.value == 0

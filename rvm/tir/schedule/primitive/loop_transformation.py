@@ -7,10 +7,10 @@ Splits whose factors do not divide the extent guard the blocks with a predicate.
 """
 from rvm.ir.base import structural_equal
 from rvm.tir import op as _op
-from rvm.tir.expr import IntImm, IterVar, Var
+from rvm.tir.expr import IterVar, Var
 from rvm.tir.schedule import analysis as _an
 from rvm.tir.schedule.primitive.utils import (
-    analyzer_with, conjoin, is_one, rewrite_realizes, substitute_tracked,
+    analyzer_with, conjoin, is_one, is_zero, rewrite_realizes, substitute_tracked,
 )
 from rvm.tir.schedule.rv import LoopRV
 from rvm.tir.stmt import For, ForKind
@@ -58,7 +58,7 @@ class LoopTransformations:
             term = _op.const(0, dtype) if (is_one(_op.convert(f, dtype)) and
                                           not preserve_unit_iters) else var
             fused = term if fused is None else _op.add(_op.multiply(fused, f), term)
-        value = _op.add(fused, old.min) if not _is_zero(old.min) else fused
+        value = _op.add(fused, old.min) if not is_zero(old.min) else fused
         body, reuse = substitute_tracked(old.body, {old.loop_var: value})
         loops = [For(v, 0, _op.convert(f, dtype), ForKind.SERIAL, body) for v, f in
                  zip(new_vars, values)]
@@ -110,7 +110,7 @@ class LoopTransformations:
         stride = _op.const(1, dtype)
         # a loop of no iterations makes the fused loop run none: its body's indices are
         # never evaluated, and dividing by that zero extent would not be defined
-        empty = any(_is_zero(s.stmt.extent) for s in srefs)
+        empty = any(is_zero(s.stmt.extent) for s in srefs)
         for k, s in reversed(list(enumerate(srefs))):
             loop_ = s.stmt
             if empty or is_one(loop_.extent) and not preserve_unit_iters:
@@ -119,7 +119,7 @@ class LoopTransformations:
             value = fused if is_one(stride) else _op.floordiv(fused, stride)
             if k > 0:
                 value = _op.floormod(value, loop_.extent)
-            mapping[loop_.loop_var] = value if _is_zero(loop_.min) else _op.add(value,
+            mapping[loop_.loop_var] = value if is_zero(loop_.min) else _op.add(value,
                                                                                 loop_.min)
             stride = _op.multiply(stride, loop_.extent)
         body, reuse = substitute_tracked(srefs[-1].stmt.body, mapping)
@@ -237,7 +237,3 @@ def _product(values):
     for v in values:
         out *= v
     return out
-
-
-def _is_zero(expr):
-    return isinstance(expr, IntImm) and expr.value == 0

@@ -27,7 +27,7 @@ from rvm.tir.analysis.block_access import get_block_read_write_region
 from rvm.tir.buffer import decl_buffer
 from rvm.tir.expr import BufferLoad, IntImm, IterVar, Range, Var
 from rvm.tir.free_vars import used_vars
-from rvm.tir.schedule.primitive.utils import check_ints
+from rvm.tir.schedule.primitive.utils import check_ints, is_zero
 from rvm.tir.stmt import Block, BlockRealize, BufferStore, For, ForKind, SeqStmt
 from rvm.tir.stmt_functor import StmtExprMutator, post_order_visit
 
@@ -114,7 +114,7 @@ def _operands(func, realize, index, width):
         return None, "the output's last index must be a spatial block axis bound to a loop"
     j_var = axes[id(j_axis)][1]
     loops = _find(root.body, lambda n: isinstance(n, For) and n.loop_var is j_var)
-    if len(loops) != 1 or not _is_zero(loops[0].min) \
+    if len(loops) != 1 or not is_zero(loops[0].min) \
             or not isinstance(loops[0].extent, IntImm):
         return None, "the column loop must run over a constant extent, from 0"
     cols = loops[0].extent.value
@@ -140,10 +140,6 @@ def _operands(func, realize, index, width):
             return None, (f"only the padded read may be indexed by the column axis, "
                           f"but the block also reads {other.buffer.name} along it")
     return (j_var, cols, j_axis, weight, mins[0] is j_axis), None
-
-
-def _is_zero(expr):
-    return isinstance(expr, IntImm) and expr.value == 0
 
 
 def pad_func(func, realize, index, width):

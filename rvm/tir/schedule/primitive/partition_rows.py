@@ -33,7 +33,7 @@ from rvm.ir.base import structural_equal
 from rvm.tir import op as _op
 from rvm.tir.buffer import decl_buffer
 from rvm.tir.expr import IntImm, IterVar, Var
-from rvm.tir.schedule.primitive.utils import check_ints
+from rvm.tir.schedule.primitive.utils import check_ints, is_zero
 from rvm.tir.stmt import Block, BlockRealize, For, ForKind, SeqStmt
 from rvm.tir.stmt_functor import StmtExprMutator, post_order_visit, substitute
 
@@ -111,7 +111,7 @@ def partition_func(func, depth, rows, keep=0):
     if not nests:
         return None
     loops = [_loop_at(nest, depth) for nest in nests]
-    if any(loop is None or not _is_zero(loop.min) for loop in loops):
+    if any(loop is None or not is_zero(loop.min) for loop in loops):
         return None
     extent = loops[0].extent
     if any(not structural_equal(loop.extent, extent) for loop in loops):
@@ -159,15 +159,11 @@ def partition_innermost_func(func, index, width):
     depth, loop = 0, nests[index]
     while isinstance(loop, For) and isinstance(loop.body, For):
         depth, loop = depth + 1, loop.body
-    if not isinstance(loop, For) or not _is_zero(loop.min) or isinstance(loop.extent, IntImm):
+    if not isinstance(loop, For) or not is_zero(loop.min) or isinstance(loop.extent, IntImm):
         return None
     tiled, rest = _split_nest(nests[index], depth, loop, width, {})
     body = SeqStmt(nests[:index] + [tiled, rest] + nests[index + 1:])
     return func.with_fields(body=func.body.with_fields(block=root.with_fields(body=body)))
-
-
-def _is_zero(expr):
-    return isinstance(expr, IntImm) and expr.value == 0
 
 
 class RowPartition:

@@ -13,6 +13,7 @@ from rvm.tir.expr import (
 from rvm.tir.schedule import analysis as _an
 from rvm.tir.schedule.rv import BlockRV
 from rvm.tir.schedule.state import replace_stmts
+from rvm.tir.schedule.primitive.utils import is_zero
 from rvm.tir.stmt import (
     Block, BlockRealize, BufferStore, For, ForKind, stmt_seq,
 )
@@ -129,7 +130,7 @@ class Reduction:
         if types != {IterVar.CommReduce}:
             raise self._error("rfactor", "the loop must be bound to reduction axes only",
                               loop_sref, f'block "{blk.name_hint}"')
-        if not _is_zero(loop_sref.stmt.min):
+        if not is_zero(loop_sref.stmt.min):
             raise self._error("rfactor", "the loop must start at 0", loop_sref)
         _an.require_affine_binding("rfactor", sref)
         out = store.buffer
@@ -254,10 +255,6 @@ class Reduction:
             raise self._error("rfactor", "the init value must be the identity of the combiner",
                               sref, f"init {init.value!r}, identity {expected!r}")
         return entry[1], store, value
-
-
-def _is_zero(expr):
-    return isinstance(expr, IntImm) and expr.value == 0
 
 
 def _swap(root, old, new):

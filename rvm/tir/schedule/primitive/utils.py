@@ -1,5 +1,5 @@
 """Helpers shared by the primitives: substitution that tracks rebuilt blocks, rebinding,
-checking integer arguments."""
+checking integer arguments, the constant zero."""
 from rvm.ir.expr import PrimExpr
 from rvm.tir import op as _op
 from rvm.tir.arith import Analyzer
@@ -82,3 +82,8 @@ def check_ints(primitive, *args):
         wanted = ", ".join(f"{name} >= {low}" for name, _, low in args)
         got = ", ".join(f"{name}={v!r}" for name, v, _ in args)
         raise ValueError(f"{primitive} expects {wanted} (ints), got {got}")
+
+
+def is_zero(expr):
+    """True when ``expr`` is the integer constant 0 (a loop's or a region's minimum)."""
+    return isinstance(expr, IntImm) and expr.value == 0
