@@ -49,6 +49,7 @@ import argparse
 import functools
 import io
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -62,7 +63,7 @@ import rvm  # noqa: E402
 from rvm import relax  # noqa: E402
 from competitor import alternating_latencies, competing_process, quartiles  # noqa: E402
 from onnx_variants import VARIANTS  # noqa: E402
-from timing import alternating_medians  # noqa: E402
+from timing import alternating_samples  # noqa: E402
 
 TARGET = "c"
 
@@ -254,7 +255,7 @@ def main(argv=None):
     kernels = f"tuned ({options.trials} trials per kernel)" if options.trials else "untuned"
     print(f"python {sys.version.split()[0]}, torch {torch.__version__}; rvm target {TARGET!r}, "
           f"{kernels}; {options.threads} thread(s) for torch and onnxruntime; "
-          f"median of {options.repeat} rounds (us per call)")
+          f"median [range] of {options.repeat} alternating rounds (us per call)")
     sources = options.sources
     ratios = [(a, b) for a, b in RATIOS if a in sources and b in sources]
     if options.competitor:
@@ -262,7 +263,7 @@ def main(argv=None):
               "(loaded / quiet median)")
         print(f"{'model':10s}{'batch':>6s}" + "".join(f"{s:>36s}" for s in sources))
     else:
-        print(f"{'model':10s}{'batch':>6s}" + "".join(f"{s:>13s}" for s in sources)
+        print(f"{'model':10s}{'batch':>6s}" + "".join(f"{s:>24s}" for s in sources)
               + "".join(f"{a + ' / ' + b:>26s}" for a, b in ratios))
     notes = []
     for name in options.models:
@@ -285,8 +286,9 @@ def main(argv=None):
             if options.competitor:
                 _print_loaded_row(name, batch, sources, calls, options.repeat)
                 continue
-            med = alternating_medians(calls, options.repeat)
-            cells = "".join(f"{med[s] * 1e6:13.1f}" if s in med else f"{'-':>13s}"
+            samples = alternating_samples(calls, options.repeat)
+            med = {s: statistics.median(t) for s, t in samples.items()}
+            cells = "".join(f"{_median_range(samples[s]):>24s}" if s in med else f"{'-':>24s}"
                             for s in sources)
             shares = "".join(f"{med[a] / med[b]:26.2f}" if a in med and b in med
                              else f"{'-':>26s}" for a, b in ratios)
@@ -294,6 +296,12 @@ def main(argv=None):
             sys.stdout.flush()
     for note in notes:
         print(note)
+
+
+def _median_range(samples):
+    """"median [min-max]" of per-call seconds, in microseconds."""
+    return (f"{statistics.median(samples) * 1e6:.1f} "
+            f"[{min(samples) * 1e6:.1f}-{max(samples) * 1e6:.1f}]")
 
 
 if __name__ == "__main__":
