@@ -224,3 +224,149 @@ def test_a_large_symbolic_row_count_runs_row_tiles_in_parallel():
                 RNG.standard_normal((512,)).astype("float32")]
         np.testing.assert_allclose(tiled(*args).numpy(), naive(*args).numpy(), rtol=1e-4,
                                    atol=1e-3)
+
+
+@T.prim_func
+def flat_dense(x: T.handle, W: T.Buffer((T.int64(64), T.int64(64)), "float32"),
+               B: T.Buffer((T.int64(64),), "float32"), z: T.handle, b: T.int64, l: T.int64):
+    X = T.match_buffer(x, (b * l, T.int64(64)), "float32")
+    Z = T.match_buffer(z, (b * l, T.int64(64)), "float32")
+    Y = T.alloc_buffer((b * l, T.int64(64)), "float32")
+    for i, j, k in T.grid(b * l, T.int64(64), T.int64(64)):
+        with T.block("Y"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                Y[vi, vj] = T.float32(0)
+            Y[vi, vj] = Y[vi, vj] + X[vi, vk] * W[vk, vj]
+    for i, j in T.grid(b * l, T.int64(64)):
+        with T.block("Z"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            Z[vi, vj] = Y[vi, vj] + B[vj]
+
+
+def test_flattened_rows_count_as_both_their_symbols():
+    # Rows b * l (GPT-2's Conv1D: a batch and a sequence flattened by a reshape) are
+    # estimated as 64 x 64 rows, as the two loops b, l of the same rows unflattened are:
+    # 4096 x 64 x 64 multiply-adds reach the parallel threshold, so the row tiles run in
+    # parallel (as one symbolic loop, 64 rows, they stayed serial, on one of two cores)
+    @T.prim_func
+    def expected(x: T.handle, W: T.Buffer((T.int64(64), T.int64(64)), "float32"),
+                 B: T.Buffer((T.int64(64),), "float32"), z: T.handle, b: T.int64,
+                 l: T.int64):
+        T.func_attr({"tir.is_scheduled": "matmul"})
+        X = T.match_buffer(x, (b * l, 64))
+        Z = T.match_buffer(z, (b * l, 64))
+        Y_local = T.alloc_buffer((b * l, 64), scope="local")
+        Y_tail_local = T.alloc_buffer((b * l, 64), scope="local")
+        for i_0 in T.parallel(b * l // T.int64(6)):
+            for j_0 in range(T.int64(1)):
+                for i_1_init in range(T.int64(6)):
+                    for j_1_init in T.vectorized(T.int64(64)):
+                        with T.block("Y_init"):
+                            vi = T.axis.spatial(b * l, i_0 * T.int64(6) + i_1_init)
+                            vj = T.axis.spatial(T.int64(64), j_0 * T.int64(64) + j_1_init)
+                            T.reads()
+                            T.writes(Y_local[vi, vj])
+                            Y_local[vi, vj] = T.float32(0.0)
+                for k in range(T.int64(64)):
+                    for j_1 in T.vectorized(T.int64(64)):
+                        for i_1 in T.unroll(T.int64(6)):
+                            with T.block("Y_update"):
+                                vi = T.axis.spatial(b * l, i_0 * T.int64(6) + i_1)
+                                vj = T.axis.spatial(T.int64(64), j_0 * T.int64(64) + j_1)
+                                vk = T.axis.reduce(T.int64(64), k)
+                                T.reads(Y_local[vi, vj], X[vi, vk], W[vk, vj])
+                                T.writes(Y_local[vi, vj])
+                                Y_local[vi, vj] = Y_local[vi, vj] + X[vi, vk] * W[vk, vj]
+                for ax0 in range(T.int64(6)):
+                    for ax1 in T.vectorized(T.int64(64)):
+                        with T.block("Y_local"):
+                            v0 = T.axis.spatial(b * l, i_0 * T.int64(6) + ax0)
+                            v1 = T.axis.spatial(T.int64(64), j_0 * T.int64(64) + ax1)
+                            T.where(i_0 * T.int64(6) + ax0 >= T.int64(0)
+                                    and i_0 * T.int64(6) + ax0 < b * l)
+                            T.reads(Y_local[v0, v1], B[v1])
+                            T.writes(Z[v0, v1])
+                            Z[v0, v1] = Y_local[v0, v1] + B[v1]
+        for j_tail_0 in range(T.int64(1)):
+            for i_tail in T.serial(b * l // T.int64(6) * T.int64(6), b * l):
+                for j_tail_1_init in T.vectorized(T.int64(64)):
+                    with T.block("Y_tail_init"):
+                        vi_tail = T.axis.spatial(b * l, i_tail)
+                        vj_tail = T.axis.spatial(T.int64(64),
+                                                 j_tail_0 * T.int64(64) + j_tail_1_init)
+                        T.reads()
+                        T.writes(Y_tail_local[vi_tail, vj_tail])
+                        Y_tail_local[vi_tail, vj_tail] = T.float32(0.0)
+                for k_tail in range(T.int64(64)):
+                    for j_tail_1 in T.vectorized(T.int64(64)):
+                        with T.block("Y_tail_update"):
+                            vi_tail = T.axis.spatial(b * l, i_tail)
+                            vj_tail = T.axis.spatial(T.int64(64),
+                                                     j_tail_0 * T.int64(64) + j_tail_1)
+                            vk_tail = T.axis.reduce(T.int64(64), k_tail)
+                            T.reads(Y_tail_local[vi_tail, vj_tail], X[vi_tail, vk_tail],
+                                    W[vk_tail, vj_tail])
+                            T.writes(Y_tail_local[vi_tail, vj_tail])
+                            Y_tail_local[vi_tail, vj_tail] = Y_tail_local[vi_tail, vj_tail] \
+                                + X[vi_tail, vk_tail] * W[vk_tail, vj_tail]
+                for ax0 in T.vectorized(T.int64(64)):
+                    with T.block("Y_tail_local"):
+                        v0 = T.axis.spatial(b * l, i_tail)
+                        v1 = T.axis.spatial(T.int64(64), j_tail_0 * T.int64(64) + ax0)
+                        T.where(i_tail >= T.int64(0) and i_tail < b * l)
+                        T.reads(Y_tail_local[v0, v1], B[v1])
+                        T.writes(Z[v0, v1])
+                        Z[v0, v1] = Y_tail_local[v0, v1] + B[v1]
+
+    assert_structural_equal(schedule_func(flat_dense, RULES, INFO),
+                            expected.with_attr("global_symbol", "flat_dense"))
+    # the same rows as one symbolic loop: 64 x 64 x 64, serial
+    serial = schedule_func(dense_relu, RULES, INFO).script()
+    assert "T.parallel" not in serial
+
+
+def _flattened_matmul(k, cols, weight):
+    """x (b, l, k) reshaped to (b * l, k) @ a bound weight + bias: GPT-2's Conv1D (``weight``
+    (k, cols)) or a linear layer (``("T", w)``, w (cols, k))."""
+    from rvm.relax.block_builder import BlockBuilder
+    from rvm.relax.expr import Var
+    from rvm.relax.struct_info import TensorStructInfo
+
+    op = relax.op
+    b, l = rvm.tir.Var("b", "int64"), rvm.tir.Var("l", "int64")
+    x = Var("x", TensorStructInfo((b, l, k), "float32"))
+    bb = BlockBuilder()
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            w = op.permute_dims(relax.const(weight[1])) if isinstance(weight, tuple) \
+                else relax.const(weight)
+            flat = bb.emit(op.reshape(x, (b * l, k)))
+            y = op.add(op.matmul(flat, w), relax.const(RNG.standard_normal(cols).astype("float32")))
+            out = bb.emit_output(bb.emit(y))
+        bb.emit_func_output(out)
+    return bb.get()
+
+
+@pytest.mark.parametrize("layout", ["nn", "nt"])
+def test_flattened_rows_match_the_unscheduled_kernel(layout):
+    # 23 x 96 (a reduction no vector divides); rows b * l of 1, a remainder only (3 x 7 =
+    # 21: 3 tiles and 3 rows) and 2 x 37. The kernel's entry checks that b * l and the
+    # offsets of the bounds proofs do not overflow, each marked unlikely: unmarked, gcc's
+    # guess that each may fail made the tile's loop nest cold, compiled without unrolling
+    # the register tile (its accumulators in memory, 2.5x slower)
+    weight = RNG.standard_normal((23, 96)).astype("float32")
+    mod = _flattened_matmul(23, 96, weight if layout == "nn" else ("T", weight.T.copy()))
+    ex = relax.build(mod)
+    source = ex.kernel_libs[0].source
+    [name] = [f for f in re.findall(r"RVM_EXPORT int rvm_kernel_(\w+)\(", source)
+              if "matmul" in f]
+    kernel = _kernel_source(source, name)
+    assert "RVM_UNLIKELY(rvm_ov" in kernel
+    assert not re.search(r"if \(rvm_ov", kernel)
+    tiled = relax.VirtualMachine(ex, rvm.cpu())["main"]
+    naive = relax.VirtualMachine(relax.build(mod, default_schedule=False), rvm.cpu())["main"]
+    for shape in ((1, 1), (3, 7), (2, 37)):
+        x = RNG.standard_normal(shape + (23,)).astype("float32")
+        np.testing.assert_allclose(tiled(x).numpy(), naive(x).numpy(), rtol=1e-4, atol=1e-4,
+                                   err_msg=f"rows {shape}")

@@ -31,6 +31,8 @@ remainder one row at a time, each with an accumulator of its tile's fixed extent
 batch loops of any extent (attention's batch and heads), per batch, the batches in
 parallel above the work threshold. A symbolic reduction (attention's P.V, over the
 sequence) takes the NN tile as it is: the k loop runs outside the tile.
+Deciding on threads, a symbolic row count stands for SYMBOLIC_EXTENT rows per symbol
+in it: rows ``b * l`` (a batch and a sequence flattened) as many as the loops ``b, l``.
 
 B is packed into panels of ``width`` columns (``pack.py``) when it is a
 parameter of two panels or more and either a constant at every call
@@ -52,8 +54,8 @@ are left to the generic rule. Columns fewer than one vector with a constant weig
 padded to a whole vector first (``Schedule.pad_columns``).
 """
 from rvm.dlight.analysis import (
-    PARALLEL_MIN_WORK, extent_of, fuse_or_first, inline_producers, loop_kinds, parallel_outer,
-    top_blocks, work, write_dtype,
+    PARALLEL_MIN_WORK, SYMBOLIC_EXTENT, extent_of, fuse_or_first, inline_producers, loop_kinds,
+    parallel_outer, top_blocks, work, write_dtype,
 )
 from rvm.dlight.cpu.pack import LAYOUT_REWRITE, is_layout_free, pack_panels, param_index
 from rvm.dlight.rule import ScheduleRule
@@ -347,8 +349,8 @@ def _schedule_row_tiles(sch, blocks, info):
     transposed = not _reads_along(sch.get(mm), j_axis)
     if not _pack(sch, mm, j_axis, k, width, cols, 0, info, transposed):
         return False
-    # the symbolic tile count stands for SYMBOLIC_EXTENT rows, not tiles of ``rows`` rows
-    parallel = info.cores > 1 and work(sch, loops) // rows >= PARALLEL_MIN_WORK
+    parallel = info.cores > 1 and \
+        _symbolic_rows(sch, i_o) * work(sch, [*batch, j, k]) >= PARALLEL_MIN_WORK
     # parallel: threads over row tiles (or batches), each running every column panel (a
     # loop fused with the symbolic tile count would index through a division by it)
     _register_tile(sch, mm, batch, i_o, i_i, j, k, width, rows_outer=parallel and not batch)
@@ -357,6 +359,14 @@ def _schedule_row_tiles(sch, blocks, info):
     *t_batch, t_i, t_j, t_k = sch.get_loops(tail)
     _register_tile(sch, tail, t_batch, t_i, None, t_j, t_k, width)
     return True
+
+
+def _symbolic_rows(sch, tiles):
+    """The rows a symbolic tile loop stands for when estimating work: SYMBOLIC_EXTENT per
+    variable of its extent, so rows ``b * L`` (a model's batch times its sequence, flattened
+    by a reshape) count as the two loops ``b, L`` of the same rows unflattened do, not as
+    one symbolic loop."""
+    return SYMBOLIC_EXTENT ** max(1, len(used_vars(sch.get(tiles).extent)))
 
 
 def _schedule_nt(sch, mm, loops, lanes, info):
