@@ -109,11 +109,12 @@ def fuse_or_first(sch, loops):
     return next((loop for loop in loops if extent_of(sch, loop) > 1), loops[0])
 
 
-def parallel_outer(sch, loops, total, info):
+def parallel_outer(sch, loops, total, info, min_work=PARALLEL_MIN_WORK):
     """Fuses ``loops`` (``fuse_or_first``) and runs the result in parallel when ``total``
-    iterations of work pay for threads (PARALLEL_MIN_WORK) and the CPU has cores."""
+    iterations of work pay for threads (``min_work``, by default PARALLEL_MIN_WORK) and the
+    CPU has cores."""
     outer = fuse_or_first(sch, loops)
-    if outer is not None and info.cores > 1 and total >= PARALLEL_MIN_WORK:
+    if outer is not None and info.cores > 1 and total >= min_work:
         sch.parallel(outer)
     return outer
 

@@ -32,7 +32,8 @@ def _pv(d):
 def test_attention_pv_gets_row_tiles_per_batch():
     # b batches of s rows: s // 8 tiles of 8 rows x 16 columns (one vector), the k loop over
     # the symbolic sequence outside the tile, then the remaining rows one at a time; the
-    # batch loop stays serial below the work threshold (64 rows for a symbolic count)
+    # batches of full tiles in parallel (64 x 64 x 16 x 64 multiply-adds, a symbolic count
+    # estimated as 64, reach the matmul's threshold)
     @T.prim_func
     def expected(p: T.handle, v: T.handle, o: T.handle):
         T.func_attr({"tir.is_scheduled": "matmul"})
@@ -44,37 +45,38 @@ def test_attention_pv_gets_row_tiles_per_batch():
         # with T.block("root"):
         O_global_local = T.alloc_buffer((b, s, 16), scope="local")
         O_global_tail_local = T.alloc_buffer((b, s, 16), scope="local")
-        for n, j_0, i_0 in T.grid(b, T.int64(1), s // T.int64(8)):
-            for i_1_init in range(T.int64(8)):
-                for j_1_init in T.vectorized(T.int64(16)):
-                    with T.block("O_init"):
-                        vn = T.axis.spatial(b, n)
-                        vi = T.axis.spatial(s, i_0 * T.int64(8) + i_1_init)
-                        vj = T.axis.spatial(T.int64(16), j_0 * T.int64(16) + j_1_init)
-                        T.reads()
-                        T.writes(O_global_local[vn, vi, vj])
-                        O_global_local[vn, vi, vj] = T.float32(0.0)
-            for k in range(s):
-                for j_1 in T.vectorized(T.int64(16)):
-                    for i_1 in T.unroll(T.int64(8)):
-                        with T.block("O_update"):
+        for n in T.parallel(b):
+            for j_0, i_0 in T.grid(T.int64(1), s // T.int64(8)):
+                for i_1_init in range(T.int64(8)):
+                    for j_1_init in T.vectorized(T.int64(16)):
+                        with T.block("O_init"):
                             vn = T.axis.spatial(b, n)
-                            vi = T.axis.spatial(s, i_0 * T.int64(8) + i_1)
-                            vj = T.axis.spatial(T.int64(16), j_0 * T.int64(16) + j_1)
-                            vk = T.axis.reduce(s, k)
-                            T.reads(O_global_local[vn, vi, vj], P[vn, vi, vk], V[vn, vk, vj])
+                            vi = T.axis.spatial(s, i_0 * T.int64(8) + i_1_init)
+                            vj = T.axis.spatial(T.int64(16), j_0 * T.int64(16) + j_1_init)
+                            T.reads()
                             T.writes(O_global_local[vn, vi, vj])
-                            O_global_local[vn, vi, vj] = O_global_local[vn, vi, vj] + P[vn, vi, vk] * V[vn, vk, vj]
-            for ax0 in range(T.int64(8)):
-                for ax1 in T.vectorized(T.int64(16)):
-                    with T.block("O_global_local"):
-                        v0 = T.axis.spatial(b, n)
-                        v1 = T.axis.spatial(s, i_0 * T.int64(8) + ax0)
-                        v2 = T.axis.spatial(T.int64(16), j_0 * T.int64(16) + ax1)
-                        T.where(n >= T.int64(0) and n < b and i_0 * T.int64(8) + ax0 >= T.int64(0) and i_0 * T.int64(8) + ax0 < s)
-                        T.reads(O_global_local[v0, v1, v2])
-                        T.writes(O[v0, v1, v2])
-                        O[v0, v1, v2] = O_global_local[v0, v1, v2]
+                            O_global_local[vn, vi, vj] = T.float32(0.0)
+                for k in range(s):
+                    for j_1 in T.vectorized(T.int64(16)):
+                        for i_1 in T.unroll(T.int64(8)):
+                            with T.block("O_update"):
+                                vn = T.axis.spatial(b, n)
+                                vi = T.axis.spatial(s, i_0 * T.int64(8) + i_1)
+                                vj = T.axis.spatial(T.int64(16), j_0 * T.int64(16) + j_1)
+                                vk = T.axis.reduce(s, k)
+                                T.reads(O_global_local[vn, vi, vj], P[vn, vi, vk], V[vn, vk, vj])
+                                T.writes(O_global_local[vn, vi, vj])
+                                O_global_local[vn, vi, vj] = O_global_local[vn, vi, vj] + P[vn, vi, vk] * V[vn, vk, vj]
+                for ax0 in range(T.int64(8)):
+                    for ax1 in T.vectorized(T.int64(16)):
+                        with T.block("O_global_local"):
+                            v0 = T.axis.spatial(b, n)
+                            v1 = T.axis.spatial(s, i_0 * T.int64(8) + ax0)
+                            v2 = T.axis.spatial(T.int64(16), j_0 * T.int64(16) + ax1)
+                            T.where(n >= T.int64(0) and n < b and i_0 * T.int64(8) + ax0 >= T.int64(0) and i_0 * T.int64(8) + ax0 < s)
+                            T.reads(O_global_local[v0, v1, v2])
+                            T.writes(O[v0, v1, v2])
+                            O[v0, v1, v2] = O_global_local[v0, v1, v2]
         for n_tail, j_tail_0 in T.grid(b, T.int64(1)):
             for i_tail in T.serial(s // T.int64(8) * T.int64(8), s):
                 for j_tail_1_init in T.vectorized(T.int64(16)):

@@ -224,16 +224,19 @@ def test_one_core_or_little_work_keeps_every_loop_serial():
         func = _scheduled(mod, CPUInfo(vector_bytes=64, cores=1))
         assert func.get_attr("tir.is_scheduled")
         assert "T.parallel" not in func.script()
-    small = schedule_func(_small_dense(), RULES, INFO)
+    # a register-tiled matmul takes threads from 2^21 multiply-adds (MATMUL_PARALLEL_MIN_WORK):
+    # 16 x 784 x 128 (1.6M) stays serial, the 64-row MLP layer (6.4M) runs on both cores
+    small = schedule_func(_small_dense(16), RULES, INFO)
     assert small.get_attr("tir.is_scheduled") == "matmul"
     assert "T.parallel" not in small.script()
+    assert "T.parallel" in schedule_func(_small_dense(64), RULES, INFO).script()
 
 
-def _small_dense():
+def _small_dense(rows):
     @T.prim_func
-    def small(A: T.Buffer((64, 784), "float32"), W: T.Buffer((784, 128), "float32"),
-              C: T.Buffer((64, 128), "float32")):
-        for i, j, k in T.grid(64, 128, 784):
+    def small(A: T.Buffer((rows, 784), "float32"), W: T.Buffer((784, 128), "float32"),
+              C: T.Buffer((rows, 128), "float32")):
+        for i, j, k in T.grid(rows, 128, 784):
             with T.block("C"):
                 vi, vj, vk = T.axis.remap("SSR", [i, j, k])
                 with T.init():

@@ -8,7 +8,7 @@ what FuseOps put after it), the last axis and the reduction constant. With a
 read contiguous along the output's last axis (``B[k, j]``, NN) the loops become
 
     B_global[.., j // width, k, j % width] = B[.., k, j]   (when packed, see below)
-    for b.., j_o, i_o  (fused; parallel above PARALLEL_MIN_WORK)
+    for b.., j_o, i_o  (fused; parallel above MATMUL_PARALLEL_MIN_WORK)
         acc[rows, width] = 0                      (vectorized over width)
         for k:
             for j_i in vectorized(width):
@@ -54,7 +54,7 @@ are left to the generic rule. Columns fewer than one vector with a constant weig
 padded to a whole vector first (``Schedule.pad_columns``).
 """
 from rvm.dlight.analysis import (
-    PARALLEL_MIN_WORK, SYMBOLIC_EXTENT, extent_of, fuse_or_first, inline_producers, loop_kinds,
+    SYMBOLIC_EXTENT, extent_of, fuse_or_first, inline_producers, loop_kinds,
     parallel_outer, top_blocks, work, write_dtype,
 )
 from rvm.dlight.cpu.pack import LAYOUT_REWRITE, is_layout_free, pack_panels, param_index
@@ -73,6 +73,12 @@ MAX_ACCUMULATORS = 24  # of AVX-512's 32 vector registers; the rest hold B and A
 # Rows of A at or above which a B that is not a constant is packed inside the kernel: the
 # copy (K x N elements) then costs at most a few percent of the matmul.
 PACK_MIN_ROWS = 64
+# Multiply-adds from which a register-tiled matmul runs on threads (PARALLEL_MIN_WORK is for
+# loop nests in general): at 100 GFLOPS a core does 2^21 in about 40 us, against a few us to
+# publish a job to the thread pool, which never waits for a worker that starts late (one
+# descheduled by another process; native/src/thread_pool.c). A 64 x 784 x 128 linear layer
+# (6.4M) then takes two cores.
+MATMUL_PARALLEL_MIN_WORK = 1 << 21
 # The NT register tile: rows of A x rows of B, one vector accumulator (lanes of k) each.
 NT_ROWS, NT_COLS = (4, 3, 2), (4, 3, 2)
 
@@ -285,7 +291,7 @@ def _schedule_nn(sch, mm, loops, j_axis, lanes, info, transposed=False):
         return False
     i_o, i_i = sch.split(i, [None, rows])
     j_o = _register_tile(sch, mm, batch, i_o, i_i, j, k, width)
-    parallel_outer(sch, [*batch, j_o, i_o], total, info)
+    parallel_outer(sch, [*batch, j_o, i_o], total, info, MATMUL_PARALLEL_MIN_WORK)
     return True
 
 
@@ -350,7 +356,7 @@ def _schedule_row_tiles(sch, blocks, info):
     if not _pack(sch, mm, j_axis, k, width, cols, 0, info, transposed):
         return False
     parallel = info.cores > 1 and \
-        _symbolic_rows(sch, i_o) * work(sch, [*batch, j, k]) >= PARALLEL_MIN_WORK
+        _symbolic_rows(sch, i_o) * work(sch, [*batch, j, k]) >= MATMUL_PARALLEL_MIN_WORK
     # parallel: threads over row tiles (or batches), each running every column panel (a
     # loop fused with the symbolic tile count would index through a division by it)
     _register_tile(sch, mm, batch, i_o, i_i, j, k, width, rows_outer=parallel and not batch)
@@ -408,7 +414,7 @@ def _schedule_nt(sch, mm, loops, lanes, info):
         sch.reverse_compute_at(consumer, j_o)
     init = sch.decompose_reduction(rf, r_k)
     sch.vectorize(sch.get_loops(init)[-1])
-    parallel_outer(sch, [*r_batch, i_o, j_o], total, info)
+    parallel_outer(sch, [*r_batch, i_o, j_o], total, info, MATMUL_PARALLEL_MIN_WORK)
     return True
 
 
