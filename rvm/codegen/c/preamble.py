@@ -43,7 +43,11 @@ enum {
   kRVMNull = 0, kRVMInt = 1, kRVMFloat = 2, kRVMBool = 3, kRVMStr = 4,
   kRVMOpaqueHandle = 6, kRVMDLTensorHandle = 7, kRVMNDArrayHandle = 10
 };
-extern void RVMAPISetLastError(const char* msg);
+/* cold: a path that sets an error leaves the kernel, so gcc predicts every check on entry
+ * as passing; otherwise each lowers the estimated count of the loops after it, and with
+ * enough of them (tensor parameters, overflow checks) gcc compiles a matmul's register
+ * tile as cold code: not unrolled, its accumulators in memory. */
+extern void RVMAPISetLastError(const char* msg) __attribute__((cold));
 extern int RVMFuncGetGlobal(const char* name, RVMObject** out);
 extern int RVMFuncCall(RVMObject* func, RVMValue* args, int* type_codes, int num_args,
                        RVMValue* ret, int* ret_code);
