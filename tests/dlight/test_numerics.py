@@ -5,6 +5,7 @@ import pytest
 
 import rvm
 from rvm import relax, tir
+from rvm.dlight import CPUInfo
 from rvm.relax.block_builder import BlockBuilder
 from rvm.relax.expr import Var
 from rvm.relax.struct_info import TensorStructInfo
@@ -66,6 +67,12 @@ CASES = [
     ("dense_wide", _dense_relu, [(29, 256), (256, 160), (160,)], None),
     ("dense_sym", _dense_relu, [(N, 31), (31, 48), (48,)], 11),
     ("dense_sym_panels", _dense_relu, [(N, 37), (37, 160), (160,)], 11),
+    # just above MATMUL_PARALLEL_MIN_WORK (2^21 multiply-adds), on threads: prime rows and
+    # reduction with a predicated last panel; a symbolic row count (full tiles and a
+    # remainder); an NT matmul of run-time operands (per-lane partial sums)
+    ("dense_parallel", _dense_relu, [(97, 211), (211, 131), (131,)], None),
+    ("dense_sym_parallel", _dense_relu, [(N, 131), (131, 256), (256,)], 37),
+    ("nt_parallel", _nt, [(67, 96), (353, 96)], None),
     ("nt_matmul", _nt, [(17, 53), (19, 53)], None),
     ("nt_tiled", _nt, [(12, 48), (9, 48)], None),
     ("nt_sym", _nt, [(N, 64), (13, 64)], 3),
@@ -128,7 +135,13 @@ def test_default_schedules_match_the_unscheduled_kernels(name, body, shapes, n):
     from rvm.driver.relax_build import lower
 
     expected = EXPECTED_RULE[name]
-    assert _rules(lower(mod)) == (expected if isinstance(expected, list) else [expected])
+    lowered = lower(mod)
+    assert _rules(lowered) == (expected if isinstance(expected, list) else [expected])
+    if name.endswith("_parallel") and name.startswith(("dense", "nt")) \
+            and CPUInfo.host().cores > 1:
+        [kernel] = [f for gv, f in lowered.functions.items() if isinstance(f, PrimFunc)
+                    and not gv.name_hint.startswith("shape_func")]
+        assert "T.parallel" in kernel.script()
     results = {}
     for default in (False, True):
         ex = relax.build(mod, default_schedule=default)
