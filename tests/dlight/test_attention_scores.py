@@ -200,13 +200,21 @@ def test_causal_scores_match_the_unscheduled_kernel(b, s):
     _check(causal_scores, (c, q, k), want.astype("float32"))
 
 
-def test_kernels_the_rule_leaves():
-    # constant columns: the matmul rule's NT form; K read along the columns (an NN matmul,
-    # already contiguous): not attention scores
-    fixed = scores.specialize({scores.buffer_map[scores.params[0]].shape[1]: 24})
-    assert schedule_func(fixed, RULES, INFO).get_attr("tir.is_scheduled") != "attention"
-    for func in (fixed, nn_scores):
-        assert not AttentionScores().prepare(Schedule(func), INFO)
+def test_the_rule_leaves_an_nn_product():
+    # K read along the columns (an NN matmul, already contiguous): not attention scores
+    assert not AttentionScores().prepare(Schedule(nn_scores), INFO)
+    assert schedule_func(nn_scores, RULES, INFO).get_attr("tir.is_scheduled") != "attention"
+
+
+@pytest.mark.parametrize("s", [7, 24, 64, 100])
+def test_constant_columns_match_the_unscheduled_kernel(s):
+    # the encoder's 7 tokens: one panel of 7 columns; 100: a panel of 64 and 36 columns left
+    fixed = scores.specialize({scores.buffer_map[scores.params[0]].shape[1]: s})
+    rng = np.random.default_rng(s)
+    q, k = (rng.standard_normal((3, s, 16)).astype("float32") for _ in range(2))
+    m = rng.standard_normal((3, s, s)).astype("float32")
+    want = (q @ k.transpose(0, 2, 1)) * np.float32(0.25) + m
+    _check(fixed, (q, k, m), want.astype("float32"))
 
 
 @T.prim_func

@@ -1,18 +1,20 @@
-"""The CPU rule for attention scores: a batched NT matmul over a symbolic sequence.
+"""The CPU rule for attention scores: a batched NT matmul over a short reduction.
 
 Applies to a kernel whose top-level blocks, after elementwise producers are inlined
 (the strided slice of a causal mask), are one reduction block
-``S[b.., i, j] += Q[b.., i, k] * K[b.., j, k]`` with a constant reduction ``k`` (the
-head size) and a symbolic column count ``j`` (the sequence), and optionally one
-elementwise epilogue (the scale, the mask add). The matmul rule leaves such a kernel:
-its NT form needs constant rows and columns, and each output would be a dot product of
-``k`` elements summed across the lanes of a vector, which costs more than the
-products when ``k`` is a few vectors long.
+``S[b.., i, j] += Q[b.., i, k] * K[b.., j, k]`` with batch axes ``b..`` and a constant
+reduction ``k`` (the head size), and optionally one elementwise epilogue (the scale, the mask add), when the
+matmul rule left it: its NT form needs constant rows and columns and a reduction longer
+than one vector, and computes each output as a dot product of ``k`` elements summed
+across the lanes of a vector, which costs more than the products when ``k`` is a few
+vectors long. So the sequence here is symbolic (BERT's and GPT-2's scores) or short (the
+encoder's 7 tokens, a head size of one vector).
 
 ``prepare`` moves the column loop outside the row loop and partitions it into whole
 panels of ``width`` columns and a remainder (``Schedule.partition_rows`` on the column
 loop), so that no vector loop carries a predicate: the C compiler does not vectorize a
-predicated accumulation. On the panels, K is transposed into ``K_t[b.., k, j]`` first (a
+predicated accumulation. A constant column count that fits one panel stays as it is
+(the panel is that wide). On the panels, K is transposed into ``K_t[b.., k, j]`` first (a
 copy of ``s x k`` elements per batch and head, against the ``s x s x k`` products), and
 the scores become an NN matmul whose rows of K_t are contiguous along the output's
 columns:
@@ -41,12 +43,12 @@ from rvm.dlight.analysis import (
 from rvm.dlight.cpu.matmul import MAX_VECTORS, _register_tile
 from rvm.dlight.rule import ScheduleRule
 from rvm.tir.free_vars import used_vars
-from rvm.tir.schedule.analysis import is_reduction_block
+from rvm.tir.schedule.analysis import const_extent, is_reduction_block
 from rvm.tir.schedule.primitive.partition_rows import TAIL
 
 
 class AttentionScores(ScheduleRule):
-    """Schedules attention's Q.K^T over a symbolic sequence (module docstring)."""
+    """Schedules attention's Q.K^T (module docstring)."""
 
     name = "attention"
 
@@ -54,11 +56,14 @@ class AttentionScores(ScheduleRule):
         """The column loop moved outside the row loop in every nest, then partitioned into
         whole panels of ``width`` columns and a remainder (``sch.partition_rows``, traced):
         the panels' vector loops need no predicate (a predicated accumulation is not
-        vectorized by the C compiler). False when the kernel is not attention scores."""
+        vectorized by the C compiler). Constant columns that fit one panel stay as they
+        are (the panel is that wide). False when the kernel is not attention scores."""
         blocks = inline_producers(sch)
         found = _find_scores(sch, blocks)
         if found is None:
             return False
+        if _one_panel(sch, blocks[0], info):
+            return True
         depth = len(sch.get_loops(blocks[0])) - 3
         for block in blocks:
             *batch, i, j = sch.get_loops(block)[:depth + 2]
@@ -68,23 +73,17 @@ class AttentionScores(ScheduleRule):
 
     def apply(self, sch, info):
         blocks = top_blocks(sch)
+        if _find_scores(sch, blocks) is not None and _one_panel(sch, blocks[0], info):
+            return _schedule_panels(sch, blocks[0], info)
         half = len(blocks) // 2
         if len(blocks) not in (2, 4) or \
                 [sch.get(b).name_hint for b in blocks[half:]] != \
                 [sch.get(b).name_hint + TAIL for b in blocks[:half]]:
             return False
         mm, tail = blocks[0], blocks[half]
-        found = _find_scores(sch, [mm])
-        if found is None:
+        if _find_scores(sch, [mm]) is None:
             return False
-        _, k_read = found
-        width = _width(sch, mm, info)
-        *batch, j_0, j_1, i, k = sch.get_loops(mm)
-        # the panel count stands for SYMBOLIC_EXTENT columns, not panels of ``width``
-        total = work(sch, sch.get_loops(mm)) // width
-        _transpose_keys(sch, mm, k_read, info)
-        _register_tile(sch, mm, [*batch, j_0], i, None, j_1, k, width)
-        _parallel(sch, batch, total, info)
+        _schedule_panels(sch, mm, info)
         # the remaining columns, row by row: a dot product over k per output (a SIMD
         # reduction once LocalizeReduction keeps its accumulator in a register)
         *batch, j, i, k = sch.get_loops(tail)
@@ -96,6 +95,33 @@ class AttentionScores(ScheduleRule):
             sch.reorder(i, j)
             _parallel(sch, batch[:1], work(sch, sch.get_loops(epilogue)), info)
         return True
+
+
+def _one_panel(sch, mm, info):
+    """True when the scores have a constant column count that fits one panel."""
+    columns = const_extent(sch.get(sch.get_loops(mm)[-2]))
+    return columns is not None and columns <= _width(sch, mm, info)
+
+
+def _schedule_panels(sch, mm, info):
+    """K transposed, then the register tile of one row by ``width`` columns per panel (the
+    loops ``*batch, j_0, j_1, i, k`` that ``prepare`` partitioned, or ``*batch, i, j, k``
+    when the columns fit one panel), the batch loops parallel above the work threshold."""
+    _, k_read = _find_scores(sch, [mm])
+    loops = sch.get_loops(mm)
+    total = work(sch, loops)
+    if _one_panel(sch, mm, info):
+        *batch, i, j, k = loops
+        panels, width = batch, const_extent(sch.get(j))
+    else:
+        *batch, j_0, j, i, k = loops
+        panels, width = [*batch, j_0], _width(sch, mm, info)
+        if const_extent(sch.get(j_0)) is None:
+            total //= width  # the panel count stands for SYMBOLIC_EXTENT columns
+    _transpose_keys(sch, mm, k_read, info)
+    _register_tile(sch, mm, panels, i, None, j, k, width)
+    _parallel(sch, batch, total, info)
+    return True
 
 
 def _width(sch, block, info):
@@ -128,13 +154,13 @@ def _find_scores(sch, blocks):
         return None
     reduce = [iv for iv in blk.iter_vars if iv.iter_type == REDUCTION]
     out = blk.writes[0].region
-    if len(reduce) != 1 or len(out) < 2 or const_extent_of(reduce[0]) is None:
+    # batched (attention's batch and heads): a plain NT product is a dense layer's
+    if len(reduce) != 1 or len(out) < 3 or const_extent_of(reduce[0]) is None:
         return None
     k_axis = reduce[0].var
     i_axis, j_axis = out[-2].min, out[-1].min
     axes = {id(iv.var): iv for iv in blk.iter_vars}
-    if id(i_axis) not in axes or id(j_axis) not in axes \
-            or const_extent_of(axes[id(j_axis)]) is not None:
+    if id(i_axis) not in axes or id(j_axis) not in axes:
         return None
     k_reads = []
     for index, region in enumerate(blk.reads):
