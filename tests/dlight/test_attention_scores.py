@@ -229,3 +229,27 @@ def nn_scores(q: T.handle, k: T.handle, out: T.handle):
             with T.init():
                 O[vn, vi, vj] = T.float32(0)
             O[vn, vi, vj] = O[vn, vi, vj] + Q[vn, vi, vr] * K[vn, vr, vj]
+
+
+def test_scores_are_the_same_on_one_and_two_threads():
+    # BERT's shape counts as parallel work (the batch and heads loops run on threads); each
+    # output is summed by one thread in one order, so the thread count changes no bit
+    from rvm.runtime.threads import num_threads, set_num_threads
+
+    func = _bert_scores(32, 4).with_attr("global_symbol", "f")
+    scheduled = schedule_func(func, RULES, INFO)
+    assert "T.parallel" in scheduled.script()
+    kernel = build(scheduled, "c")["f"]
+    rng = np.random.default_rng(0)
+    q, k = (rng.standard_normal((5, 4, 67, 32)).astype("float32") for _ in range(2))
+    m = rng.standard_normal((5, 1, 67, 67)).astype("float32")
+    before = num_threads()
+    outs = []
+    try:
+        for threads in (1, 2):
+            set_num_threads(threads)
+            outs.append(np.zeros((5, 4, 67, 67), "float32"))
+            kernel(q, k, m, outs[-1])
+    finally:
+        set_num_threads(before)
+    np.testing.assert_array_equal(outs[0], outs[1])
