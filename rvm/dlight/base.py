@@ -2,8 +2,8 @@
 
 Each PrimFunc of the module is offered to the rules in order (``RULES`` of
 ``rvm.dlight.cpu``: matmul, conv (dense NCHW convolutions, vectorized over output
-channels), window (other convolutions, pooling), then the generic rule
-for elementwise chains and reductions); the first rule that returns a schedule
+channels), window (other convolutions, pooling), attention (Q.K^T over a symbolic
+sequence), then the generic rule for elementwise chains and reductions); the first rule that returns a schedule
 wins, and the function
 keeps its attributes and gains ``tir.is_scheduled``. A rule is deterministic:
 it reads only the kernel's loop extents and dtypes and a ``CPUInfo`` (vector

@@ -1,7 +1,8 @@
-"""The generic rule on a libm call over a symbolic innermost axis (softmax's exp over the
-sequence): the axis split into full vectors and a remainder before scheduling, so the vector
-loop has no predicate and calls the function's vector form; Before/After in script form and
-the same results as the unscheduled kernel on odd shapes."""
+"""The generic rule on a libm call or a division over a symbolic innermost axis (softmax's exp
+and normalization over the sequence): the axis split into full vectors and a remainder before
+scheduling, so the vector loop has no predicate, calls the function's vector form and divides
+whole vectors; Before/After in script form and the same results as the unscheduled kernel on
+odd shapes."""
 import numpy as np
 import pytest
 
@@ -44,8 +45,9 @@ def softmax(x: T.handle, y: T.handle):
 
 
 def test_exp_over_a_symbolic_axis_gets_whole_vectors_and_a_remainder():
-    # E: s // 64 vectors of 64 lanes per row (no predicate), then the s % 64 last columns
-    # one at a time; the reductions and the normalization as before
+    # E and the normalization Y (a division, which a predicated vector loop leaves scalar):
+    # s // 64 vectors of 64 lanes per row (no predicate), then the s % 64 last columns one
+    # at a time; the reductions as before
     @T.prim_func
     def expected(x: T.handle, y: T.handle):
         T.func_attr({"tir.is_scheduled": "generic"})
@@ -89,15 +91,22 @@ def test_exp_over_a_symbolic_axis_gets_whole_vectors_and_a_remainder():
                 with T.init():
                     S[vi] = T.float32(0.0)
                 S[vi] = S[vi] + E[vi, vk]
-        for i, j_0 in T.grid(n, (s + T.int64(63)) // T.int64(64)):
+        for i, j_0 in T.grid(n, s // T.int64(64)):
             for j_1 in T.vectorized(T.int64(64)):
                 with T.block("Y"):
                     vi = T.axis.spatial(n, i)
                     vj = T.axis.spatial(s, j_0 * T.int64(64) + j_1)
-                    T.where(j_0 * T.int64(64) + j_1 < s)
                     T.reads(E[vi, vj], S[vi])
                     T.writes(Y[vi, vj])
                     Y[vi, vj] = E[vi, vj] / S[vi]
+        for i_tail in range(n):
+            for j_tail in T.serial(s // T.int64(64) * T.int64(64), s):
+                with T.block("Y_tail"):
+                    vi_tail = T.axis.spatial(n, i_tail)
+                    vj_tail = T.axis.spatial(s, j_tail)
+                    T.reads(E[vi_tail, vj_tail], S[vi_tail])
+                    T.writes(Y[vi_tail, vj_tail])
+                    Y[vi_tail, vj_tail] = E[vi_tail, vj_tail] / S[vi_tail]
 
     assert_structural_equal(schedule_func(softmax, RULES, INFO),
                             expected.with_attr("global_symbol", "softmax"))
@@ -112,7 +121,7 @@ def test_a_constant_axis_is_not_partitioned():
 def test_partitioned_softmax_matches_the_unscheduled_kernel(n, s):
     func = softmax.with_attr("global_symbol", "softmax")
     scheduled = schedule_func(func, RULES, INFO)
-    assert "E_tail" in scheduled.script()
+    assert "E_tail" in scheduled.script() and "Y_tail" in scheduled.script()
     tiled, naive = build(scheduled, "c")["softmax"], build(func, "c")["softmax"]
     x = np.random.default_rng(s).standard_normal((n, s)).astype("float32") * 10
     got, want = np.zeros((n, s), "float32"), np.zeros((n, s), "float32")

@@ -24,7 +24,7 @@ from rvm.dlight.analysis import (
     parallel_outer, work, write_dtype,
 )
 from rvm.dlight.rule import ScheduleRule
-from rvm.tir.expr import BufferLoad
+from rvm.tir.expr import BufferLoad, Div
 from rvm.tir.free_vars import used_vars
 from rvm.tir.schedule.analysis import const_extent, is_complete_block, is_reduction_block
 from rvm.tir.schedule.primitive.partition_rows import (
@@ -41,6 +41,16 @@ def has_load(expr):
     found = []
     post_order_visit(expr, lambda node: found.append(node) if isinstance(node, BufferLoad)
                      else None)
+    return bool(found)
+
+
+def divides_floats(block):
+    """True when the block's body divides floating-point values (softmax's normalization):
+    under a predicate the C compiler leaves such a vector loop scalar, since a masked-off
+    lane could trap."""
+    found = []
+    post_order_visit(block.body, lambda node: found.append(node)
+                     if isinstance(node, Div) and str(node.dtype).startswith("float") else None)
     return bool(found)
 
 
@@ -105,14 +115,16 @@ class Generic(ScheduleRule):
     name = "generic"
 
     def prepare(self, sch, info):
-        """Each top-level spatial nest that calls a libm function over a symbolic innermost
-        axis (softmax's exp over the sequence) split into full vectors and a remainder
-        (``sch.partition_innermost``, a traced primitive): a predicated vector loop cannot
-        call the functions' vector forms, which have no masked variant."""
+        """Each top-level spatial nest that calls a libm function or divides floats over a
+        symbolic innermost axis (softmax's exp and normalization over the sequence) split
+        into full vectors and a remainder (``sch.partition_innermost``, a traced primitive):
+        a predicated vector loop cannot call the functions' vector forms, which have no
+        masked variant, and is not vectorized at all when it divides."""
         nests = top_nests(sch.mod["main"])
         for index in reversed(range(len(nests))):
             block = nest_block(nests[index])
-            if block is None or block.init is not None or not calls_libm(block) \
+            if block is None or block.init is not None \
+                    or not (calls_libm(block) or divides_floats(block)) \
                     or any(iv.iter_type != SPATIAL for iv in block.iter_vars):
                 continue
             width = info.lanes(block.writes[0].buffer.dtype) * VECTOR_REGS
