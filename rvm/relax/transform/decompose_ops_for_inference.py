@@ -38,8 +38,10 @@ Training batch norms (batch statistics) are left as they are.
 from rvm.ir.transform import ModulePass, PassInfo
 from rvm.relax.expr import Call, Tuple, const
 from rvm.relax.expr_functor import ExprMutator
-from rvm.relax.op import add, divide, expand_dims, multiply, sqrt, subtract
+from rvm.relax.op.binary import add, divide, multiply, subtract
+from rvm.relax.op.manipulate import expand_dims
 from rvm.relax.op.registry import Op
+from rvm.relax.op.unary import sqrt
 from rvm.relax.struct_info import TensorStructInfo
 from rvm.relax.transform.function_pass import rewrite_functions
 
