@@ -7,7 +7,7 @@ import pytest
 import rvm
 from rvm import relax
 from rvm.dlight import CPUInfo, RULES, schedule_func
-from rvm.dlight.cpu.conv_channels import channel_width, row_count
+from rvm.dlight.cpu.conv_channels import channel_width, max_rows, row_count
 from rvm.ir.base import assert_structural_equal
 from rvm.relax.block_builder import BlockBuilder
 from rvm.relax.expr import Var
@@ -108,6 +108,16 @@ def test_the_column_tile_is_the_largest_divisor_up_to_max_rows(columns, rows):
     assert row_count(columns) == rows
 
 
+@pytest.mark.parametrize("width,lanes,vector_bytes,limit", [
+    (8, 16, 64, 28), (3, 16, 64, 28), (16, 16, 64, 14), (10, 16, 64, 14),
+    (4, 8, 32, 14),  # AVX2: 16 registers hold no more accumulators
+])
+def test_half_vector_channel_tiles_take_twice_the_columns_on_avx512(width, lanes,
+                                                                    vector_bytes, limit):
+    assert max_rows(width, lanes, vector_bytes) == limit
+    assert row_count(28, limit) == limit
+
+
 def _conv_module(xshape, w, stride, padding):
     bb = BlockBuilder()
     x = Var("x", TensorStructInfo(xshape, "float32"))
@@ -203,3 +213,21 @@ def test_output_rows_run_in_parallel_from_parallel_min_macs(batch, channels, fil
 def test_the_write_back_runs_over_columns_only_for_page_sized_maps(size, store):
     text = schedule_func(_conv_func(1, 3, 16, size), RULES, INFO).script()
     assert store in text
+
+
+@T.prim_func
+def conv_eight(x: T.Buffer((1, 1, 30, 30), "float32"), w: T.Buffer((8, 1, 3, 3), "float32"),
+               y: T.Buffer((1, 8, 28, 28), "float32")):
+    for n, f, h, v, rc, ry, rx in T.grid(1, 8, 28, 28, 1, 3, 3):
+        with T.block("conv"):
+            vn, vf, vh, vw, vc, vy, vx = T.axis.remap("SSSSRRR", [n, f, h, v, rc, ry, rx])
+            with T.init():
+                y[vn, vf, vh, vw] = T.float32(0)
+            y[vn, vf, vh, vw] = y[vn, vf, vh, vw] + x[vn, vc, vh + vy, vw + vx] * w[vf, vc, vy, vx]
+
+
+def test_an_eight_channel_conv_tiles_a_whole_28_column_row_on_avx512_and_14_on_avx2():
+    avx512 = schedule_func(conv_eight, RULES, INFO).script()
+    assert "for f_1 in T.vectorized(8):" in avx512 and "T.unroll(28)" in avx512
+    avx2 = schedule_func(conv_eight, RULES, CPUInfo(vector_bytes=32, cores=2)).script()
+    assert "for f_1 in T.vectorized(8):" in avx2 and "T.unroll(14)" in avx2

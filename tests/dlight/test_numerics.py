@@ -100,6 +100,16 @@ CASES = [
     ("avg_pool", lambda x: op.nn.avg_pool2d(x, pool_size=2, strides=2), [(1, 3, 18, 22)],
      None),
     ("global_pool", lambda x: op.nn.adaptive_avg_pool2d(x, 1), [(N, 7, 9, 9)], 3),
+    # pools whose output rows are POOL_MIN_WIDTH to MIN_WIDTH wide (the window rule's vector
+    # of 7, 5 or 6 columns): a symbolic batch, padding with ceil_mode, an average without
+    # the padding counted
+    ("narrow_pool", lambda x: op.nn.max_pool2d(x, pool_size=2, strides=2),
+     [(N, 5, 14, 15)], 3),
+    ("ceil_pad_pool", lambda x: op.nn.max_pool2d(x, pool_size=3, strides=2, padding=1,
+                                                 ceil_mode=True), [(2, 3, 13, 9)], None),
+    ("avg_pad_pool", lambda x: op.nn.avg_pool2d(x, pool_size=3, strides=2, padding=1,
+                                                count_include_pad=False), [(1, 2, 11, 11)],
+     None),
 ]
 
 # The rule each case's one kernel gets (an NT matmul whose reduction no vector divides:

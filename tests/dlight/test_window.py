@@ -2,6 +2,7 @@
 shapes (2 cores, AVX-512: 16 float32 lanes)."""
 from rvm.dlight import CPUInfo, RULES, schedule_func
 from rvm.dlight.cpu import Generic, Window
+from rvm.dlight.cpu.conv import POOL_MIN_WIDTH
 from rvm.ir.base import assert_structural_equal
 from rvm.script import ir as I
 from rvm.script import tir as T
@@ -180,3 +181,27 @@ def test_an_output_narrower_than_min_width_keeps_the_row_reduction():
 
     assert schedule_func(narrow, [Window(), Generic()], INFO).get_attr("tir.is_scheduled") \
         == "generic"
+
+
+def test_a_pool_as_narrow_as_pool_min_width_gets_a_vector_of_columns():
+    # a pool has no row loop to share a load across: its 7-wide output rows are one masked
+    # vector, not a row reduction per output; a 3-wide one stays with the generic rule
+    def pool(width):
+        @T.prim_func
+        def func(x: T.Buffer((2, 3, 8, width * 2), "float32"),
+                 y: T.Buffer((2, 3, 4, width), "float32")):
+            for n, c, h, v, ry, rx in T.grid(2, 3, 4, width, 2, 2):
+                with T.block("pool"):
+                    vn, vc, vh, vw, vy, vx = T.axis.remap("SSSSRR", [n, c, h, v, ry, rx])
+                    with T.init():
+                        y[vn, vc, vh, vw] = T.float32(-3.4e38)
+                    y[vn, vc, vh, vw] = T.max(y[vn, vc, vh, vw],
+                                              x[vn, vc, vh * 2 + vy, vw * 2 + vx])
+        return func
+
+    rules = [Window(), Generic()]
+    assert POOL_MIN_WIDTH == 4
+    wide = schedule_func(pool(7), rules, INFO)
+    assert wide.get_attr("tir.is_scheduled") == "window"
+    assert "T.vectorized(7)" in wide.script()
+    assert schedule_func(pool(3), rules, INFO).get_attr("tir.is_scheduled") == "generic"

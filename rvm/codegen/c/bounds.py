@@ -254,11 +254,35 @@ class BoundsProver:
 
     def push_fact(self, cond, holds=True):
         """Enters a branch taken when ``cond`` is true (``holds``) or false."""
-        added = 0
+        added, narrowed = 0, []
         for f in self._facts_of(cond, holds):
             self.facts.append(f)
             added += 1
-        self._stack.append(("facts", added))
+            narrowed += self._narrow_loop(*f)
+        self._stack.append(("facts", (added, narrowed)))
+
+    def _narrow_loop(self, fact, fact_reqs):
+        """``[(loop key, its range before)]`` after narrowing the range of the loop variable
+        ``v`` when ``fact`` is ``c * v + k >= 0`` and the range has constant bounds (a pad's
+        ``i >= 1``, ``i < n + 1``): one fact then bounds every index ``v`` appears in, with
+        any coefficient, where a fact used whole only proves an index it is part of. The
+        narrowed range carries the fact's requirements."""
+        terms = [m for m in fact if m]
+        if len(terms) != 1 or len(terms[0]) != 1:
+            return []
+        key, c, k = terms[0][0], fact[terms[0]], fact.get((), Fraction(0))
+        info = self.loops.get(key)
+        if info is None:
+            return []
+        lo, hi = _as_const(info[0]), _as_const(info[1])
+        if lo is None or hi is None:
+            return []
+        if c > 0:
+            lo = max(lo, Fraction(math.ceil(-k / c)))
+        else:
+            hi = min(hi, Fraction(math.floor(k / -c)))
+        self.loops[key] = (_const(lo), _const(hi), list(info[2]) + list(fact_reqs))
+        return [(key, info)]
 
     def pop(self):
         """Leaves the innermost scope."""
@@ -268,7 +292,10 @@ class BoundsProver:
         elif kind == "let":
             self.lets.pop(value, None)
         else:
-            del self.facts[len(self.facts) - value:]
+            added, narrowed = value
+            del self.facts[len(self.facts) - added:]
+            for key, info in reversed(narrowed):
+                self.loops[key] = info
 
     def _facts_of(self, cond, holds):
         if isinstance(cond, E.Not):

@@ -26,7 +26,9 @@ is the channel count when it fits one vector register (8 or 3 channels: one mask
 tile), else the vector width when it divides it, else the largest divisor between half
 a vector and a vector, else the rule does not apply (the window rule takes the kernel);
 ``rows`` is the largest divisor of the output width up to MAX_ROWS, and the rule does
-not apply when that is below MIN_ROWS (and the width) or 1: a prime-wide map.
+not apply when that is below MIN_ROWS (and the width) or 1: a prime-wide map (where it
+applies, a ``width`` filling at most half a vector of a 32-register target takes up to
+MAX_HALF_ROWS columns).
 
 The weight is packed by a copy that carries ``LAYOUT_REWRITE``: a bound weight
 (``layout_free_buffers``) is packed once, at build, by SplitLayoutRewritePreproc; a
@@ -46,6 +48,12 @@ from rvm.tir.schedule.analysis import const_extent
 # tiles); a wider tile of two vectors per column measured slower (ResNet 32 -> 32 channels
 # on 8 x 8: 38 against 63 GFLOPS, one thread).
 MAX_ROWS = 14
+# Output columns per tile when the channels fill at most half a vector (a 1 -> 8 channel conv
+# on AVX-512, whose 32 registers hold 28 half-vector accumulators besides the weight and the
+# broadcast input): twice the columns halve the tile's overhead per multiply-add, which with
+# one input channel (9 taps per output) is most of its time. The CNN's first conv at batch
+# 64 (28 x 28 maps, 8 channels): 0.33 -> 0.28 ms on one core.
+MAX_HALF_ROWS = 28
 # Multiply-adds from which the output rows run in parallel: an eighth of PARALLEL_MIN_WORK,
 # which was set for naive loops at about a millisecond of serial work; this tile does
 # 2^21 of them in 0.03-0.05 ms (45-65 GFLOPS on one core, more with a short reduction's
@@ -74,9 +82,14 @@ def channel_width(channels, lanes):
     return next((w for w in range(lanes, lanes // 2 - 1, -1) if channels % w == 0), None)
 
 
-def row_count(columns):
-    """The tile's output columns: the largest divisor of ``columns`` up to MAX_ROWS."""
-    return max(r for r in range(1, MAX_ROWS + 1) if columns % r == 0)
+def row_count(columns, max_rows=MAX_ROWS):
+    """The tile's output columns: the largest divisor of ``columns`` up to ``max_rows``."""
+    return max(r for r in range(1, max_rows + 1) if columns % r == 0)
+
+
+def max_rows(width, lanes, vector_bytes):
+    """The most output columns of a tile of ``width`` channels (module docstring)."""
+    return MAX_HALF_ROWS if 2 * width <= lanes and vector_bytes >= 64 else MAX_ROWS
 
 
 def _operands(sch, conv):
@@ -137,6 +150,7 @@ class ConvChannels(ScheduleRule):
         rows = None if width is None else row_count(columns)
         if rows is None or rows < min(MIN_ROWS, columns) or rows < 2:
             return False  # a prime-wide map: the window rule's masked vector of columns
+        rows = row_count(columns, max_rows(width, lanes, info.vector_bytes))
         if not inline_epilogue(sch, blocks, index):
             return False
         for pad in blocks[:index]:

@@ -18,6 +18,7 @@ from rvm.relax.transform.bind_params import BindParams
 from rvm.relax.transform.call_tir_rewrite import CallTIRRewrite
 from rvm.relax.transform.canonicalize_bindings import CanonicalizeBindings
 from rvm.relax.transform.dead_code_elimination import DeadCodeElimination
+from rvm.relax.transform.decompose_ops_for_inference import DecomposeOpsForInference
 from rvm.relax.transform.fold_constant import FoldConstant
 from rvm.relax.dpl.fusion_pattern import FusionPattern, PatternCheckContext
 from rvm.relax.transform.fuse_ops import FuseOps
@@ -41,6 +42,7 @@ from rvm.relax.transform.vm_shape_lower import VMShapeLower
 __all__ = [
     "AnnotateTIROpPattern", "AttachAttrLayoutFreeBuffers", "AttachGlobalSymbol", "BindParams",
     "CallTIRRewrite", "CanonicalizeBindings", "DataflowBlockPass", "DeadCodeElimination",
+    "DecomposeOpsForInference",
     "FoldConstant", "FunctionPass", "FuseOps", "FuseOpsByPattern", "FuseTIR",
     "FuseTransposeMatmul", "FusionPattern", "KillAfterLastUse", "LEGALIZE_RULES",
     "LegalizeOps", "MergeCompositeFunctions", "PatternCheckContext", "RunCodegen",

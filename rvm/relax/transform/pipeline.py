@@ -9,6 +9,7 @@ from rvm.relax.transform.attach_global_symbol import AttachGlobalSymbol
 from rvm.relax.transform.call_tir_rewrite import CallTIRRewrite
 from rvm.relax.transform.canonicalize_bindings import CanonicalizeBindings
 from rvm.relax.transform.dead_code_elimination import DeadCodeElimination
+from rvm.relax.transform.decompose_ops_for_inference import DecomposeOpsForInference
 from rvm.relax.transform.fold_constant import FoldConstant
 from rvm.relax.transform.fuse_ops import FuseOps
 from rvm.relax.transform.fuse_tir import FuseTIR
@@ -26,8 +27,9 @@ from rvm.relax.transform.vm_shape_lower import VMShapeLower
 def default_build_pipeline(default_schedule=True):
     """The passes ``relax.build`` runs before VM codegen, as one Sequential.
 
-    Order: FuseTransposeMatmul (opt_level 1: ``matmul(x, permute_dims(w))`` as one NT
-    matmul kernel), LegalizeOps, CanonicalizeBindings (opt_level 1: uses read values
+    Order: DecomposeOpsForInference (an inference batch norm as a per-channel multiply-add
+    whose scale and shift FoldConstant computes from bound statistics), FuseTransposeMatmul
+    (opt_level 1: ``matmul(x, permute_dims(w))`` as one NT matmul kernel), LegalizeOps, CanonicalizeBindings (opt_level 1: uses read values
     where they are made, not through copies and tuples), DeadCodeElimination (opt_level 1:
     unused pure bindings and private functions nothing calls), FoldConstant (kernels whose
     inputs are all constants, such as parameters bound by ``relax.build(...,
@@ -79,9 +81,10 @@ def default_build_pipeline(default_schedule=True):
     annotations on variables may still mention them).
 
     >>> [p.info.name for p in default_build_pipeline().passes][:4]
-    ['FuseTransposeMatmul', 'LegalizeOps', 'CanonicalizeBindings', 'DeadCodeElimination']
+    ['DecomposeOpsForInference', 'FuseTransposeMatmul', 'LegalizeOps', 'CanonicalizeBindings']
     """
     passes = [
+        DecomposeOpsForInference(),
         FuseTransposeMatmul(),
         LegalizeOps(),
         CanonicalizeBindings(),

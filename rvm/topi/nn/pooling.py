@@ -9,6 +9,7 @@ from rvm.tir.arith import simplify_size
 from rvm.tir.layout import layout
 from rvm.te import operation as _te
 from rvm.te.operation import compute, reduce_axis
+from rvm.topi.nn.pad import pad
 from rvm.topi.utils import const_value, named
 
 
@@ -57,21 +58,32 @@ def pool2d(data, kernel, stride, dilation, padding, pool_type, ceil_mode=False,
     ry = reduce_axis((_op.const(0, h.dtype), _op.const(kh, h.dtype)), name="ry")
     rx = reduce_axis((_op.const(0, w.dtype), _op.const(kw, w.dtype)), name="rx")
 
+    low = _op.const(-math.inf, data.dtype) if data.dtype.is_float else \
+        _op.min_value(data.dtype)
+    padded = _padded(data, d_lay, (kh, kw), (sh, sw), (dh, dw), (pt, pl), (oh, ow),
+                     low if pool_type == "max" else _op.const(0, data.dtype))
+
     def window(at):
         y = at["H"] * sh - pt + ry.var * dh
         x = at["W"] * sw - pl + rx.var * dw
+        if padded is not None:
+            # the padded copy covers every window: no test per tap
+            return True, padded[tuple(y + pt if a == "H" else x + pl if a == "W" else at[a]
+                                      for a in d_lay.name)]
         inside = _op.all(y >= 0, y < h, x >= 0, x < w)
         return inside, data[tuple(y if a == "H" else x if a == "W" else at[a]
                                   for a in d_lay.name)]
 
     def fmax(*idx):
         inside, value = window(dict(zip(o_lay.name, idx)))
-        low = _op.const(-math.inf, data.dtype) if data.dtype.is_float else \
-            _op.min_value(data.dtype)
+        if inside is True:
+            return _te.max(value, axis=[ry, rx], init=low)
         return _te.max(_op.if_then_else(inside, value, low), axis=[ry, rx], init=low)
 
     def fsum(*idx):
         inside, value = window(dict(zip(o_lay.name, idx)))
+        if inside is True:
+            return _te.sum(value, axis=[ry, rx])
         return _te.sum(_op.if_then_else(inside, value, _op.const(0, data.dtype)),
                        axis=[ry, rx])
 
@@ -91,6 +103,27 @@ def pool2d(data, kernel, stride, dilation, padding, pool_type, ceil_mode=False,
         return total[idx] / _op.cast(_op.max(count, 1), data.dtype)
 
     return compute(shape, named(favg, names), name="pool_avg")
+
+
+def _padded(data, d_lay, kernel, stride, dilation, before, out, value):
+    """``data`` padded with ``value`` so that every window lies inside it (TVM's pool pads
+    its input the same way), or None when no window leaves the input or a size is not a
+    constant. One padded copy costs a pass over the input; the windows then read it without
+    a range test per tap, which kept the pool's loop from vectorizing."""
+    sizes = [const_value(data.shape[d_lay.index_of(a)]) for a in "HW"]
+    amounts = {}
+    for axis, size, k, st, dl, b, o in zip("HW", sizes, kernel, stride, dilation, before,
+                                            out):
+        o = const_value(o)
+        if size is None or o is None or const_value(b) is None:
+            return None
+        after = max(0, (o - 1) * st + (k - 1) * dl + 1 - size - b)
+        amounts[axis] = (const_value(b), after)
+    if all(b == 0 and a == 0 for b, a in amounts.values()):
+        return None
+    pad_before = [amounts.get(a, (0, 0))[0] for a in d_lay.name]
+    pad_after = [amounts.get(a, (0, 0))[1] for a in d_lay.name]
+    return pad(data, pad_before, pad_after, value, name="pad_temp")
 
 
 def _layout(name):

@@ -196,3 +196,60 @@ def test_a_kernel_over_a_product_dimension_guards_nothing_and_checks_its_scalars
         # 2**62 * 4 wraps to 0 in C: rejected on entry, not read as a 0-row tensor
         empty = rvm.nd.empty((0, 8), "float32")
         lib["rows"](empty, rvm.nd.empty((0, 8), "float32"), 1 << 62, 4)
+
+
+def test_a_condition_on_one_loop_variable_narrows_its_range_inside_the_branch():
+    # a pad's ``i >= 1``: every index using i, with any coefficient, is bounded by it
+    n, i, j = Var("n", "int64"), Var("i", "int64"), Var("j", "int64")
+    p = _prover(n)
+    p.push_loop(i, tir.const(0, "int64"), tir.const(9, "int64"))
+    p.push_loop(j, tir.const(0, "int64"), tir.const(9, "int64"))
+    assert not p.proves((i - 1) * 8 + (j - 1), [64])
+    p.push_fact(tir.all(i >= 1, j >= 1))
+    assert p.proves((i - 1) * 8 + (j - 1), [64])
+    assert not p.proves((i - 2) * 8 + (j - 1), [64])  # i = 1 still reaches below 0
+    p.pop()
+    assert not p.proves((i - 1) * 8 + (j - 1), [64])  # the range is restored on leaving
+    # the else branch: i < 1, so i - 1 is negative there
+    p.push_fact(i >= 1, holds=False)
+    assert not p.proves(i - 1, [64]) and p.proves(i, [1])
+    p.pop()
+    # a coefficient rounds towards the inside: 2 i >= 3 means i >= 2; 3 i <= 10 means i <= 3
+    p.push_fact(i * 2 >= 3)
+    assert p.proves(i - 2, [7]) and not p.proves(i - 3, [7])
+    p.pop()
+    p.push_fact(i * 3 <= 10)
+    assert p.proves(i + 4, [8]) and not p.proves(i + 5, [8])
+    p.pop()
+    # a condition on two variables, or on a loop of symbolic range, narrows nothing
+    k = Var("k", "int64")
+    p.push_loop(k, tir.const(0, "int64"), n)
+    p.push_fact(tir.all(i + j >= 2, k >= 1))
+    assert not p.proves((i - 1) * 8 + (j - 1), [64])
+    assert p.proves(k - 1, [n])  # the whole fact still proves the index it is
+    p.pop()
+
+
+def _padded_read(low):
+    """Y[i, j] = X[i - 1, j - 1] if i >= low and j >= 1 else 0, for i, j < 9, X 8 x 8 (a
+    pad: the flat index (i - 1) * 8 + j - 1 is in bounds only with both conditions)."""
+    X = tir.decl_buffer((8, 8), "float32", name="X")
+    Y = tir.decl_buffer((9, 9), "float32", name="Y")
+    i, j = Var("i", "int32"), Var("j", "int32")
+    value = tir.if_then_else(tir.all(i >= low, j >= 1), X[i - 1, j - 1],
+                             tir.const(0, "float32"))
+    body = For(i, 0, 9, ForKind.SERIAL,
+               For(j, 0, 9, ForKind.SERIAL, BufferStore(Y, value, [i, j])))
+    return tir.PrimFunc([X, Y], body).with_attr("global_symbol", "padded")
+
+
+def test_a_pad_read_under_its_condition_is_proven_and_a_looser_one_stays_guarded():
+    assert _guards(render_c_source(kernel_functions(lower_module(
+        IRModule({GlobalVar("padded"): _padded_read(1)}))), False)) == 0
+    lib = build(_padded_read(0), "c")  # i = 0 reads X[-1, ..]: guarded, reported, not read
+    x = np.arange(64, dtype="float32").reshape(8, 8)
+    with pytest.raises(IndexError, match="padded: an index of buffer 'X' is out of bounds"):
+        lib["padded"](x, np.zeros((9, 9), "float32"))
+    y = np.zeros((9, 9), "float32")
+    build(_padded_read(1), "c")["padded"](x, y)
+    np.testing.assert_array_equal(y, np.pad(x, ((1, 0), (1, 0))))
