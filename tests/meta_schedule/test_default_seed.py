@@ -70,7 +70,7 @@ REPLAYED = {
     "padded-10-wide": (narrow, INFO16, ["PadColumns"]),
     "padded-symbolic-rows": (narrow_rows, INFO16, ["PadColumns", "PartitionRows"]),
     "attention-pv": (_pv(16), INFO16, ["PartitionRows"]),
-    "softmax": (softmax, INFO16, ["PartitionInnermost"]),
+    "softmax": (softmax, INFO16, ["PartitionInnermost", "PartitionInnermost"]),  # exp, divide
 }
 
 
