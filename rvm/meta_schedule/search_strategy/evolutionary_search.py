@@ -22,7 +22,7 @@ class EvolutionarySearch(SearchStrategy):
     """Evolutionary search over trace decisions (TVM's parameter names).
 
     A batch of ``n`` candidates evolves a population of ``min(population_size,
-    max(16, 2 n))`` schedules.
+    max(8, 2 n))`` schedules.
     """
 
     def __init__(self, population_size=96, init_measured_ratio=0.2, init_min_unmeasured=24,
@@ -138,8 +138,9 @@ class EvolutionarySearch(SearchStrategy):
         return pool
 
     def pick(self, count):
-        # A small batch needs no big population: at most two candidates per wanted one.
-        population = min(self.population_size, max(16, 2 * count))
+        # A small batch needs no big population: two candidates per wanted one (every
+        # member is lowered to be scored, in each generation: the search's main cost).
+        population = min(self.population_size, max(8, 2 * count))
         seen = set()
         measured = self._measured_population(int(population * self.init_measured_ratio))
         for _, shash in measured:
