@@ -99,9 +99,11 @@ def test_remeasuring_the_best_candidates_finds_the_one_a_spike_hid(tmp_path):
 def test_only_the_top_k_of_this_run_are_remeasured(tmp_path):
     runner = SpikyRunner()
     database = _tune(tmp_path, runner, GradientBased(remeasure_top_k=2, remeasure_rounds=1))
-    assert len(runner.calls) == TRIALS + 2
+    # the two fastest, and the default kernel when it is not one of them
+    finalists = len(runner.calls) - TRIALS
+    assert finalists in (2, 3)
     assert sorted(len(r.run_secs) for r in database.get_all_tuning_records()) == \
-        [3] * (TRIALS - 2) + [6, 6]
+        [3] * (TRIALS - finalists) + [6] * finalists
     # A second run has nothing new to measure, so it measures nothing again.
     again = SpikyRunner()
     _tune(tmp_path, again, GradientBased(remeasure_top_k=2, remeasure_rounds=1))
@@ -121,6 +123,8 @@ def test_the_default_evaluator_takes_several_short_measurements(tmp_path):
     database = ms.tune_tir(mod=MyModule, target=TARGET, work_dir=str(tmp_path),
                            max_trials_global=2, num_trials_per_iter=2, seed=0,
                            strategy="replay-trace", runner=LocalRunner(), progress=False)
-    # Measured with `repeat` times each, then (both being the run's best) twice more.
-    assert all(len(r.run_secs) == 3 * config.repeat for r in database.get_all_tuning_records()
-               if r.is_valid)
+    # Measured with `repeat` times each, then (both finalists) once per final round.
+    rounds = RoundRobin().remeasure_rounds
+    assert rounds >= 3  # a median of rounds that one lucky round cannot move
+    assert all(len(r.run_secs) == (1 + rounds) * config.repeat
+               for r in database.get_all_tuning_records() if r.is_valid)

@@ -1,6 +1,7 @@
 """Resume: a second tune_tir on the same work_dir measures only candidates it has not
-recorded; a finished run measures nothing. (A run measures its own best candidates
-again at its end, so a candidate of one run may be measured more than once in it.)"""
+recorded; a finished run measures nothing. (A run ends with a final comparison of its
+best candidates, the database's best and the default kernel, so those are measured
+again, in it and in a later run that measured something new.)"""
 import pytest
 
 from rvm import meta_schedule as ms
@@ -43,7 +44,9 @@ def test_a_second_run_measures_only_new_candidates(tmp_path):
 
     more = CountingRunner()
     database = _tune(tmp_path, more, 6, strategy="evolutionary")
-    assert len(set(more.measured)) == 3 and len(database) == 6
-    assert not set(more.measured) & set(first.measured)  # no candidate measured twice
+    assert len(set(more.measured) - set(first.measured)) == 3 and len(database) == 6
+    # no candidate is searched twice; the final comparison measures the earlier run's
+    # default kernel and best again beside this run's (at most two of them)
+    assert len(set(more.measured) & set(first.measured)) <= 2
     hashes = [r.candidate_hash for r in database.get_all_tuning_records()]
     assert len(set(hashes)) == len(hashes) == 6

@@ -67,3 +67,32 @@ def test_measured_records_are_replayed_once_per_search(monkeypatch):
     strategy.pre_tuning(8, 4, context.generate_design_space(), database)  # a new search
     strategy._measured_population(4)
     assert len(replays) == 2
+
+
+class CountingModel(ms.cost_model.PyCostModel):
+    """Scores at random; counts the candidates it was asked to score."""
+
+    def __init__(self):
+        self.scored = 0
+
+    def update(self, context, candidates, results):
+        pass
+
+    def predict(self, context, candidates):
+        import numpy as np
+
+        self.scored += len(candidates)
+        return np.random.default_rng(self.scored).uniform(0, 1, len(candidates))
+
+
+def test_a_batch_scores_a_bounded_number_of_schedules_per_candidate():
+    # Each scored schedule was replayed and lowered: the search's main cost per trial.
+    model = CountingModel()
+    context = TuneContext(MyModule, target=TARGET, rand_state=2,
+                          search_strategy=ms.search_strategy.EvolutionarySearch())
+    strategy = context.search_strategy
+    strategy.pre_tuning(64, 16, context.generate_design_space(), MemoryDatabase(), model)
+    picked = strategy.pick(16)
+    assert len(picked) == 16
+    per_candidate = model.scored / len(picked)
+    assert per_candidate <= 1.5 * (strategy.genetic_num_iters + 1) <= 4.5

@@ -34,11 +34,14 @@ class LocalBuilder(Builder):
     """Builds candidates on this machine.
 
     ``max_workers`` compiler processes run at once (default: the core count);
-    a compile taking more than ``timeout_sec`` seconds fails the candidate.
+    a compile taking more than ``timeout_sec`` seconds fails the candidate. The default,
+    10 s, is several times what a good kernel takes even on a loaded machine: what runs
+    past it is a sampled schedule that unrolls far too much code (every such candidate
+    held a worker for the whole limit, 30 s before, a minute's wall of a model's tune).
     ``cc`` overrides the C compiler command.
     """
 
-    def __init__(self, max_workers=None, timeout_sec=30.0, cc=None):
+    def __init__(self, max_workers=None, timeout_sec=10.0, cc=None):
         self.max_workers = int(max_workers or os.cpu_count() or 1)
         self.timeout_sec = float(timeout_sec)
         self.cc = cc

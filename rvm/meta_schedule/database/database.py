@@ -76,6 +76,23 @@ class Database:
         record.run_secs = list(record.run_secs or []) + [float(s) for s in run_secs]
         self._store_remeasurement(record)
 
+    def commit_final_comparison(self, workload, final_secs):
+        """Records the final comparison of ``workload``: ``final_secs`` maps each finalist
+        (a record of this database) to its figure per round. The finalists of an earlier
+        comparison of the workload stop being finalists (their rounds were measured at
+        other moments, and the new comparison included the best of them)."""
+        records = self._records.get(id(workload), ())
+        for record in final_secs:
+            if not any(r is record for r in records):
+                raise ValueError("commit_final_comparison: a finalist is not a record of "
+                                 "this workload in this database")
+        for record in records:
+            secs = next((s for r, s in final_secs.items() if r is record), None)
+            secs = None if not secs else [float(s) for s in secs]
+            if secs != record.final_secs:
+                record.final_secs = secs
+                self._store_remeasurement(record)
+
     def records_of(self, workload):
         """Every record of ``workload`` (valid and failed), in commit order."""
         return list(self._records.get(id(workload), ()))
@@ -86,8 +103,9 @@ class Database:
 
     def get_top_k(self, workload, top_k, fingerprint=None):
         """The ``top_k`` fastest valid records of ``workload`` measured on one hardware
-        (``fingerprint``, by default this machine's, else the most common one), ranked by
-        their fastest measurement (``best_run_sec``)."""
+        (``fingerprint``, by default this machine's, else the most common one): the
+        finalists of its final comparison first, by their median round, then the others
+        by their fastest measurement (``TuningRecord.rank_sec``)."""
         valid = [r for r in self.records_of(workload) if r.is_valid]
         if not valid:
             return []
@@ -96,7 +114,7 @@ class Database:
             local = hardware_fingerprint(default_compiler())
             fingerprint = local if local in groups else groups.most_common(1)[0][0]
         same = [r for r in valid if r.fingerprint == fingerprint]
-        return sorted(same, key=lambda r: r.best_run_sec)[:max(0, int(top_k))]
+        return sorted(same, key=lambda r: (not r.final_secs, r.rank_sec))[:max(0, int(top_k))]
 
     def __len__(self):
         return sum(len(rs) for rs in self._records.values())

@@ -7,8 +7,8 @@ are only ever appended, so an interrupted tuning run loses at most the line
 it was writing; such a damaged line is skipped with a warning naming it, and
 a later run resumes from what the files hold. A record measured again at the
 end of a run (``commit_remeasurement``) is appended once more, marked
-``"remeasured": true``; on loading, it replaces the earlier line of the same
-candidate.
+``"remeasured": true``, and so is one whose ``final_secs`` a final comparison set or
+cleared; on loading, it replaces the earlier line of the same candidate.
 
 >>> import tempfile
 >>> db = JSONDatabase(work_dir=tempfile.mkdtemp())
@@ -97,6 +97,7 @@ class JSONDatabase(Database):
         for old in self._records.get(id(workload), ()):
             if old.same_candidate(record):
                 old.run_secs = record.run_secs
+                old.final_secs = record.final_secs
                 return
         self._records[id(workload)].append(record)
 

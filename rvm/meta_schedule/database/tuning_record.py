@@ -5,13 +5,17 @@ it), the ``workload``, the measured ``run_secs`` (None for a failed
 candidate, whose ``error_msg`` says why), the ``target``, the ``args_info``,
 the ``fingerprint`` of the hardware that measured it and ``candidate_hash``,
 the structural hash of the scheduled module, by which a resumed search
-knows what it has already measured.
+knows what it has already measured. ``final_secs`` is set on the finalists of a
+workload's final comparison (the tuner's last step: its best candidates and the
+default kernel measured again in alternating rounds, one figure per round); the
+database ranks the finalists first, by their median round (``rank_sec``).
 
 The trace is kept in its JSON form and becomes a ``Trace`` on demand, by
 replaying it on a fresh Schedule of the workload (so records load without
 the schedule machinery until one is used).
 """
 import math
+import statistics
 
 from rvm.meta_schedule.arg_info import ArgInfo
 from rvm.tir.schedule.schedule import Schedule
@@ -25,7 +29,7 @@ class TuningRecord:
     """A measured (or failed) candidate of ``workload``."""
 
     def __init__(self, trace, workload, run_secs=None, target=None, args_info=None,
-                 fingerprint=None, error_msg=None, candidate_hash=None):
+                 fingerprint=None, error_msg=None, candidate_hash=None, final_secs=None):
         self._trace = trace if hasattr(trace, "as_json") else None
         self.trace_json = trace.as_json() if hasattr(trace, "as_json") else trace
         self.workload = workload
@@ -35,6 +39,7 @@ class TuningRecord:
         self.fingerprint = fingerprint
         self.error_msg = error_msg
         self.candidate_hash = None if candidate_hash is None else int(candidate_hash)
+        self.final_secs = None if not final_secs else [float(s) for s in final_secs]
 
     @property
     def is_valid(self):
@@ -58,6 +63,15 @@ class TuningRecord:
         if not self.is_valid:
             return MAX_MEAN_TIME
         return min(self.run_secs)
+
+    @property
+    def rank_sec(self):
+        """What the database ranks the record by: its median round of the final
+        comparison when it was a finalist (a lucky round of a noisy kernel does not crown
+        it), else its fastest measurement."""
+        if self.final_secs and self.is_valid:
+            return statistics.median(self.final_secs)
+        return self.best_run_sec
 
     def same_candidate(self, other):
         """Whether ``other`` records the same candidate (by hash, else by trace)."""
@@ -88,6 +102,7 @@ class TuningRecord:
             "fingerprint": self.fingerprint,
             "error_msg": self.error_msg,
             "candidate_hash": None if self.candidate_hash is None else str(self.candidate_hash),
+            "final_secs": self.final_secs,
         }
 
     @staticmethod
@@ -100,7 +115,8 @@ class TuningRecord:
         return TuningRecord(
             data["trace"], workload, data.get("run_secs"), data.get("target"),
             None if args_info is None else [ArgInfo.from_json(a) for a in args_info],
-            data.get("fingerprint"), data.get("error_msg"), data.get("candidate_hash"))
+            data.get("fingerprint"), data.get("error_msg"), data.get("candidate_hash"),
+            data.get("final_secs"))
 
     def __repr__(self):
         outcome = (f"best {self.best_run_sec * 1e6:.2f} us, mean {self.mean_run_sec * 1e6:.2f} us"

@@ -5,13 +5,17 @@ every block under them are fused (a perfect nest: each the only statement of the
 one before), as long as their extents multiply to at
 most the ``meta_schedule.parallel`` limit (the first such loop of more than one
 iteration is taken whatever its extent), and run in parallel, unless the target
-has one core; the
+has one core or the nest does too little work to pay for threads (fewer than
+``PARALLEL_MIN_WORK`` iterations, the default rules' threshold: measured in a loop
+of calls, a tiny parallel kernel finds its threads awake and looks fast; in a model,
+between other kernels or beside another process, every call wakes them); the
 innermost loop, when spatial and within the ``meta_schedule.vectorize``
 limit, becomes SIMD lanes; and the loops around it are unrolled, innermost
 first, while the product of their extents stays within the sampled
 ``meta_schedule.unroll_explicit`` step (a register tile of 4 rows of
 64-lane vectors unrolls with a step of 16). The annotations are removed.
 """
+from rvm.dlight.analysis import PARALLEL_MIN_WORK, work
 from rvm.meta_schedule.loop_analysis import SPATIAL, loop_types
 from rvm.meta_schedule.postproc.postproc import Postproc
 from rvm.meta_schedule.schedule_rule.parallel_vectorize_unroll import (
@@ -47,7 +51,7 @@ class RewriteParallelVectorizeUnroll(Postproc):
             loops = sch.get_loops(block)
             if not loops:
                 continue
-            if max_parallel > 1:
+            if max_parallel > 1 and work(sch, loops) >= PARALLEL_MIN_WORK:
                 loops = self._parallelize(sch, block, loops, max_parallel)
             vectorized = self._vectorize(sch, loops, max_vector) if max_vector > 1 else None
             if unroll > 1:

@@ -22,11 +22,12 @@ class EvolutionarySearch(SearchStrategy):
     """Evolutionary search over trace decisions (TVM's parameter names).
 
     A batch of ``n`` candidates evolves a population of ``min(population_size,
-    max(16, 2 n))`` schedules.
+    max(8, 1.5 n))`` schedules for ``genetic_num_iters`` generations, so it scores
+    about ``1.5 (genetic_num_iters + 1)`` schedules per candidate.
     """
 
     def __init__(self, population_size=96, init_measured_ratio=0.2, init_min_unmeasured=24,
-                 max_fail_count=5, genetic_num_iters=3, genetic_mutate_prob=0.85,
+                 max_fail_count=5, genetic_num_iters=2, genetic_mutate_prob=0.85,
                  genetic_max_fail_count=4, eps_greedy=0.05):
         super().__init__()
         if not 0 <= init_measured_ratio <= 1 or not 0 <= eps_greedy <= 1:
@@ -138,8 +139,10 @@ class EvolutionarySearch(SearchStrategy):
         return pool
 
     def pick(self, count):
-        # A small batch needs no big population: at most two candidates per wanted one.
-        population = min(self.population_size, max(16, 2 * count))
+        # A small batch needs no big population: one and a half candidates per wanted
+        # one (every member is replayed and lowered to be scored, in each generation: the
+        # search's main cost).
+        population = min(self.population_size, max(8, count + count // 2))
         seen = set()
         measured = self._measured_population(int(population * self.init_measured_ratio))
         for _, shash in measured:

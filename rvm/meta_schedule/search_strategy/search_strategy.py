@@ -93,6 +93,7 @@ class SearchStrategy:
         self.trials = 0
         self.args_info = []
         self.baselines = []
+        self.default_hash = None  # the candidate hash of the default schedule, if any
         self.replay_failures = collections.Counter()
 
     def initialize_with_tune_context(self, context):
@@ -135,6 +136,7 @@ class SearchStrategy:
             sch = default_schedule(self.context.mod, self.context.target)
             if sch is not None:
                 out.append(sch)
+                self.default_hash = candidate_hash(sch)
         if getattr(generator, "measures_unscheduled", False):
             out.append(Schedule(self.context.mod, seed=self.context.fork_seed()))
         pairs = []

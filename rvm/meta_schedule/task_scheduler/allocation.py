@@ -7,19 +7,24 @@ model run) times its best measured latency: what the default build spends in it.
 none more than its cap (``max_trials_per_task`` minus what it has measured), and hands
 what a capped task cannot use to the others (TVM's task weights, without gradients).
 Counts are whole: the remainders go to the largest fractional parts, ties to the
-earlier task.
+earlier task. A task whose share is below ``min_share`` of the total gets nothing: it
+keeps its default kernel, measured with the baselines (tuning a kernel the model spends
+1% of its time in cannot gain more than 1%, and its batch costs as much search as any).
 
 >>> allocate([3.0, 1.0, 0.0], [100, 100, 100], 8)
 [6, 2, 0]
 >>> allocate([3.0, 1.0], [4, 100], 8)
 [4, 4]
+>>> allocate([97.0, 3.0], [100, 100], 8, min_share=0.05)
+[8, 0]
 """
 
 
-def allocate(shares, caps, budget):
+def allocate(shares, caps, budget, min_share=0.0):
     """Whole trial counts per task, in proportion to ``shares`` (non-negative; a task with
-    share 0 or None gets nothing unless every share is unknown, then all count alike),
-    each at most its ``caps`` entry, summing to at most ``budget``."""
+    share 0 or None gets nothing unless every share is unknown, then all count alike; one
+    below ``min_share`` of their sum gets nothing either), each at most its ``caps``
+    entry, summing to at most ``budget``."""
     if len(shares) != len(caps):
         raise ValueError(f"allocate: {len(shares)} shares but {len(caps)} caps")
     known = [s for s in shares if s is not None]
@@ -27,7 +32,11 @@ def allocate(shares, caps, budget):
         raise ValueError(f"allocate: shares must be >= 0, got {list(shares)}")
     if not known or not any(known):
         shares = [1.0] * len(shares)
+    if not 0 <= float(min_share) < 1:
+        raise ValueError(f"allocate: min_share must be in [0, 1), got {min_share}")
     shares = [float(s or 0.0) for s in shares]
+    floor = float(min_share) * sum(shares)
+    shares = [s if s >= floor else 0.0 for s in shares]
     caps = [max(0, int(c)) for c in caps]
     out = [0] * len(shares)
     left = max(0, int(budget))

@@ -9,18 +9,26 @@ model), and reports progress. It stops when
 every task's search is over or ``max_trials_global`` trials are recorded
 (records already in the database count: a finished run resumes to nothing).
 
-At the end, each task's ``remeasure_top_k`` best candidates of this run are
-measured again, in ``remeasure_rounds`` rounds that take the candidates in
-turn, and the times are added to their records. Records are ranked by their
-fastest time, so a busy moment of the machine during one measurement neither
-hides a good candidate (its later rounds are quiet) nor crowns a bad one
-(the candidates it is compared with were measured around the same moments).
+At the end comes each task's final comparison: its ``remeasure_top_k`` fastest
+records, the best the database ranks and the default kernel's record (the kernel
+the build uses untuned) are measured again in ``remeasure_rounds`` rounds that
+take them in turn, each round in a rotated order; each finalist's figure per round
+is its fastest time in that round, and the database then ranks the finalists first,
+by their median round. The search ranks candidates by their fastest time, which a
+kernel that is fast only now and then (an OpenMP kernel waiting on a busy core)
+can win by luck; the comparison of alternating rounds is what decides, so a tuned
+kernel is kept only when it beats the default in the typical round, and a busy
+moment of the machine neither hides a good candidate nor crowns a bad one.
 
 With ``allocate_by_share`` (the default), every task first measures its baselines
 (its default kernel, the one the build would use untuned, and the unscheduled one),
 then the trials left in the global budget are split by each task's share of the
 model's time, weight times best latency (``allocation.py``): a kernel the model
-spends little time in gets few trials, or none.
+spends little time in gets few trials, or none (below ``min_share`` of the model's time).
+
+Early stopping: a task whose best has not improved by ``min_improvement`` (a fraction)
+over its last ``stop_after_trials`` measurements stops there (0: never), its trials left
+unspent: the search has settled, and more of the same costs time without gain.
 """
 from rvm.meta_schedule.arg_info import entry_prim_func
 from rvm.meta_schedule.builder.builder import BuilderInput
@@ -41,6 +49,7 @@ class _TaskState:
         self.reference = None
         self.done = False
         self.history = []  # best latency after each batch
+        self.progress = []  # (trials measured, best latency) after each batch
         self.measured_this_run = 0
         self.measured = {}  # candidate hash -> RunnerInput, this run's valid candidates
 
@@ -50,16 +59,26 @@ class TaskScheduler:
 
     ``remeasure_top_k`` candidates per task are measured again at the end, in
     ``remeasure_rounds`` rounds (0: never); ``allocate_by_share``: trials split by each
-    task's share of the model's time (module docstring)."""
+    task's share of the model's time, none for a share below ``min_share``;
+    ``stop_after_trials`` and ``min_improvement``: early stopping (module docstring)."""
 
-    def __init__(self, remeasure_top_k=4, remeasure_rounds=2, allocate_by_share=True):
+    def __init__(self, remeasure_top_k=3, remeasure_rounds=3, allocate_by_share=True,
+                 min_share=0.03, stop_after_trials=32, min_improvement=0.01):
         if int(remeasure_top_k) < 0 or int(remeasure_rounds) < 0:
             raise ValueError(f"remeasure_top_k and remeasure_rounds must be >= 0, got "
                              f"{remeasure_top_k} and {remeasure_rounds}")
+        if not 0 <= float(min_share) < 1 or not 0 <= float(min_improvement) < 1 \
+                or int(stop_after_trials) < 0:
+            raise ValueError(f"expected min_share and min_improvement in [0, 1) and "
+                             f"stop_after_trials >= 0, got {min_share}, {min_improvement} "
+                             f"and {stop_after_trials}")
         self.tasks = []
         self.remeasure_top_k = int(remeasure_top_k)
         self.remeasure_rounds = int(remeasure_rounds)
         self.allocate_by_share = bool(allocate_by_share)
+        self.min_share = float(min_share)
+        self.stop_after_trials = int(stop_after_trials)
+        self.min_improvement = float(min_improvement)
 
     def next_task_id(self):
         """The index of the task to tune next (only tasks not done), or -1."""
@@ -105,7 +124,7 @@ class TaskScheduler:
             self._tune_batch(k, min(left, num_trials_per_iter), builder, runner,
                              measure_callbacks)
         for task in self.tasks:
-            self._remeasure(task, runner, database)
+            self._remeasure(task, builder, runner, database)
         for task in self.tasks:
             task.row.done = True
             task.context.post_tuning()
@@ -127,6 +146,20 @@ class TaskScheduler:
         self._account(task, candidates, results)
         if not task.context.search_strategy.remaining:
             self._finish(task, "")
+        elif self._settled(task):
+            self._finish(task, f"its best improved by less than {self.min_improvement:.0%} "
+                               f"over its last {self.stop_after_trials} trials")
+
+    def _settled(self, task):
+        """Whether the task's best gained less than ``min_improvement`` over its last
+        ``stop_after_trials`` measurements (early stopping)."""
+        if self.stop_after_trials == 0 or not task.progress:
+            return False
+        trials, best = task.progress[-1]
+        before = [b for t, b in task.progress if t <= trials - self.stop_after_trials]
+        if not before or before[-1] is None or best is None:
+            return False
+        return best > before[-1] * (1.0 - self.min_improvement)
 
     def _allocate(self, max_trials_global, max_trials_per_task):
         """Splits the trials left among the live tasks by their share of the model's time
@@ -139,7 +172,7 @@ class TaskScheduler:
         shares = [None if self.tasks[k].row.best is None else
                   self.tasks[k].weight * self.tasks[k].row.best for k in live]
         caps = [max_trials_per_task - s.trials for s in strategies]
-        counts = allocate(shares, caps, left)
+        counts = allocate(shares, caps, left, self.min_share)
         for k, strategy, count in zip(live, strategies, counts):
             strategy.max_trials = strategy.trials + count
             self.log.info(f'Task #{k} "{self.tasks[k].context.task_name}": {count} more '
@@ -192,35 +225,90 @@ class TaskScheduler:
         best = self.database.get_top_k(strategy.workload, 1)
         task.row.record(best[0].best_run_sec if best else None, strategy.trials)
         task.history.append(task.row.best)
+        task.progress.append((task.measured_this_run, task.row.best))
         self.log.info(f'[Updated] Task #{task.task_id}: "{context.task_name}"')
         self.log.table([t.row for t in self.tasks])
         self.log.bar(task.row, strategy.max_trials)
 
-    def _remeasure(self, task, runner, database):
-        """Measures the task's best candidates of this run again (see the module docstring)."""
-        if self.remeasure_top_k == 0 or len(task.measured) < 2:
+    def _finalists(self, task, database):
+        """The records of the task's final comparison, on this machine's fingerprint (that of
+        its best record): the ``remeasure_top_k`` fastest by their own measurement, the
+        best the database ranks (a finalist of an earlier run, say) and the default
+        kernel's record."""
+        strategy = task.context.search_strategy
+        ranked = database.get_top_k(strategy.workload, 1)
+        if not ranked:
+            return []
+        fingerprint = ranked[0].fingerprint
+        valid = [r for r in database.records_of(strategy.workload)
+                 if r.is_valid and r.fingerprint == fingerprint]
+        finalists = sorted(valid, key=lambda r: r.best_run_sec)[:self.remeasure_top_k]
+        default = [r for r in valid if strategy.default_hash is not None
+                   and r.candidate_hash == strategy.default_hash]
+        for record in ranked + default[:1]:
+            if not any(record is f for f in finalists):
+                finalists.append(record)
+        return finalists
+
+    def _runner_inputs(self, task, records, builder):
+        """A RunnerInput per record: this run's, or the record's schedule built again (the
+        kernel cache makes that cheap); None for one that no longer builds."""
+        context = task.context
+        out = [task.measured.get(r.candidate_hash) for r in records]
+        missing = [k for k, runner_input in enumerate(out) if runner_input is None]
+        schedules = []
+        for k in missing:
+            try:
+                schedules.append(records[k].as_schedule())
+            except (ValueError, TypeError, IndexError, KeyError, RuntimeError):
+                schedules.append(None)
+        inputs = [BuilderInput(sch.mod, context.target, lowered=lowered_module(sch))
+                  for sch in schedules if sch is not None]
+        built = iter(builder.build(inputs))
+        for k, sch in zip(missing, schedules):
+            result = None if sch is None else next(built)
+            if result is not None and result.error_msg is None:
+                out[k] = RunnerInput.from_builder_result(
+                    result, context.search_strategy.args_info, "main", task.reference)
+        return out
+
+    def _remeasure(self, task, builder, runner, database):
+        """The final comparison of the task (see the module docstring)."""
+        if self.remeasure_top_k == 0 or self.remeasure_rounds == 0 or task.reference is None \
+                or task.reference.error_msg is not None or task.measured_this_run == 0:
+            return  # (nothing measured: the last comparison stands)
+        finalists = self._finalists(task, database)
+        if len(finalists) < 2:
+            return
+        pairs = [(r, i) for r, i in zip(finalists, self._runner_inputs(task, finalists,
+                                                                       builder)) if i]
+        if len(pairs) < 2:
             return
         strategy = task.context.search_strategy
-        best = database.get_top_k(strategy.workload, 1)
-        fingerprint = best[0].fingerprint if best else None
-        mine = [(r, task.measured[r.candidate_hash])
-                for r in database.records_of(strategy.workload) if r.is_valid
-                and r.fingerprint == fingerprint and r.candidate_hash in task.measured]
-        top = sorted(mine, key=lambda m: m[0].best_run_sec)[:self.remeasure_top_k]
-        if len(top) < 2:
-            return
-        self.log.info(f'Task #{task.task_id} "{task.context.task_name}": measuring its '
-                      f"{len(top)} best candidates again, {self.remeasure_rounds} round(s)")
-        times = [[] for _ in top]
-        for _ in range(self.remeasure_rounds):
-            for k, future in enumerate(runner.run([runner_input for _, runner_input in top])):
+        fingerprint = pairs[0][0].fingerprint
+        self.log.info(f'Task #{task.task_id} "{task.context.task_name}": comparing its '
+                      f"{len(pairs)} finalists, "
+                      f"{self.remeasure_rounds} alternating round(s)")
+        rounds = [[] for _ in pairs]
+        runs = [[] for _ in pairs]
+        for r in range(self.remeasure_rounds):
+            order = [(k + r) % len(pairs) for k in range(len(pairs))]  # each round rotated
+            futures = runner.run([pairs[k][1] for k in order])
+            for k, future in zip(order, futures):
                 result = future.result()
-                # A candidate that fails now (a lost worker) keeps its first measurement.
-                if result.error_msg is None and result.fingerprint in (None, fingerprint):
-                    times[k].extend(result.run_secs)
-        for (record, _), secs in zip(top, times):
+                # A finalist that fails now (a lost worker) misses the round.
+                if result.error_msg is None and result.fingerprint in (None, fingerprint) \
+                        and result.run_secs:
+                    rounds[k].append(min(result.run_secs))
+                    runs[k].extend(result.run_secs)
+        final = {}
+        for (record, _), figures, secs in zip(pairs, rounds, runs):
             if secs:
                 database.commit_remeasurement(record, secs)
+            if len(figures) == self.remeasure_rounds:
+                final[record] = figures
+        if len(final) >= 2:
+            database.commit_final_comparison(strategy.workload, final)
         best = database.get_top_k(strategy.workload, 1)
         task.row.record(best[0].best_run_sec if best else None, strategy.trials)
 

@@ -43,6 +43,8 @@ def test_a_compile_past_the_time_limit_fails(tmp_path):
     finally:
         slow.close()
     assert result.error_msg == "build failed: timed out after 1 s"
+    # an over-unrolled candidate fails after seconds, not half a minute, by default
+    assert LocalBuilder().timeout_sec <= 10
 
 
 def test_non_c_target_is_rejected(builder):

@@ -7,6 +7,7 @@ import pytest
 
 import rvm
 from rvm import meta_schedule as ms
+from rvm.meta_schedule.postproc import rewrite_parallel_vectorize_unroll as rpvu
 from rvm.meta_schedule.search_strategy.search_strategy import replay, without_decisions
 from rvm.script import ir as I, tir as T  # noqa: E741
 from rvm.tir.stmt import For, ForKind
@@ -59,7 +60,8 @@ def _parallel_limit(sch):
 
 
 @pytest.mark.slow
-def test_matmul_candidates_get_parallel_vector_and_unrolled_loops():
+def test_matmul_candidates_get_parallel_vector_and_unrolled_loops(monkeypatch):
+    monkeypatch.setattr(rpvu, "PARALLEL_MIN_WORK", 1)  # 128^3 is below the threshold
     candidates = _candidates(MyModule, 12)
     limits = [_parallel_limit(sch) for sch in candidates]
     assert set(limits) == {1, 32}  # one thread or 16 jobs per core, both drawn
@@ -82,7 +84,17 @@ def test_matmul_candidates_get_parallel_vector_and_unrolled_loops():
         np.testing.assert_allclose(c.numpy(), a @ a, rtol=1e-4, atol=1e-3)
 
 
-def test_one_core_targets_get_no_parallel_loop():
+def test_a_nest_too_small_to_pay_for_threads_stays_serial(monkeypatch):
+    # 128^3 = 2^21 iterations, below the default rules' threshold: never parallel,
+    # whatever the sampled limit
+    assert rpvu.PARALLEL_MIN_WORK > 128 ** 3
+    assert all(ForKind.PARALLEL not in _kinds(s) for s in _candidates(MyModule, 4))
+    monkeypatch.setattr(rpvu, "PARALLEL_MIN_WORK", 128 ** 3)  # at the threshold: parallel
+    assert any(ForKind.PARALLEL in _kinds(s) for s in _candidates(MyModule, 4))
+
+
+def test_one_core_targets_get_no_parallel_loop(monkeypatch):
+    monkeypatch.setattr(rpvu, "PARALLEL_MIN_WORK", 1)  # (not the reason here)
     assert all(ForKind.PARALLEL not in _kinds(s) for s in _candidates(MyModule, 3, cores=1))
 
 
