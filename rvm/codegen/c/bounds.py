@@ -155,7 +155,8 @@ class BoundsProver:
     polynomial range checks that proofs relied on, as (poly, lo, hi). ``dims``: tensor
     dimensions that are products of symbols (``s70 * s72``, a batch times a sequence
     flattened), each then a non-negative monomial (``products``) on the requirement,
-    checked on entry, that its value lies in [0, INT64_MAX].
+    checked on entry, that its value lies in [0, INT64_MAX]; a scalar parameter among its
+    factors is required to lie in that range too, and is then a size like a shape variable.
     """
 
     def __init__(self, shape_vars, scalar_params, dims=()):
@@ -191,6 +192,15 @@ class BoundsProver:
         m = tuple(sorted(factors))
         if len(m) < 2:
             return
+        for key in m:
+            if key not in self.nonneg:
+                # a scalar parameter that is a factor of a dimension is a size: checked to be
+                # one on entry, so that its products with loop indices keep their sign
+                var = self.symbols[key]
+                poly = {(key,): Fraction(1)}
+                self.requirements[(tuple(sorted(poly.items())), 0, _dtype_range(var.dtype)[1])] \
+                    = (poly, 0, _dtype_range(var.dtype)[1])
+                self.nonneg[key] = var
         self.products.add(m)  # the proof of its own range reads it as a monomial
         reqs = []
         try:
