@@ -346,7 +346,8 @@ class _Simplifier(StmtExprMutator):
 
 def _merge_div_mod(linear, analyzer):
     """Folds ``(x // d) * (k * d) + (x % d) * k`` into ``x * k`` (fused loop indices), ``d``
-    a constant or a product of symbols; ``x // (a * c)`` stands for ``(x // a) // c``."""
+    a constant or a product of symbols; ``x // (a * c)`` stands for ``(x // a) // c``; and
+    ``(x // d) % e * (k * d) + (x % d) * k`` into ``(x % (d * e)) * k`` (constants)."""
     terms = linear.live_terms()
     for mod_term, k in terms:
         if not isinstance(mod_term, _e.FloorMod):
@@ -363,6 +364,21 @@ def _merge_div_mod(linear, analyzer):
                     rest.add_term(term, coeff)
             merged = rest.combine(analyzer._linear(mod_term.a).scale(k))
             return _merge_div_mod(merged, analyzer)
+        for high, k2 in terms:
+            if isinstance(high, _e.FloorMod) and isinstance(high.b, _e.IntImm) and \
+                    isinstance(mod_term.b, _e.IntImm) and high.b.value > 0 and \
+                    k2 == k * mod_term.b.value and isinstance(high.a, _e.FloorDiv) and \
+                    structural_equal(high.a.a, mod_term.a, map_free_vars=False) and \
+                    structural_equal(high.a.b, mod_term.b, map_free_vars=False):
+                # (x // d) % e * (k * d) + (x % d) * k == (x % (d * e)) * k
+                rest = _Linear(linear.dtype, const=linear.const)
+                for term, coeff in terms:
+                    if term is not mod_term and term is not high:
+                        rest.add_term(term, coeff)
+                wide = _op.const(mod_term.b.value * high.b.value, linear.dtype)
+                merged = rest.combine(analyzer._linear(
+                    analyzer.simplify(_e.FloorMod(mod_term.a, wide))).scale(k))
+                return _merge_div_mod(merged, analyzer)
     return linear
 
 

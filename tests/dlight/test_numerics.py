@@ -93,6 +93,13 @@ CASES = [
     ("avg_pool", lambda x: op.nn.avg_pool2d(x, pool_size=2, strides=2), [(1, 3, 18, 22)],
      None),
     ("global_pool", lambda x: op.nn.adaptive_avg_pool2d(x, 1), [(N, 7, 9, 9)], 3),
+    # reshapes: their indices divide by the (symbolic) extents, which Simplify folds
+    ("reshape_gelu_sym", lambda x: op.nn.gelu_tanh(op.reshape(x, (-1, 12))), [(N, 5, 12)], 7),
+    ("heads_sym", lambda x: op.reshape(op.permute_dims(x, [0, 2, 1, 3]), (-1, 52)),
+     [(N, 4, 13, 8)], 3),
+    ("heads_one", lambda x: op.reshape(op.permute_dims(x, [0, 2, 1, 3]), (-1, 52)),
+     [(N, 4, 13, 8)], 1),
+    ("reshape_static", lambda x: op.reshape(x, (3, 784)), [(3, 16, 7, 7)], None),
 ]
 
 # The rule each case's one kernel gets (an NT matmul whose reduction no vector divides:

@@ -377,3 +377,47 @@ def test_softmax_computes_its_exp_once():
     script = schedule_func(func, RULES, INFO).script()
     assert script.count("T.exp(") == 1 and 'T.block("T_softmax_exp")' in script
     assert "T.vectorized" in script
+
+
+def test_a_reshape_gets_a_vector_loop_that_divides_its_rows():
+    # The CNN's 64x16x7x7 -> 64x784 flatten: 784 is no multiple of 64 lanes but is 7 * 112
+    # (seven 16-lane vectors), so the vector loop has no predicated tail; lowering then folds
+    # the four divisions of the index into one contiguous read.
+    @T.prim_func
+    def flatten(A: T.Buffer((T.int64(64), T.int64(16), T.int64(7), T.int64(7)), "float32"),
+                B: T.Buffer((T.int64(64), T.int64(784)), "float32")):
+        for i, j in T.grid(T.int64(64), T.int64(784)):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[(vi * T.int64(784) + vj) // T.int64(7) // T.int64(7)
+                              // T.int64(16) % T.int64(64),
+                              (vi * T.int64(784) + vj) // T.int64(7) // T.int64(7)
+                              % T.int64(16),
+                              (vi * T.int64(784) + vj) // T.int64(7) % T.int64(7),
+                              (vi * T.int64(784) + vj) % T.int64(7)]
+
+    @T.prim_func
+    def expected(A: T.Buffer((T.int64(64), T.int64(16), T.int64(7), T.int64(7)), "float32"),
+                 B: T.Buffer((T.int64(64), T.int64(784)), "float32")):
+        T.func_attr({"tir.is_scheduled": "generic"})
+        for i_j_0_fused in range(T.int64(448)):
+            for j_1 in T.vectorized(T.int64(112)):
+                with T.block("B"):
+                    vi = T.axis.spatial(T.int64(64), i_j_0_fused // T.int64(7))
+                    vj = T.axis.spatial(T.int64(784), i_j_0_fused % T.int64(7) * T.int64(112)
+                                        + j_1)
+                    B[vi, vj] = A[(vi * T.int64(784) + vj) // T.int64(7) // T.int64(7)
+                                  // T.int64(16) % T.int64(64),
+                                  (vi * T.int64(784) + vj) // T.int64(7) // T.int64(7)
+                                  % T.int64(16),
+                                  (vi * T.int64(784) + vj) // T.int64(7) % T.int64(7),
+                                  (vi * T.int64(784) + vj) % T.int64(7)]
+
+    scheduled = schedule_func(flatten.with_attr("global_symbol", "flatten"), RULES, INFO)
+    assert_structural_equal(scheduled, expected.with_attr("global_symbol", "flatten"))
+    from rvm.ir.module import IRModule
+    from rvm.tir.transform.pipeline import lower_module
+
+    lowered = lower_module(IRModule({"flatten": scheduled}))["flatten"].script()
+    assert "B[j_1 + i_j_0_fused * T.int64(112)] = A[i_j_0_fused * T.int64(112) + j_1]" \
+        in lowered, lowered

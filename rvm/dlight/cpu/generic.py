@@ -70,11 +70,25 @@ def schedule_spatial(sch, block, info):
     if const_extent(sch.get(last)) is None or extent_of(sch, last) > width:
         # a symbolic last axis (attention scores over the sequence) too: a vector loop
         # has a constant extent
-        rest, last = sch.split(last, [None, width])
+        rest, last = sch.split(last, [None, vector_factor(sch.get(last), lanes, width)])
         outer.append(rest)
     parallel_outer(sch, outer, total, info)
     sch.vectorize(last)
     return True
+
+
+def vector_factor(loop, lanes, width):
+    """The extent of the vector loop split off ``loop``: ``width``, unless it leaves a tail
+    (a predicate on every iteration, which also hides the index's range from the
+    simplifier) and a multiple of ``lanes`` up to ``2 * width`` divides the constant extent
+    (784 = 7 * 112: seven vectors of 16 lanes)."""
+    extent = const_extent(loop)
+    if extent is None or extent % width == 0:
+        return width
+    for factor in range(2 * width - 2 * width % lanes, lanes - 1, -lanes):
+        if extent % factor == 0:
+            return factor
+    return width
 
 
 def _starts_at_zero(loop):

@@ -201,3 +201,46 @@ def test_a_kernel_over_a_product_dimension_guards_nothing_and_checks_its_scalars
         # 2**62 * 4 wraps to 0 in C: rejected on entry, not read as a 0-row tensor
         empty = rvm.nd.empty((0, 8), "float32")
         lib["rows"](empty, rvm.nd.empty((0, 8), "float32"), 1 << 62, 4)
+
+
+def _reshape_of_flattened_rows():
+    """GPT-2's GELU input, (s70 * s72, 512) read as (s72, s70, 512): the rows are a product
+    of scalar parameters, and the index divides by them."""
+    from rvm.script import tir as T
+
+    @T.prim_func
+    def gelu_rows(a: T.handle, b: T.handle, s72: T.int64, s70: T.int64):
+        A = T.match_buffer(a, (s70 * s72, T.int64(512)))
+        B = T.match_buffer(b, (s72 * s70, T.int64(512)))
+        R = T.alloc_buffer((s72, s70, T.int64(512)))
+        for ax0, ax1, ax2 in T.grid(s72, s70, T.int64(512)):
+            with T.block("R"):
+                v0, v1, v2 = T.axis.remap("SSS", [ax0, ax1, ax2])
+                R[v0, v1, v2] = A[((v0 * s70 + v1) * T.int64(512) + v2) // T.int64(512)
+                                  % (s70 * s72), ((v0 * s70 + v1) * T.int64(512) + v2)
+                                  % T.int64(512)]
+        for ax0, ax1 in T.grid(s72 * s70, T.int64(512)):
+            with T.block("B"):
+                v0, v1 = T.axis.remap("SS", [ax0, ax1])
+                B[v0, v1] = T.tanh(R[(v0 * T.int64(512) + v1) // T.int64(512) // s70 % s72,
+                                     (v0 * T.int64(512) + v1) // T.int64(512) % s70,
+                                     (v0 * T.int64(512) + v1) % T.int64(512)])
+
+    return gelu_rows.with_attr("global_symbol", "gelu_rows")
+
+
+def test_a_default_scheduled_reshape_over_symbolic_rows_is_proven_and_computes_the_same():
+    from rvm.dlight import CPUInfo, RULES, schedule_func
+
+    func = schedule_func(_reshape_of_flattened_rows(), RULES, CPUInfo(64, 2))
+    source = render_c_source(
+        kernel_functions(lower_module(IRModule({GlobalVar("gelu_rows"): func}))), False)
+    assert _guards(source) == 0
+    x = np.random.default_rng(0).standard_normal((15, 512)).astype("float32")
+    for target in ("c", "python"):
+        lib = build(func, target)
+        z = np.zeros((15, 512), "float32")
+        lib["gelu_rows"](x, z, 3, 5)
+        np.testing.assert_allclose(z, np.tanh(x), rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="gelu_rows: the argument sizes"):
+        build(func, "c")["gelu_rows"](x, np.zeros((15, 512), "float32"), -3, -5)
