@@ -147,6 +147,11 @@ def _as_const(p):
     return None
 
 
+# Integer values the prover does not follow into (loads, selects, calls): each lies in the
+# range of its own C type.
+_OPAQUE_VALUES = (E.BufferLoad, E.Call, E.Select)
+
+
 class BoundsProver:
     """Scopes (``push_loop``/``push_let``/``push_fact``, each with ``pop``) and ``proves``.
 
@@ -526,6 +531,11 @@ class BoundsProver:
             return (tight, loose) if want_min else (loose, tight)
         if isinstance(e, E.Cast) and (e.value.dtype.is_int or e.value.dtype.is_uint):
             return self._operand(e.value, reqs, e)
+        if isinstance(e, _OPAQUE_VALUES):
+            # a value C computes in e's type (a loaded index, a select of two): somewhere in
+            # that type's range, which a clamp (min/max with constants) narrows
+            lo_r, hi_r = _dtype_range(e.dtype)
+            return _const(lo_r), _const(hi_r)
         raise _Fail
 
     def _pick(self, a, b, want_min):

@@ -244,3 +244,49 @@ def test_a_default_scheduled_reshape_over_symbolic_rows_is_proven_and_computes_t
         np.testing.assert_allclose(z, np.tanh(x), rtol=1e-5, atol=1e-6)
     with pytest.raises(ValueError, match="gelu_rows: the argument sizes"):
         build(func, "c")["gelu_rows"](x, np.zeros((15, 512), "float32"), -3, -5)
+
+
+def _gather(clamped):
+    from rvm.script import tir as T
+
+    @T.prim_func
+    def gather(t: T.Buffer((T.int64(10), T.int64(4)), "float32"),
+               ids: T.Buffer((T.int64(6),), "int64"),
+               out: T.Buffer((T.int64(6), T.int64(4)), "float32")):
+        for i, j in T.grid(T.int64(6), T.int64(4)):
+            with T.block("g"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                out[vi, vj] = t[T.max(T.min(T.Select(ids[vi] < T.int64(0), ids[vi] + T.int64(10),
+                                                     ids[vi]), T.int64(9)), T.int64(0)), vj]
+
+    @T.prim_func
+    def gather_raw(t: T.Buffer((T.int64(10), T.int64(4)), "float32"),
+                   ids: T.Buffer((T.int64(6),), "int64"),
+                   out: T.Buffer((T.int64(6), T.int64(4)), "float32")):
+        for i, j in T.grid(T.int64(6), T.int64(4)):
+            with T.block("g"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                out[vi, vj] = t[T.Select(ids[vi] < T.int64(0), ids[vi] + T.int64(10), ids[vi]),
+                                vj]
+
+    return (gather if clamped else gather_raw).with_attr("global_symbol", "gather")
+
+
+def test_a_take_clamped_by_min_and_max_is_proven_whatever_the_loaded_index():
+    # (an embedding lookup: the loaded index is opaque, but the clamp bounds it)
+    table = np.arange(40, dtype="float32").reshape(10, 4)
+    ids = np.array([0, 3, -1, -20, 9, 1 << 40], "int64")
+    want = table[[0, 3, 9, 0, 9, 9]]
+    for clamped, guards in ((True, 0), (False, 1)):
+        func = _gather(clamped)
+        source = render_c_source(
+            kernel_functions(lower_module(IRModule({GlobalVar("gather"): func}))), False)
+        assert _guards(source) == guards
+        lib = build(func, "c")
+        out = np.zeros((6, 4), "float32")
+        if clamped:
+            lib["gather"](table, ids, out)
+            np.testing.assert_array_equal(out, want)
+        else:  # the same hostile indices without the clamp: refused, never read
+            with pytest.raises(IndexError, match="gather: an index of buffer 't'"):
+                lib["gather"](table, ids, out)
