@@ -5,8 +5,10 @@ constant``, terms kept in order of first appearance), which folds nested
 constants, ``x * 1``, ``x + 0``, ``x - x`` and ``(x + 1) * 2 - 2``. Division
 and modulo by a constant use the bounds of the variables the Analyzer knows
 (loop ranges): with ``0 <= j < 4``, ``(i * 4 + j) // 4 -> i`` and
-``(i * 4 + j) % 4 -> j``. Float expressions are only constant-folded, never
-reassociated.
+``(i * 4 + j) % 4 -> j``; divisors may be products of symbolic extents
+(``arith_poly`` bounds the operands). Float expressions are only constant-folded,
+never reassociated, but for ``pow(x, n)`` of a small integer ``n``, which becomes
+``x * ... * x``.
 
 >>> from rvm.tir.expr import Var
 >>> i = Var("i")
@@ -23,7 +25,7 @@ from rvm.tir import op as _op
 from rvm.tir import arith_poly as _poly
 from rvm.tir.arith_poly import Linear as _Linear, factors, is_int, product
 from rvm.tir.free_vars import free_vars
-from rvm.tir.stmt_functor import StmtExprMutator
+from rvm.tir.stmt_functor import StmtExprMutator, post_order_visit
 
 
 _is_int = is_int
@@ -327,6 +329,8 @@ class _Simplifier(StmtExprMutator):
         op = self._generic(op)
         if op.op == "tir.if_then_else" and isinstance(op.args[0], _e.IntImm):
             return op.args[1] if op.args[0].value else op.args[2]
+        if op.op == "tir.pow":
+            return _small_power(op)
         return op
 
     def visit_for_(self, op):
@@ -342,6 +346,31 @@ class _Simplifier(StmtExprMutator):
                 extents.append(iv.dom.extent)
         with self.ana.assume_nonempty(extents):
             return self._generic(op)
+
+
+# pow(x, n) for these exponents is x multiplied n times: a libm pow costs tens of times
+# more (GPT-2's GELU, 0.5 * x * (1 + tanh(c * (x + 0.044715 * pow(x, 3)))), spent most of
+# its time in powf), and the products round at most n - 1 times where pow rounds once.
+SMALL_POWERS = (1, 2, 3, 4)
+
+
+def _small_power(call):
+    """``pow(x, n)`` as ``x * ... * x`` for a float ``x`` free of calls and ``n`` in
+    SMALL_POWERS (``x`` is then evaluated n times: loads and arithmetic only); else
+    ``call``."""
+    x, n = call.args
+    if not (call.dtype.is_float and isinstance(n, _e.FloatImm) and n.value in SMALL_POWERS):
+        return call
+    found = []
+    post_order_visit(x, lambda node: found.append(node) if isinstance(node, _e.Call) else None)
+    if found:
+        return call
+    if n.value == 4:
+        return _e.Mul(_e.Mul(x, x), _e.Mul(x, x))
+    out = x
+    for _ in range(int(n.value) - 1):
+        out = _e.Mul(out, x)
+    return out
 
 
 def _merge_div_mod(linear, analyzer):
