@@ -290,3 +290,64 @@ def test_a_take_clamped_by_min_and_max_is_proven_whatever_the_loaded_index():
         else:  # the same hostile indices without the clamp: refused, never read
             with pytest.raises(IndexError, match="gather: an index of buffer 't'"):
                 lib["gather"](table, ids, out)
+
+
+def _merge_heads_into_rows():
+    from rvm.script import tir as T
+
+    @T.prim_func
+    def heads(a: T.handle, b: T.handle):
+        n, s = T.int64(), T.int64()
+        A = T.match_buffer(a, (n, T.int64(4), s, T.int64(32)))
+        B = T.match_buffer(b, (n * s, T.int64(128)))
+        for r, k in T.grid(n * s, T.int64(128)):
+            with T.block("B"):
+                vr, vk = T.axis.remap("SS", [r, k])
+                B[vr, vk] = A[vr // s, vk // T.int64(32), vr % s, vk % T.int64(32)]
+
+    return heads.with_attr("global_symbol", "heads")
+
+
+def test_a_division_by_a_size_a_loop_runs_over_is_proven():
+    # GPT-2's heads merged into rows of batch * sequence: the row index divides by the
+    # sequence, which the loop over n * s makes at least 1 wherever the division runs
+    from rvm.dlight import CPUInfo, RULES, schedule_func
+
+    func = schedule_func(_merge_heads_into_rows(), RULES, CPUInfo(64, 2))
+    source = render_c_source(
+        kernel_functions(lower_module(IRModule({GlobalVar("heads"): func}))), False)
+    assert _guards(source) == 0
+    rng = np.random.default_rng(0)
+    for n, s in ((3, 5), (1, 7), (2, 0), (0, 3)):
+        x = rng.standard_normal((n, 4, s, 32)).astype("float32")
+        want = x.transpose(0, 2, 1, 3).reshape(n * s, 128)
+        for target in ("c", "python"):
+            out = np.zeros((n * s, 128), "float32")
+            build(func, target)["heads"](x, out)
+            np.testing.assert_array_equal(out, want)
+
+
+def test_a_division_by_a_size_no_loop_runs_over_stays_guarded():
+    # x[i % s] in a loop over n: s may be 0 (i % 0 is 0 in C), and x then has no element 0
+    from rvm.script import tir as T
+
+    @T.prim_func
+    def wrap(x: T.handle, y: T.handle):
+        n, s = T.int64(), T.int64()
+        X = T.match_buffer(x, (s,))
+        Y = T.match_buffer(y, (n,))
+        for i in range(n):
+            with T.block("Y"):
+                vi = T.axis.remap("S", [i])
+                Y[vi] = X[vi % s]
+
+    func = wrap.with_attr("global_symbol", "wrap")
+    source = render_c_source(
+        kernel_functions(lower_module(IRModule({GlobalVar("wrap"): func}))), False)
+    assert _guards(source) == 1
+    lib = build(func, "c")
+    y = np.zeros(4, "float32")
+    lib["wrap"](np.arange(3, dtype="float32"), y)
+    np.testing.assert_array_equal(y, [0, 1, 2, 0])
+    with pytest.raises(IndexError, match="wrap: an index of buffer 'X'"):
+        lib["wrap"](np.zeros(0, "float32"), y)
