@@ -10,7 +10,7 @@ replacing each loop variable by its range, so that with ``0 <= j < a`` and
 bounds of its factors (a dimension is never negative). Everything here is exact
 integer arithmetic: a bound that cannot be derived is None, never a guess.
 """
-from rvm.ir.base import structural_equal, structural_hash
+from rvm.ir.base import structural_equal
 from rvm.tir import expr as _e
 from rvm.tir import op as _op
 
@@ -39,8 +39,12 @@ def factors(term):
     return out
 
 
-def _key(fs):
-    return tuple(sorted(structural_hash(f) for f in fs))
+def _same_product(fa, fb):
+    if len(fa) != len(fb):
+        return False
+    if len(fa) == 1:
+        return structural_equal(fa[0], fb[0], map_free_vars=False)
+    return remove_factors(fa, fb) == []
 
 
 def remove_factors(fs, wanted):
@@ -76,10 +80,8 @@ class Linear:
 
     def add_term(self, term, coeff):
         fs = factors(term)
-        key = _key(fs)
         for pair in self.terms:
-            if pair[0] is term or (_key(factors(pair[0])) == key
-                                   and remove_factors(factors(pair[0]), fs) == []):
+            if pair[0] is term or _same_product(factors(pair[0]), fs):
                 pair[1] += coeff
                 return
         self.terms.append([term, coeff])
