@@ -5,73 +5,30 @@ constant``, terms kept in order of first appearance), which folds nested
 constants, ``x * 1``, ``x + 0``, ``x - x`` and ``(x + 1) * 2 - 2``. Division
 and modulo by a constant use the bounds of the variables the Analyzer knows
 (loop ranges): with ``0 <= j < 4``, ``(i * 4 + j) // 4 -> i`` and
-``(i * 4 + j) % 4 -> j``. Float expressions are only constant-folded, never
-reassociated.
+``(i * 4 + j) % 4 -> j``; divisors may be products of symbolic extents
+(``arith_poly`` bounds the operands). Float expressions are only constant-folded,
+never reassociated, but for ``pow(x, n)`` of a small integer ``n``, which becomes
+``x * ... * x``.
 
 >>> from rvm.tir.expr import Var
 >>> i = Var("i")
 >>> simplify((i + 1) * 2 - 2)
 i * 2
 """
+import contextlib
+import math
+
 from rvm.ir.expr import PrimExpr
 from rvm.ir.base import structural_equal
 from rvm.tir import expr as _e
 from rvm.tir import op as _op
+from rvm.tir import arith_poly as _poly
+from rvm.tir.arith_poly import Linear as _Linear, factors, is_int, product
 from rvm.tir.free_vars import free_vars
-from rvm.tir.stmt_functor import StmtExprMutator
+from rvm.tir.stmt_functor import StmtExprMutator, post_order_visit
 
 
-class _Linear:
-    """``sum(coeff * term) + const`` over integer terms."""
-
-    def __init__(self, dtype, terms=None, const=0):
-        self.dtype = dtype
-        self.terms = terms or []  # [term, coeff] pairs, in order of first appearance
-        self.const = const
-
-    def add_term(self, term, coeff):
-        for pair in self.terms:
-            if pair[0] is term or structural_equal(pair[0], term, map_free_vars=False):
-                pair[1] += coeff
-                return
-        self.terms.append([term, coeff])
-
-    def combine(self, other, sign=1):
-        out = _Linear(self.dtype, [list(p) for p in self.terms], self.const + sign * other.const)
-        for term, coeff in other.terms:
-            out.add_term(term, sign * coeff)
-        return out
-
-    def scale(self, factor):
-        return _Linear(self.dtype, [[t, c * factor] for t, c in self.terms], self.const * factor)
-
-    def live_terms(self):
-        return [(t, c) for t, c in self.terms if c != 0]
-
-    def to_expr(self):
-        positive = [(t, c) for t, c in self.live_terms() if c > 0]
-        negative = [(t, -c) for t, c in self.live_terms() if c < 0]
-        result = None
-        for term, coeff in positive:
-            part = term if coeff == 1 else _e.Mul(term, _op.const(coeff, self.dtype))
-            result = part if result is None else _e.Add(result, part)
-        if result is None and negative:
-            term, coeff = negative.pop(0)
-            result = _e.Mul(term, _op.const(-coeff, self.dtype))
-        for term, coeff in negative:
-            part = term if coeff == 1 else _e.Mul(term, _op.const(coeff, self.dtype))
-            result = _e.Sub(result, part)
-        if result is None:
-            return _op.const(self.const, self.dtype)
-        if self.const > 0:
-            return _e.Add(result, _op.const(self.const, self.dtype))
-        if self.const < 0:
-            return _e.Sub(result, _op.const(-self.const, self.dtype))
-        return result
-
-
-def _is_int(dtype):
-    return (dtype.is_int or dtype.is_uint) and dtype.lanes == 1
+_is_int = is_int
 
 
 class Analyzer:
@@ -87,6 +44,8 @@ class Analyzer:
 
     def __init__(self):
         self._ranges = {}
+        self._symbolic_ranges = {}  # id(var) -> (min, extent) of a range not all constant
+        self._quotients = 0  # bounds being simplified (arith_poly._quotient)
 
     def bind(self, var, value):
         """Declares ``var`` to range over ``value`` (a Range) or to equal an expression."""
@@ -95,6 +54,10 @@ class Analyzer:
             ext = self.const_int_bound(value.extent)
             if lo[0] is not None and ext[1] is not None and lo[1] is not None:
                 self._ranges[id(var)] = (var, lo[0], lo[1] + ext[1] - 1)
+            elif lo[0] is not None:
+                self._ranges[id(var)] = (var, lo[0], None)
+            if not (isinstance(value.min, _e.IntImm) and isinstance(value.extent, _e.IntImm)):
+                self._symbolic_ranges[id(var)] = (value.min, value.extent)
         else:
             bound = self.const_int_bound(_op.convert(value))
             self._ranges[id(var)] = (var, bound[0], bound[1])
@@ -160,9 +123,36 @@ class Analyzer:
                 return a.scale(b.const)
             if not a.live_terms():
                 return b.scale(a.const)
+            a_mono, b_mono = a.monomial(), b.monomial()
+            if a_mono is not None and b_mono is not None and (a_mono[0] != 1 or b_mono[0] != 1):
+                # (x * 2) * y: one term x * y, coefficient 2
+                term = _e.Mul(product(a_mono[1], expr.dtype), product(b_mono[1], expr.dtype))
+                return _Linear(expr.dtype, [[term, a_mono[0] * b_mono[0]]])
         out = _Linear(expr.dtype)
         out.add_term(expr, 1)
         return out
+
+    @contextlib.contextmanager
+    def assume_nonempty(self, extents):
+        """Within: each of ``extents`` is at least 1, as inside a loop over it that runs. An
+        extent that is a positive multiple of a product of non-negative variables
+        (``s72 * s70 * 8``) then makes each of them at least 1, which divisions by them
+        need (``(s72 * s70 - 1) // s70 == s72 - 1`` only when ``s70 >= 1``)."""
+        saved = {}
+        for extent in extents:
+            mono = self._linear(extent).monomial() if _is_int(extent.dtype) else None
+            if mono is None or mono[0] <= 0:
+                continue
+            for f in mono[1]:
+                known = self._ranges.get(id(f))
+                if isinstance(f, _e.Var) and known is not None and known[1] is not None \
+                        and known[1] >= 0 and (known[2] is None or known[2] >= 1):
+                    saved.setdefault(id(f), known)
+                    self._ranges[id(f)] = (f, max(known[1], 1), known[2])
+        try:
+            yield
+        finally:
+            self._ranges.update(saved)
 
     def simplify(self, expr):
         """``expr`` (an expression or statement) with every expression simplified."""
@@ -208,30 +198,81 @@ class _Simplifier(StmtExprMutator):
         simple = _BUILD[type(op)](op.a, op.b)
         if not isinstance(simple, type(op)) or not _is_int(op.dtype):
             return simple
-        if not isinstance(op.b, _e.IntImm) or op.b.value <= 0:
-            return simple
-        c = op.b.value
+        if isinstance(op.b, _e.IntImm):
+            out = self._divmod_const(op, op.b.value) if op.b.value > 0 else None
+        else:
+            out = self._divmod_symbolic(op)
+        return simple if out is None else out
+
+    def _divmod_const(self, op, c):
+        is_div = isinstance(op, _e.FloorDiv)
         inner = op.a
         if isinstance(inner, type(op)) and isinstance(inner.b, _e.IntImm) and inner.b.value > 0:
-            if isinstance(op, _e.FloorDiv):  # (x // a) // c == x // (a * c)
+            if is_div:  # (x // a) // c == x // (a * c)
                 return self.visit(_e.FloorDiv(inner.a, _op.const(inner.b.value * c, op.dtype)))
             if inner.b.value % c == 0:  # (x % a) % c == x % c when c divides a
                 return self.visit(_e.FloorMod(inner.a, op.b))
         linear = self.ana._linear(op.a)
-        divisible = _Linear(op.dtype, const=linear.const - linear.const % c)
-        rest = _Linear(op.dtype, const=linear.const % c)
-        for term, coeff in linear.live_terms():
-            if coeff % c == 0:
-                divisible.add_term(term, coeff)
-            else:
-                rest.add_term(term, coeff)
+        divisible, rest = _split_multiples(linear, c)
+        if self._below(rest, c):
+            return _scaled_down(divisible, c) if is_div else rest.to_expr()
+        # (a * m + b) // c == a // (c / m) when m divides c and 0 <= b < m
+        for m in sorted({math.gcd(coeff, c) for _, coeff in rest.live_terms()}, reverse=True):
+            if m in (1, c):
+                continue
+            high, low = _split_multiples(rest, m)
+            if not high.live_terms() or not self._below(low, m):
+                continue
+            kind = type(op)
+            part = self.visit(kind(_scaled_down(high, m), _op.const(c // m, op.dtype)))
+            if is_div:
+                return _op.add(_scaled_down(divisible, c), part)
+            return self.visit(_e.Add(_e.Mul(part, _op.const(m, op.dtype)), low.to_expr()))
+        if divisible.live_terms() or divisible.const:
+            # (c * q + r) // c == q + r // c and (c * q + r) % c == r % c, for every r
+            part = self.visit(type(op)(rest.to_expr(), op.b))
+            return _op.add(_scaled_down(divisible, c), part) if is_div else part
+        return None
+
+    def _below(self, rest, c):
+        """Whether ``0 <= rest < c`` (a Linear, a constant ``c``) provably."""
+        if not rest.live_terms():
+            return 0 <= rest.const < c
         lo, hi = self.ana.const_int_bound(rest.to_expr())
-        if lo is None or hi is None or lo < 0 or hi >= c:
-            if rest.live_terms() or rest.const:
-                return simple
-        if isinstance(op, _e.FloorDiv):
-            return _scaled_down(divisible, c)
-        return rest.to_expr()
+        if lo is not None and hi is not None:
+            return 0 <= lo and hi < c
+        return _poly.in_range(self.ana, rest, _Linear(rest.dtype, const=c))
+
+    def _divmod_symbolic(self, op):
+        """Division by a product of symbols ``d`` (``s70 * s72``), provably positive: terms
+        that are multiples of ``d`` divide exactly, and a rest in ``[0, d)`` is the modulo."""
+        divisor = self.ana._linear(op.b)
+        mono = divisor.monomial()
+        if mono is None or mono[0] <= 0 or not _poly.positive(self.ana, divisor):
+            return None
+        d_coeff, d_factors = mono
+        linear = self.ana._linear(op.a)
+        divisible = _Linear(op.dtype)
+        rest = _Linear(op.dtype, const=linear.const)
+        for term, coeff in linear.live_terms():
+            left = _poly.remove_factors(factors(term), d_factors)
+            if left is None or coeff % d_coeff:
+                rest.add_term(term, coeff)
+            elif left:
+                divisible.add_term(product(left, op.dtype), coeff // d_coeff)
+            else:
+                divisible.const += coeff // d_coeff
+        is_div = isinstance(op, _e.FloorDiv)
+        for below in (0, -1):
+            if _poly.in_range(self.ana, rest, divisor, below):
+                if is_div:
+                    divisible.const += below
+                    return divisible.to_expr()
+                return rest.combine(divisor.scale(-below)).to_expr()
+        if divisible.live_terms() or divisible.const:
+            part = self.visit(type(op)(rest.to_expr(), op.b))
+            return _op.add(divisible.to_expr(), part) if is_div else part
+        return None
 
     visit_floor_div_ = visit_floor_mod_ = _divmod
 
@@ -288,37 +329,128 @@ class _Simplifier(StmtExprMutator):
         op = self._generic(op)
         if op.op == "tir.if_then_else" and isinstance(op.args[0], _e.IntImm):
             return op.args[1] if op.args[0].value else op.args[2]
+        if op.op == "tir.pow":
+            return _small_power(op)
         return op
 
     def visit_for_(self, op):
         self.ana.bind(op.loop_var, _e.Range.from_min_extent(op.min, op.extent))
-        return self._generic(op)
+        with self.ana.assume_nonempty([op.extent]):
+            return self._generic(op)
 
     def visit_block_realize_(self, op):
+        extents = []
         for iv in op.block.iter_vars:
             if iv.dom is not None:
                 self.ana.bind(iv.var, iv.dom)
-        return self._generic(op)
+                extents.append(iv.dom.extent)
+        with self.ana.assume_nonempty(extents):
+            return self._generic(op)
+
+
+# pow(x, n) for these exponents is x multiplied n times: a libm pow costs tens of times
+# more (GPT-2's GELU, 0.5 * x * (1 + tanh(c * (x + 0.044715 * pow(x, 3)))), spent most of
+# its time in powf), and the products round at most n - 1 times where pow rounds once.
+SMALL_POWERS = (1, 2, 3, 4)
+
+
+def _small_power(call):
+    """``pow(x, n)`` as ``x * ... * x`` for a float ``x`` free of calls and ``n`` in
+    SMALL_POWERS (``x`` is then evaluated n times: loads and arithmetic only); else
+    ``call``."""
+    x, n = call.args
+    if not (call.dtype.is_float and isinstance(n, _e.FloatImm) and n.value in SMALL_POWERS):
+        return call
+    found = []
+    post_order_visit(x, lambda node: found.append(node) if isinstance(node, _e.Call) else None)
+    if found:
+        return call
+    if n.value == 4:
+        return _e.Mul(_e.Mul(x, x), _e.Mul(x, x))
+    out = x
+    for _ in range(int(n.value) - 1):
+        out = _e.Mul(out, x)
+    return out
 
 
 def _merge_div_mod(linear, analyzer):
-    """Folds ``(x // c) * (k * c) + (x % c) * k`` into ``x * k`` (fused loop indices)."""
+    """Folds ``(x // d) * (k * d) + (x % d) * k`` into ``x * k`` (fused loop indices), ``d``
+    a constant or a product of symbols; ``x // (a * c)`` stands for ``(x // a) // c``; and
+    ``(x // d) % e * (k * d) + (x % d) * k`` into ``(x % (d * e)) * k`` (constants)."""
     terms = linear.live_terms()
     for mod_term, k in terms:
-        if not isinstance(mod_term, _e.FloorMod) or not isinstance(mod_term.b, _e.IntImm):
+        if not isinstance(mod_term, _e.FloorMod):
             continue
-        c = mod_term.b.value
+        divisor = _divisor_monomial(mod_term.b, analyzer)
+        if divisor is None:
+            continue
         for div_term, k2 in terms:
-            if isinstance(div_term, _e.FloorDiv) and isinstance(div_term.b, _e.IntImm) and \
-                    div_term.b.value == c and k2 == k * c and \
-                    structural_equal(div_term.a, mod_term.a, map_free_vars=False):
+            if k2 != k * divisor[0] or not _is_div_times(div_term, mod_term, divisor[1]):
+                continue
+            rest = _Linear(linear.dtype, const=linear.const)
+            for term, coeff in terms:
+                if term is not mod_term and term is not div_term:
+                    rest.add_term(term, coeff)
+            merged = rest.combine(analyzer._linear(mod_term.a).scale(k))
+            return _merge_div_mod(merged, analyzer)
+        for high, k2 in terms:
+            if isinstance(high, _e.FloorMod) and isinstance(high.b, _e.IntImm) and \
+                    isinstance(mod_term.b, _e.IntImm) and high.b.value > 0 and \
+                    k2 == k * mod_term.b.value and isinstance(high.a, _e.FloorDiv) and \
+                    structural_equal(high.a.a, mod_term.a, map_free_vars=False) and \
+                    structural_equal(high.a.b, mod_term.b, map_free_vars=False):
+                # (x // d) % e * (k * d) + (x % d) * k == (x % (d * e)) * k
                 rest = _Linear(linear.dtype, const=linear.const)
                 for term, coeff in terms:
-                    if term is not mod_term and term is not div_term:
+                    if term is not mod_term and term is not high:
                         rest.add_term(term, coeff)
-                merged = rest.combine(analyzer._linear(mod_term.a).scale(k))
+                wide = _op.const(mod_term.b.value * high.b.value, linear.dtype)
+                merged = rest.combine(analyzer._linear(
+                    analyzer.simplify(_e.FloorMod(mod_term.a, wide))).scale(k))
                 return _merge_div_mod(merged, analyzer)
     return linear
+
+
+def _divisor_monomial(d, analyzer):
+    """``(coeff, factors)`` of a positive divisor: a constant, or a coefficient times a
+    product of symbols."""
+    if isinstance(d, _e.IntImm):
+        return (d.value, []) if d.value > 0 else None
+    mono = analyzer._linear(d).monomial()
+    return mono if mono is not None and mono[0] > 0 else None
+
+
+def _is_div_times(term, mod_term, d_factors):
+    """Whether ``term`` is ``(x // d) * <d_factors>`` for ``mod_term`` = ``x % d``."""
+    fs = factors(term)
+    for index, f in enumerate(fs):
+        if isinstance(f, _e.FloorDiv) and _same_quotient(f, mod_term) and \
+                _poly.remove_factors(fs[:index] + fs[index + 1:], d_factors) == []:
+            return True
+    return False
+
+
+def _same_quotient(div, mod):
+    """Whether ``div`` is ``x // d`` for ``mod`` = ``x % d``, or ``x // (a * d)`` for
+    ``mod`` = ``(x // a) % d`` (constants ``a`` and ``d``)."""
+    if structural_equal(div.a, mod.a, map_free_vars=False) and \
+            structural_equal(div.b, mod.b, map_free_vars=False):
+        return True
+    inner = mod.a
+    return isinstance(inner, _e.FloorDiv) and isinstance(inner.b, _e.IntImm) and \
+        isinstance(mod.b, _e.IntImm) and isinstance(div.b, _e.IntImm) and \
+        inner.b.value > 0 and div.b.value == inner.b.value * mod.b.value and \
+        structural_equal(div.a, inner.a, map_free_vars=False)
+
+
+def _split_multiples(linear, c):
+    """``(multiples, rest)``: the terms of ``linear`` whose coefficients are multiples of
+    ``c`` and the others; the constant split into a multiple of ``c`` and ``const % c``."""
+    multiples = _Linear(linear.dtype, const=linear.const - linear.const % c)
+    rest = _Linear(linear.dtype, const=linear.const % c)
+    for term, coeff in linear.live_terms():
+        (multiples if coeff % c == 0 else rest).add_term(term, coeff)
+    return multiples, rest
 
 
 def _scaled_down(linear, c):

@@ -110,6 +110,15 @@ CASES = [
     ("avg_pad_pool", lambda x: op.nn.avg_pool2d(x, pool_size=3, strides=2, padding=1,
                                                 count_include_pad=False), [(1, 2, 11, 11)],
      None),
+    # reshapes: their indices divide by the (symbolic) extents, which Simplify folds
+    ("reshape_gelu_sym", lambda x: op.nn.gelu_tanh(op.reshape(x, (-1, 12))), [(N, 5, 12)], 7),
+    ("heads_sym", lambda x: op.reshape(op.permute_dims(x, [0, 2, 1, 3]), (-1, 52)),
+     [(N, 4, 13, 8)], 3),
+    ("heads_one", lambda x: op.reshape(op.permute_dims(x, [0, 2, 1, 3]), (-1, 52)),
+     [(N, 4, 13, 8)], 1),
+    ("reshape_static", lambda x: op.reshape(x, (3, 784)), [(3, 16, 7, 7)], None),
+    ("merge_heads_sym", lambda x: op.reshape(op.permute_dims(x, [0, 2, 1, 3]), (-1, 13, 96)),
+     [(N, 3, 13, 32)], 5),
 ]
 
 # The rule each case's one kernel gets (an NT matmul whose reduction no vector divides:

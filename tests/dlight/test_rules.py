@@ -380,3 +380,87 @@ def test_softmax_computes_its_exp_once():
     script = schedule_func(func, RULES, INFO).script()
     assert script.count("T.exp(") == 1 and 'T.block("T_softmax_exp")' in script
     assert "T.vectorized" in script
+
+
+def test_a_reshape_gets_a_vector_loop_that_divides_its_rows():
+    # The CNN's 64x16x7x7 -> 64x784 flatten: 784 is no multiple of 64 lanes but is 7 * 112
+    # (seven 16-lane vectors), so the vector loop has no predicated tail; lowering then folds
+    # the four divisions of the index into one contiguous read.
+    @T.prim_func
+    def flatten(A: T.Buffer((T.int64(64), T.int64(16), T.int64(7), T.int64(7)), "float32"),
+                B: T.Buffer((T.int64(64), T.int64(784)), "float32")):
+        for i, j in T.grid(T.int64(64), T.int64(784)):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[(vi * T.int64(784) + vj) // T.int64(7) // T.int64(7)
+                              // T.int64(16) % T.int64(64),
+                              (vi * T.int64(784) + vj) // T.int64(7) // T.int64(7)
+                              % T.int64(16),
+                              (vi * T.int64(784) + vj) // T.int64(7) % T.int64(7),
+                              (vi * T.int64(784) + vj) % T.int64(7)]
+
+    @T.prim_func
+    def expected(A: T.Buffer((T.int64(64), T.int64(16), T.int64(7), T.int64(7)), "float32"),
+                 B: T.Buffer((T.int64(64), T.int64(784)), "float32")):
+        T.func_attr({"tir.is_scheduled": "generic"})
+        for i_j_0_fused in range(T.int64(448)):
+            for j_1 in T.vectorized(T.int64(112)):
+                with T.block("B"):
+                    vi = T.axis.spatial(T.int64(64), i_j_0_fused // T.int64(7))
+                    vj = T.axis.spatial(T.int64(784), i_j_0_fused % T.int64(7) * T.int64(112)
+                                        + j_1)
+                    B[vi, vj] = A[(vi * T.int64(784) + vj) // T.int64(7) // T.int64(7)
+                                  // T.int64(16) % T.int64(64),
+                                  (vi * T.int64(784) + vj) // T.int64(7) // T.int64(7)
+                                  % T.int64(16),
+                                  (vi * T.int64(784) + vj) // T.int64(7) % T.int64(7),
+                                  (vi * T.int64(784) + vj) % T.int64(7)]
+
+    scheduled = schedule_func(flatten.with_attr("global_symbol", "flatten"), RULES, INFO)
+    assert_structural_equal(scheduled, expected.with_attr("global_symbol", "flatten"))
+    from rvm.ir.module import IRModule
+    from rvm.tir.transform.pipeline import lower_module
+
+    lowered = lower_module(IRModule({"flatten": scheduled}))["flatten"].script()
+    assert "B[j_1 + i_j_0_fused * T.int64(112)] = A[i_j_0_fused * T.int64(112) + j_1]" \
+        in lowered, lowered
+
+
+def test_a_transpose_gets_vectors_inside_the_runs_it_reads():
+    # BERT's heads merged back, (2, 4, 9, 32) -> (2, 9, 128): a 64-lane vector would read
+    # two runs of 32 from two heads (a gather); vectors of 32 read one run each, and the
+    # lowered read is contiguous.
+    @T.prim_func
+    def merge_heads(A: T.Buffer((T.int64(2), T.int64(4), T.int64(9), T.int64(32)), "float32"),
+                    B: T.Buffer((T.int64(2), T.int64(9), T.int64(128)), "float32")):
+        C = T.alloc_buffer((T.int64(2), T.int64(9), T.int64(4), T.int64(32)))
+        for b, s, h, d in T.grid(T.int64(2), T.int64(9), T.int64(4), T.int64(32)):
+            with T.block("C"):
+                vb, vs, vh, vd = T.axis.remap("SSSS", [b, s, h, d])
+                C[vb, vs, vh, vd] = A[vb, vh, vs, vd]
+        for b, s, k in T.grid(T.int64(2), T.int64(9), T.int64(128)):
+            with T.block("B"):
+                vb, vs, vk = T.axis.remap("SSS", [b, s, k])
+                B[vb, vs, vk] = C[vb, vs, vk // T.int64(32), vk % T.int64(32)]
+
+    @T.prim_func
+    def expected(A: T.Buffer((T.int64(2), T.int64(4), T.int64(9), T.int64(32)), "float32"),
+                 B: T.Buffer((T.int64(2), T.int64(9), T.int64(128)), "float32")):
+        T.func_attr({"tir.is_scheduled": "generic"})
+        for b_s_k_0_fused in range(T.int64(72)):
+            for k_1 in T.vectorized(T.int64(32)):
+                with T.block("B"):
+                    vb = T.axis.spatial(T.int64(2), b_s_k_0_fused // T.int64(36))
+                    vs = T.axis.spatial(T.int64(9), b_s_k_0_fused // T.int64(4) % T.int64(9))
+                    vk = T.axis.spatial(T.int64(128),
+                                        b_s_k_0_fused % T.int64(4) * T.int64(32) + k_1)
+                    B[vb, vs, vk] = A[vb, vk // T.int64(32), vs, vk % T.int64(32)]
+
+    scheduled = schedule_func(merge_heads.with_attr("global_symbol", "m"), RULES, INFO)
+    assert_structural_equal(scheduled, expected.with_attr("global_symbol", "m"))
+    from rvm.ir.module import IRModule
+    from rvm.tir.transform.pipeline import lower_module
+
+    lowered = lower_module(IRModule({"m": scheduled}))["m"].script()
+    assert "k_1]" in lowered and "T.Div(k_1" not in lowered and "truncmod(k_1" not in lowered, \
+        lowered

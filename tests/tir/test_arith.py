@@ -29,7 +29,9 @@ def test_division_with_bounds():
     assert ana.simplify((i * 4 + j) // 4) is i
     assert ana.simplify((i * 4 + j) % 4) is j
     unbounded = tir.Var("u")
-    assert isinstance(ana.simplify((i * 4 + unbounded) // 4), tir.FloorDiv)
+    # the multiple of 4 divides exactly whatever the rest: the rest keeps its division
+    assert repr(ana.simplify((i * 4 + unbounded) // 4)) == "i + u // 4"
+    assert repr(ana.simplify((i * 4 + unbounded) % 4)) == "u % 4"
 
 
 def test_min_max_and_comparisons():
@@ -95,3 +97,16 @@ def test_nested_div_and_mod():
     assert repr(simplify(x // 4 // 2)) == "x // 8"
     assert repr(simplify(x % 8 % 4)) == "x % 4"
     assert repr(simplify(x % 4 % 8)) == "x % 4"
+
+
+def test_small_integer_powers_become_products():
+    x = tir.Var("x", "float32")
+    a = tir.decl_buffer((4,), "float32", name="a")
+    cube = simplify(tir.Call("float32", "tir.pow", [a[1] + x, tir.const(3.0, "float32")]))
+    assert repr(cube).count("*") == 2 and "pow" not in repr(cube)
+    assert simplify(tir.Call("float32", "tir.pow", [x, tir.const(1.0, "float32")])) is x
+    # a fractional exponent, a call in the base (evaluated once by pow, n times by a
+    # product) and pow(x, 0) (1 even for NaN) stay calls
+    for base, exponent in ((x, 2.5), (tir.Call("float32", "tir.exp", [x]), 2.0), (x, 0.0)):
+        out = simplify(tir.Call("float32", "tir.pow", [base, tir.const(exponent, "float32")]))
+        assert isinstance(out, tir.Call) and out.op == "tir.pow"

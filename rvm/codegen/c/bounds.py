@@ -147,6 +147,11 @@ def _as_const(p):
     return None
 
 
+# Integer values the prover does not follow into (loads, selects, calls): each lies in the
+# range of its own C type.
+_OPAQUE_VALUES = (E.BufferLoad, E.Call, E.Select)
+
+
 class BoundsProver:
     """Scopes (``push_loop``/``push_let``/``push_fact``, each with ``pop``) and ``proves``.
 
@@ -155,7 +160,8 @@ class BoundsProver:
     polynomial range checks that proofs relied on, as (poly, lo, hi). ``dims``: tensor
     dimensions that are products of symbols (``s70 * s72``, a batch times a sequence
     flattened), each then a non-negative monomial (``products``) on the requirement,
-    checked on entry, that its value lies in [0, INT64_MAX].
+    checked on entry, that its value lies in [0, INT64_MAX]; a scalar parameter among its
+    factors is required to lie in that range too, and is then a size like a shape variable.
     """
 
     def __init__(self, shape_vars, scalar_params, dims=()):
@@ -174,6 +180,7 @@ class BoundsProver:
         self._open = set()  # atoms whose interval is being computed
         self.work = 0  # steps spent, against WORK_LIMIT
         self.products = set()
+        self.positive = {}  # id(loop var) -> symbols its running makes at least 1
         for dim in dims:
             self._product_dim(dim)
 
@@ -191,6 +198,15 @@ class BoundsProver:
         m = tuple(sorted(factors))
         if len(m) < 2:
             return
+        for key in m:
+            if key not in self.nonneg:
+                # a scalar parameter that is a factor of a dimension is a size: checked to be
+                # one on entry, so that its products with loop indices keep their sign
+                var = self.symbols[key]
+                poly = {(key,): Fraction(1)}
+                self.requirements[(tuple(sorted(poly.items())), 0, _dtype_range(var.dtype)[1])] \
+                    = (poly, 0, _dtype_range(var.dtype)[1])
+                self.nonneg[key] = var
         self.products.add(m)  # the proof of its own range reads it as a monomial
         reqs = []
         try:
@@ -230,10 +246,22 @@ class BoundsProver:
                 self._operand(start, reqs)
                 self._operand(extent, reqs)
                 info = (s_lo, _add(e_hi, _const(-1)), reqs)
+                self._sizes_of_extent(var, self._exact(extent, []))
             except _Fail:
                 info = None
         self.loops[id(var)] = info
         self._stack.append(("loop", id(var)))
+
+    def _sizes_of_extent(self, var, extent):
+        """Inside a loop over ``c * s1 * s2 ...`` (sizes, ``c >= 1``), which runs only when
+        that is at least 1, each of the sizes is at least 1."""
+        if len(extent) == 1:
+            (m, c), = extent.items()
+            if m and c >= 1 and all(k in self.nonneg for k in m):
+                self.positive[id(var)] = set(m)
+
+    def _is_positive(self, key):
+        return any(key in keys for keys in self.positive.values())
 
     def push_let(self, var, value):
         """Enters a scope where ``var`` equals ``value`` converted to ``var``'s dtype."""
@@ -289,6 +317,7 @@ class BoundsProver:
         kind, value = self._stack.pop()
         if kind == "loop":
             self.loops.pop(value, None)
+            self.positive.pop(value, None)
         elif kind == "let":
             self.lets.pop(value, None)
         else:
@@ -513,6 +542,9 @@ class BoundsProver:
         return q
 
     def _node_interval(self, e, reqs):
+        if isinstance(e, (E.FloorDiv, E.FloorMod, E.Div, E.Mod)) and \
+                not isinstance(e.b, E.IntImm):
+            return self._symbolic_division(e, reqs)
         if isinstance(e, (E.FloorDiv, E.FloorMod, E.Div, E.Mod)):
             if not isinstance(e.b, E.IntImm) or e.b.value <= 0:
                 raise _Fail
@@ -543,7 +575,48 @@ class BoundsProver:
             return (tight, loose) if want_min else (loose, tight)
         if isinstance(e, E.Cast) and (e.value.dtype.is_int or e.value.dtype.is_uint):
             return self._operand(e.value, reqs, e)
+        if isinstance(e, _OPAQUE_VALUES):
+            # a value C computes in e's type (a loaded index, a select of two): somewhere in
+            # that type's range, which a clamp (min/max with constants) narrows
+            lo_r, hi_r = _dtype_range(e.dtype)
+            return _const(lo_r), _const(hi_r)
         raise _Fail
+
+    def _symbolic_division(self, e, reqs):
+        """``x // d`` and ``x % d`` for ``x >= 0`` and ``d`` a product of sizes the enclosing
+        loops make positive (``_sizes_of_extent``): ``x % d`` in ``[0, d - 1]``; ``x // d`` in
+        ``[0, q + floor(r / d)]`` for ``x <= q * d + r`` (``q`` with integer coefficients),
+        where ``floor(r / d)`` is at most -1 for ``r < 0`` and at most ``r`` otherwise."""
+        d = self._exact(e.b, reqs)
+        if len(d) != 1:
+            raise _Fail
+        (m, c), = d.items()
+        if not m or c < 1 or c.denominator != 1 or not all(self._is_positive(k) for k in m):
+            raise _Fail
+        lo, hi = self._operand(e.a, reqs, e, e.b)
+        self._operand(e.b, reqs, e, e.a)
+        self._require(hi, *_INT64, reqs)
+        if not self._nonneg(lo):
+            raise _Fail
+        if isinstance(e, (E.FloorMod, E.Mod)):
+            return _const(0), _add(d, _const(-1))
+        quotient, r = {}, Fraction(0)
+        for mono, coeff in hi.items():
+            if not mono:
+                r = coeff
+                continue
+            rest = list(mono)
+            for k in m:
+                if k not in rest:
+                    raise _Fail
+                rest.remove(k)
+            q = coeff / c
+            if q.denominator != 1:
+                raise _Fail
+            quotient = _add(quotient, {tuple(rest): q})
+        if r.denominator != 1:
+            raise _Fail
+        return _const(0), _add(quotient, _const(-1 if r < 0 else r))
 
     def _pick(self, a, b, want_min):
         """The smaller (or larger) of two polynomials when provable, else None."""

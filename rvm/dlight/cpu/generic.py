@@ -24,7 +24,7 @@ from rvm.dlight.analysis import (
     parallel_outer, work, write_dtype,
 )
 from rvm.dlight.rule import ScheduleRule
-from rvm.tir.expr import BufferLoad, Div
+from rvm.tir.expr import BufferLoad, Div, IntImm, Var
 from rvm.tir.free_vars import used_vars
 from rvm.tir.schedule.analysis import const_extent, is_complete_block, is_reduction_block
 from rvm.tir.schedule.primitive.partition_rows import (
@@ -77,14 +77,56 @@ def schedule_spatial(sch, block, info):
         # the remainder of a partitioned axis (prepare): fewer than a vector, one at a time
         parallel_outer(sch, outer, total, info)
         return True
-    if const_extent(sch.get(last)) is None or extent_of(sch, last) > width:
+    factor = vector_factor(sch.get(last), lanes, width, contiguous_run(sch.get(block), lanes))
+    if const_extent(sch.get(last)) is None or extent_of(sch, last) > factor:
         # a symbolic last axis (attention scores over the sequence) too: a vector loop
         # has a constant extent
-        rest, last = sch.split(last, [None, width])
+        rest, last = sch.split(last, [None, factor])
         outer.append(rest)
     parallel_outer(sch, outer, total, info)
     sch.vectorize(last)
     return True
+
+
+def contiguous_run(block, lanes):
+    """The elements of the innermost axis a load of ``block`` reads in a row at most, when a
+    load's last index is a function of that axis other than the axis itself (a transpose's
+    ``x[.., v // 32, .., v % 32]`` reads runs of its last dimension, 32): the smallest such
+    constant last dimension of at least ``lanes``, else None."""
+    last = block.writes[0].region[-1].min if block.writes and block.writes[0].region else None
+    if not isinstance(last, Var):
+        return None
+    runs = []
+
+    def visit(node):
+        if isinstance(node, BufferLoad) and node.indices:
+            index, dim = node.indices[-1], node.buffer.shape[-1]
+            if index is not last and id(last) in used_vars(index) \
+                    and isinstance(dim, IntImm) and dim.value >= lanes:
+                runs.append(dim.value)
+
+    post_order_visit(block.body, visit)
+    return min(runs) if runs else None
+
+
+def vector_factor(loop, lanes, width, run=None):
+    """The extent of the vector loop split off ``loop``: the largest multiple of ``lanes`` up
+    to ``width`` that divides ``run`` (a vector inside a transpose's contiguous runs) when a
+    run is given; else ``width``, unless it leaves a tail (a predicate on every iteration,
+    which also hides the index's range from the simplifier) and a multiple of ``lanes`` up
+    to ``2 * width`` divides the constant extent (784 = 7 * 112: seven vectors of 16
+    lanes)."""
+    if run is not None:
+        for factor in range(min(run, width) // lanes * lanes, lanes - 1, -lanes):
+            if run % factor == 0:
+                return factor
+    extent = const_extent(loop)
+    if extent is None or extent % width == 0:
+        return width
+    for factor in range(2 * width - 2 * width % lanes, lanes - 1, -lanes):
+        if extent % factor == 0:
+            return factor
+    return width
 
 
 def _starts_at_zero(loop):

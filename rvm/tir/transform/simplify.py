@@ -11,6 +11,7 @@ iteration are replaced by their body.
 from rvm.ir.base import structural_equal
 from rvm.tir.arith import Analyzer
 from rvm.tir.expr import IntImm, Range
+from rvm.tir.free_vars import free_vars
 from rvm.tir.op import const, max_value
 from rvm.tir.stmt import Evaluate, SeqStmt, stmt_seq
 from rvm.tir.stmt_functor import StmtMutator, substitute
@@ -58,8 +59,9 @@ def simplify_prim_func(func):
         buffer = func.buffer_map.get(param)
         if buffer is not None:
             for dim in buffer.shape:
-                if hasattr(dim, "name_hint"):
-                    analyzer.bind(dim, _non_negative(dim))
+                # a dimension's variables are sizes: ``s70`` of a dimension ``s70 * s72`` too
+                for var in free_vars(dim):
+                    analyzer.bind(var, _non_negative(var))
     body = _UnitLoopRemover().visit(func.body)
     body = _DeadBranchRemover().visit(analyzer.simplify(body))
     if structural_equal(body, func.body, map_free_vars=False):
