@@ -28,9 +28,9 @@ C_TYPES = {
 }
 BINARY = {E.Add: "+", E.Sub: "-", E.Mul: "*", E.EQ: "==", E.NE: "!=", E.LT: "<",
           E.LE: "<=", E.GT: ">", E.GE: ">=", E.And: "&&", E.Or: "||"}
-# Intrinsic -> (float32 function, float64 function).
+# Intrinsic -> (float32 function, float64 function); rvm_expf is the preamble's EXP_HELPER.
 MATH = {
-    "tir.exp": ("expf", "exp"), "tir.exp2": ("exp2f", "exp2"), "tir.log": ("logf", "log"),
+    "tir.exp": ("rvm_expf", "exp"), "tir.exp2": ("exp2f", "exp2"), "tir.log": ("logf", "log"),
     "tir.log2": ("log2f", "log2"), "tir.log10": ("log10f", "log10"),
     "tir.log1p": ("log1pf", "log1p"), "tir.sqrt": ("sqrtf", "sqrt"),
     "tir.tanh": ("tanhf", "tanh"), "tir.erf": ("erff", "erf"), "tir.sin": ("sinf", "sin"),

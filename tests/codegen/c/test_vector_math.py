@@ -85,3 +85,55 @@ def test_vectorized_kernels_link_the_vector_forms():
 
     assert "#pragma omp declare simd notinbranch\nfloat tanhf(float);" in render_preamble(True)
     assert "-lmvec" in default_compiler().flags()
+
+
+def _libm_expf(x):
+    """The C library's scalar expf on each element (the reference libmvec's lanes fall back to)."""
+    import ctypes
+    import ctypes.util
+
+    libm = ctypes.CDLL(ctypes.util.find_library("m"))
+    libm.expf.restype = ctypes.c_float
+    libm.expf.argtypes = [ctypes.c_float]
+    return np.array([libm.expf(float(v)) for v in x], np.float32)
+
+
+def test_exp_of_masked_scores_is_libm_expf_bit_for_bit():
+    """rvm_expf (the preamble's EXP_HELPER) moves arguments below -104 (a softmax's masked
+    scores, -3.4e38 or -inf) onto libmvec's fast path and returns +0 for them: below libmvec's
+    fast range (-87.3) every result, subnormal ones near the threshold included, is what the
+    scalar expf gives (as libmvec's fallback gave), above it within 4 ulp of the exact value,
+    in the vector body and in a remainder of any length, mixed with ordinary lanes."""
+    edge = np.float32(-104.0)
+    around = [np.nextafter(edge, np.float32(-np.inf)), edge, np.nextafter(edge, np.float32(0))]
+    x = np.concatenate([
+        np.array([-3.4e38, -np.inf, np.nan, -np.nan, np.inf, 0.0, -0.0, -87.3, -87.4, -103.97,
+                  -103.98, -1e30, 88.8, -1.0, 2.5, *around], np.float32),
+        np.linspace(-106, -86, 2003, dtype=np.float32),  # subnormal results and the edge
+        np.where(np.arange(301) % 2 == 0, np.float32(-3.4e38),
+                 np.linspace(-4, 4, 301, dtype=np.float32))])  # a causal mask's pattern
+    want = _libm_expf(x)
+    assert np.count_nonzero((want > 0) & (want < np.finfo(np.float32).tiny)) > 100
+    with np.errstate(all="ignore"):
+        exact = np.exp(x.astype(np.float64)).astype(np.float32)
+    slow = ~(x >= -87.34)  # below libmvec's fast range, and NaN
+    for start in (0, 1, 5, 16, 23):
+        got = rvm.nd.empty((x.size - start,), "float32")
+        _kernel(T.exp)(rvm.nd.array(x[start:]), got)
+        got, below = got.numpy(), slow[start:]
+        np.testing.assert_array_equal(got[below].view(np.uint32),
+                                      want[start:][below].view(np.uint32))
+        assert _ulp_distance(got[~below], exact[start:][~below]).max() <= 4
+
+
+def test_float32_exp_calls_the_helper_and_float64_exp_libm():
+    from rvm import te, tir
+    from rvm.codegen.c.preamble import EXP_HELPER
+
+    for dtype, call in (("float32", "rvm_expf("), ("float64", " exp(")):
+        n = tir.Var("n", "int64")
+        x = te.placeholder((n,), dtype, name="x")
+        y = te.compute((n,), lambda i: T.exp(x[i]), name="y")
+        func = te.create_prim_func([x, y]).with_attr("global_symbol", "f")
+        source = build(func, "c").get_source()
+        assert call in source.split(EXP_HELPER, 1)[1], dtype
