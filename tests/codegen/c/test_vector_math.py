@@ -137,3 +137,43 @@ def test_float32_exp_calls_the_helper_and_float64_exp_libm():
         func = te.create_prim_func([x, y]).with_attr("global_symbol", "f")
         source = build(func, "c").get_source()
         assert call in source.split(EXP_HELPER, 1)[1], dtype
+
+
+@pytest.mark.parametrize("power", [2.0, 3.0])
+def test_small_constant_powers_are_products_within_2_ulp(power):
+    """x ** 2 and x ** 3 are products (rvm_powf2, rvm_powf3: libmvec's powf is scalar on
+    negative bases): within 2 ulp of the exact power, with powf's zeros (signed), infinities,
+    NaN, overflow and subnormal results, in the vector body and a remainder alike."""
+    x = np.concatenate([_inputs(), np.array([-0.0, 1e-15, -1e-15, 2e-13, -3e-13, 7e12, -7e12,
+                                             1.9e19, -1.9e19], np.float32)])
+    with np.errstate(all="ignore"):
+        exact = (x.astype(np.float64) ** power).astype(np.float32)
+    kernel = _kernel(lambda v: T.power(v, T.const(power, "float32")))
+    for start in (0, 3):
+        got = rvm.nd.empty((x.size - start,), "float32")
+        kernel(rvm.nd.array(x[start:]), got)
+        got, want = got.numpy(), exact[start:]
+        assert np.array_equal(np.isnan(got), np.isnan(want))
+        assert np.array_equal(np.isinf(got), np.isinf(want))
+        assert np.array_equal(np.signbit(got), np.signbit(want))
+        assert _ulp_distance(got, want).max() <= 2
+
+
+def test_only_constant_powers_2_and_3_of_float32_become_products():
+    from rvm import te, tir
+    from rvm.codegen.c.preamble import SMALL_POWER_HELPERS
+
+    cases = [("float32", 3.0, "rvm_powf3("), ("float32", 2.0, "rvm_powf2("),
+             ("float32", 2.5, "powf("), ("float64", 3.0, " pow(")]
+    for dtype, power, call in cases:
+        n = tir.Var("n", "int64")
+        x = te.placeholder((n,), dtype, name="x")
+        y = te.compute((n,), lambda i: T.power(x[i], T.const(power, dtype)), name="y")
+        func = te.create_prim_func([x, y]).with_attr("global_symbol", "f")
+        body = build(func, "c").get_source().split(SMALL_POWER_HELPERS, 1)[1]
+        assert call in body, (dtype, power)
+    n = tir.Var("n", "int64")
+    x = te.placeholder((n,), "float32", name="x")
+    y = te.compute((n,), lambda i: T.power(x[i], x[i]), name="y")  # a run-time exponent
+    body = build(te.create_prim_func([x, y]).with_attr("global_symbol", "f"), "c").get_source()
+    assert "powf(x[" in body.split(SMALL_POWER_HELPERS, 1)[1]
