@@ -54,7 +54,7 @@ C_KEYWORDS = frozenset(
 # Names the generated code or the C library uses, never given to kernel variables.
 RESERVED = C_KEYWORDS | frozenset(
     [fn for pair in MATH.values() for fn in pair] + list(C_TYPES.values())
-    + "malloc free isnan isinf isfinite snprintf strcmp size_t INFINITY NAN INT64_C UINT64_C "
+    + "expf malloc free isnan isinf isfinite snprintf strcmp size_t INFINITY NAN INT64_C UINT64_C "
       "INT64_MIN INT32_MIN".split())
 # The C operators: node type -> (symbol, precedence); C text is fully parenthesized.
 C_INFIX = {E.Add: ("+", 0), E.Sub: ("-", 0), E.Mul: ("*", 0), E.EQ: ("==", 0),

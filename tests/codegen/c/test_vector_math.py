@@ -177,3 +177,20 @@ def test_only_constant_powers_2_and_3_of_float32_become_products():
     y = te.compute((n,), lambda i: T.power(x[i], x[i]), name="y")  # a run-time exponent
     body = build(te.create_prim_func([x, y]).with_attr("global_symbol", "f"), "c").get_source()
     assert "powf(x[" in body.split(SMALL_POWER_HELPERS, 1)[1]
+
+
+def test_kernel_variables_never_take_the_names_of_the_vector_math_functions():
+    """rvm_expf calls expf: a kernel variable named expf (or any vector math function) is
+    renamed, so no local declaration can shadow a function the helpers or the kernel call."""
+    from rvm import te, tir
+    from rvm.codegen.c.expr import RESERVED
+
+    assert set(VECTOR_MATH_FUNCTIONS) <= RESERVED
+    n = tir.Var("expf", "int64")
+    x = te.placeholder((n,), "float32", name="powf")
+    y = te.compute((n,), lambda i: T.exp(x[i]), name="logf")
+    f = build(te.create_prim_func([x, y]).with_attr("global_symbol", "f"), "c")["f"]
+    a = np.array([-3.4e38, -1.0, 0.0, 1.0, np.nan], np.float32)
+    out = rvm.nd.empty(a.shape, "float32")
+    f(rvm.nd.array(a), out)
+    assert _ulp_distance(out.numpy(), np.exp(a.astype(np.float64)).astype(np.float32)).max() <= 4
