@@ -98,7 +98,7 @@ def _libm_expf(x):
     return np.array([libm.expf(float(v)) for v in x], np.float32)
 
 
-def test_exp_of_masked_scores_is_libm_expf_bit_for_bit():
+def test_exp_below_the_fast_range_is_libm_expf_bit_for_bit():
     """rvm_expf (the preamble's EXP_HELPER) moves arguments below -104 (a softmax's masked
     scores, -3.4e38 or -inf) onto libmvec's fast path and returns +0 for them: below libmvec's
     fast range (-87.3) every result, subnormal ones near the threshold included, is what the
