@@ -85,3 +85,112 @@ def test_vectorized_kernels_link_the_vector_forms():
 
     assert "#pragma omp declare simd notinbranch\nfloat tanhf(float);" in render_preamble(True)
     assert "-lmvec" in default_compiler().flags()
+
+
+def _libm_expf(x):
+    """The C library's scalar expf on each element (the reference libmvec's lanes fall back to)."""
+    import ctypes
+    import ctypes.util
+
+    libm = ctypes.CDLL(ctypes.util.find_library("m"))
+    libm.expf.restype = ctypes.c_float
+    libm.expf.argtypes = [ctypes.c_float]
+    return np.array([libm.expf(float(v)) for v in x], np.float32)
+
+
+def test_exp_below_the_fast_range_is_libm_expf_bit_for_bit():
+    """rvm_expf (the preamble's EXP_HELPER) moves arguments below -104 (a softmax's masked
+    scores, -3.4e38 or -inf) onto libmvec's fast path and returns +0 for them: below libmvec's
+    fast range (-87.3) every result, subnormal ones near the threshold included, is what the
+    scalar expf gives (as libmvec's fallback gave), above it within 4 ulp of the exact value,
+    in the vector body and in a remainder of any length, mixed with ordinary lanes."""
+    edge = np.float32(-104.0)
+    around = [np.nextafter(edge, np.float32(-np.inf)), edge, np.nextafter(edge, np.float32(0))]
+    x = np.concatenate([
+        np.array([-3.4e38, -np.inf, np.nan, -np.nan, np.inf, 0.0, -0.0, -87.3, -87.4, -103.97,
+                  -103.98, -1e30, 88.8, -1.0, 2.5, *around], np.float32),
+        np.linspace(-106, -86, 2003, dtype=np.float32),  # subnormal results and the edge
+        np.where(np.arange(301) % 2 == 0, np.float32(-3.4e38),
+                 np.linspace(-4, 4, 301, dtype=np.float32))])  # a causal mask's pattern
+    want = _libm_expf(x)
+    assert np.count_nonzero((want > 0) & (want < np.finfo(np.float32).tiny)) > 100
+    with np.errstate(all="ignore"):
+        exact = np.exp(x.astype(np.float64)).astype(np.float32)
+    slow = ~(x >= -87.34)  # below libmvec's fast range, and NaN
+    for start in (0, 1, 5, 16, 23):
+        got = rvm.nd.empty((x.size - start,), "float32")
+        _kernel(T.exp)(rvm.nd.array(x[start:]), got)
+        got, below = got.numpy(), slow[start:]
+        np.testing.assert_array_equal(got[below].view(np.uint32),
+                                      want[start:][below].view(np.uint32))
+        assert _ulp_distance(got[~below], exact[start:][~below]).max() <= 4
+
+
+def test_float32_exp_calls_the_helper_and_float64_exp_libm():
+    from rvm import te, tir
+    from rvm.codegen.c.preamble import EXP_HELPER
+
+    for dtype, call in (("float32", "rvm_expf("), ("float64", " exp(")):
+        n = tir.Var("n", "int64")
+        x = te.placeholder((n,), dtype, name="x")
+        y = te.compute((n,), lambda i: T.exp(x[i]), name="y")
+        func = te.create_prim_func([x, y]).with_attr("global_symbol", "f")
+        source = build(func, "c").get_source()
+        assert call in source.split(EXP_HELPER, 1)[1], dtype
+
+
+@pytest.mark.parametrize("power", [2.0, 3.0])
+def test_small_constant_powers_are_products_within_2_ulp(power):
+    """x ** 2 and x ** 3 are products (rvm_powf2, rvm_powf3: libmvec's powf is scalar on
+    negative bases): within 2 ulp of the exact power, with powf's zeros (signed), infinities,
+    NaN, overflow and subnormal results, in the vector body and a remainder alike."""
+    x = np.concatenate([_inputs(), np.array([-0.0, 1e-15, -1e-15, 2e-13, -3e-13, 7e12, -7e12,
+                                             1.9e19, -1.9e19], np.float32)])
+    with np.errstate(all="ignore"):
+        exact = (x.astype(np.float64) ** power).astype(np.float32)
+    kernel = _kernel(lambda v: T.power(v, T.const(power, "float32")))
+    for start in (0, 3):
+        got = rvm.nd.empty((x.size - start,), "float32")
+        kernel(rvm.nd.array(x[start:]), got)
+        got, want = got.numpy(), exact[start:]
+        assert np.array_equal(np.isnan(got), np.isnan(want))
+        assert np.array_equal(np.isinf(got), np.isinf(want))
+        assert np.array_equal(np.signbit(got), np.signbit(want))
+        assert _ulp_distance(got, want).max() <= 2
+
+
+def test_only_constant_powers_2_and_3_of_float32_become_products():
+    from rvm import te, tir
+    from rvm.codegen.c.preamble import SMALL_POWER_HELPERS
+
+    cases = [("float32", 3.0, "rvm_powf3("), ("float32", 2.0, "rvm_powf2("),
+             ("float32", 2.5, "powf("), ("float64", 3.0, " pow(")]
+    for dtype, power, call in cases:
+        n = tir.Var("n", "int64")
+        x = te.placeholder((n,), dtype, name="x")
+        y = te.compute((n,), lambda i: T.power(x[i], T.const(power, dtype)), name="y")
+        func = te.create_prim_func([x, y]).with_attr("global_symbol", "f")
+        body = build(func, "c").get_source().split(SMALL_POWER_HELPERS, 1)[1]
+        assert call in body, (dtype, power)
+    n = tir.Var("n", "int64")
+    x = te.placeholder((n,), "float32", name="x")
+    y = te.compute((n,), lambda i: T.power(x[i], x[i]), name="y")  # a run-time exponent
+    body = build(te.create_prim_func([x, y]).with_attr("global_symbol", "f"), "c").get_source()
+    assert "powf(x[" in body.split(SMALL_POWER_HELPERS, 1)[1]
+
+
+def test_kernel_variables_never_take_the_names_of_the_vector_math_functions():
+    """rvm_expf calls expf: a kernel variable named expf (or any vector math function) is
+    renamed, so no local declaration can shadow a function the helpers or the kernel call."""
+    from rvm import te, tir
+    from rvm.codegen.c.expr import RESERVED
+
+    assert set(VECTOR_MATH_FUNCTIONS) <= RESERVED
+    n = tir.Var("expf", "int64")
+    x = te.placeholder((n,), "float32", name="powf")
+    y = te.compute((n,), lambda i: T.exp(x[i]), name="logf")
+    f = build(te.create_prim_func([x, y]).with_attr("global_symbol", "f"), "c")["f"]
+    a = np.array([-3.4e38, -1.0, 0.0, 1.0, np.nan], np.float32)
+    out = rvm.nd.empty(a.shape, "float32")
+    f(rvm.nd.array(a), out)
+    assert _ulp_distance(out.numpy(), np.exp(a.astype(np.float64)).astype(np.float32)).max() <= 4
