@@ -42,10 +42,6 @@ MATH = {
     "tir.ceil": ("ceilf", "ceil"), "tir.round": ("nearbyintf", "nearbyint"),
     "tir.trunc": ("truncf", "trunc"), "tir.pow": ("powf", "pow"), "tir.fmod": ("fmodf", "fmod"),
 }
-# powf(x, 2) and powf(x, 3) (GPT-2's GELU cubes its input) as products, the preamble's
-# SMALL_POWER_HELPERS: libmvec's vector powf computes every lane with the scalar powf when one
-# base is negative (~5x the cost), the products are within 2 ulp of the exact power.
-SMALL_POWERS = {2.0: "rvm_powf2", 3.0: "rvm_powf3"}
 C_KEYWORDS = frozenset(
     "auto break case char const continue default do double else enum extern float for goto if "
     "inline int long register restrict return short signed sizeof static struct switch typedef "
@@ -378,10 +374,6 @@ class CExprPrinter(ExprPrinter):
                                    f"got {e.dtype}")
             self._expect_args(e, 2 if op in ("tir.pow", "tir.fmod") else 1, float_args=True)
             fn = MATH[op][e.dtype.bits == 64]
-            power = args[1].value if op == "tir.pow" and isinstance(args[1], E.FloatImm) \
-                else None
-            if fn == "powf" and power in SMALL_POWERS:
-                return f"{SMALL_POWERS[power]}({self.expr(args[0])})"
             return f"{fn}({', '.join(self.expr(a) for a in args)})"
         if op in ("tir.isnan", "tir.isinf", "tir.isfinite"):
             self._expect_args(e, 1, float_args=True)
