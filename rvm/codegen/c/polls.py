@@ -15,6 +15,16 @@ loop, which counts the strip's iterations against the budget. So is a simd loop 
 an extent that encloses other loops: their polls only break out of them, and the simd
 loop's own iterations would run on.
 
+A serial loop nested in another loop whose body is a small poll-free nest (``strip_body``:
+constant extents, at most ``STRIP // 2`` iterations, no parallel or while loop: a register tile's
+reduction loop over its unrolled rows and vector columns) does not poll per iteration,
+where the poll would cost registers and instructions in the hottest loop of a matmul: it
+polls once before it when its whole nest runs at most ``STRIP`` times, else it runs in
+strips of ``STRIP // body`` iterations polled between them; either poll counts the loop's
+iterations, as its per-iteration polls did. A loop's poll, wherever it sits, stands for its
+body when that body runs at most ``STRIP`` times (``covers_body``): the loops inside poll no
+more (the row-tile loop of a matmul polls once per tile, its reduction loop not at all).
+
 When a poll fires, serial code returns the error at once (freeing live
 workspaces). A parallel loop becomes an OpenMP region that shares the
 iterations out itself: they are cut into contiguous chunks (up to
@@ -95,6 +105,40 @@ def is_small_tile(loop):
     return count is not None and count <= STRIP
 
 
+def covers_body(loop):
+    """Whether the poll of ``loop`` (per iteration, between strips or before it) stands for
+    its body: the body is a nest of constant extents running at most STRIP times per
+    iteration, without parallel or while loops, so the loops in it need no polls of their
+    own."""
+    count = nest_iterations(loop.body)
+    return count is not None and count <= STRIP and not _has_parallel(loop.body)
+
+
+def strip_body(loop):
+    """The iterations of ``loop``'s body (its nest's innermost bodies per iteration of it)
+    when the body is a small poll-free nest (module docstring), else None: a body above
+    ``STRIP // 2`` iterations keeps its poll per iteration (strips of one iteration each
+    would poll as often)."""
+    count = nest_iterations(loop.body)
+    if count is None or count > STRIP // 2 or _has_parallel(loop.body):
+        return None
+    return count
+
+
+def _has_parallel(stmt):
+    stack = [stmt]
+    while stack:
+        s = stack.pop()
+        if isinstance(s, For) and s.kind == ForKind.PARALLEL:
+            return True
+        for name in ("body", "then_case", "else_case"):
+            child = getattr(s, name, None)
+            if child is not None and not isinstance(child, E.PrimExpr):
+                stack.append(child)
+        stack.extend(getattr(s, "seq", ()) or ())
+    return False
+
+
 def needs_strips(loop):
     """Whether serial ``loop`` (innermost, or simd) is strip-mined (extent unknown or above
     STRIP)."""
@@ -109,6 +153,8 @@ class PollMixin:
     def init_polls(self):
         self.polls = 0
         self.in_simd = 0  # inside a ``#pragma omp simd`` loop, which may not be left
+        self.loop_depth = 0  # loops enclosing the statement being emitted
+        self.covered = 0  # inside a loop whose poll before it or between strips covers it
 
     def emit_poll(self, in_region=False, count=None):
         """Emits the poll at the top of a loop body (``in_region``: the body of the loop
@@ -158,16 +204,16 @@ class PollMixin:
             self.indent -= 1
             self.emit("}")
 
-    def open_strips(self, ctype, start, end, var):
-        """Opens the strip loop of an innermost loop over [start, end); returns the C bounds
-        of the strip."""
+    def open_strips(self, ctype, start, end, var, length=STRIP):
+        """Opens the strip loop of a loop over [start, end), strips of ``length`` iterations;
+        returns the C bounds of the strip."""
         first, last, stop = f"rvm_s_{var}", f"rvm_e_{var}", f"rvm_end_{var}"
         self.emit(f"const {ctype} {stop} = {end};")
         self.emit(f"for ({ctype} {first} = {start}, {last}; {first} < {stop}; "
                   f"{first} = {last}) {{")
         self.indent += 1
         self.emit(f"{last} = (uint64_t)(int64_t){stop} - (uint64_t)(int64_t){first} > "
-                  f"{STRIP}u ? ({ctype})((int64_t){first} + {STRIP}) : {stop};")
+                  f"{length}u ? ({ctype})((int64_t){first} + {length}) : {stop};")
         self.emit_poll(count=f"(int64_t)((uint64_t)(int64_t){last} - (uint64_t)(int64_t){first})")
         return first, last
 

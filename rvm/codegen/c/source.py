@@ -17,7 +17,8 @@ from rvm.codegen.c.memory import STACK_TOTAL_BYTES, MemoryMixin
 from rvm.codegen.c.packed import PackedCallMixin
 from rvm.codegen.c import polls as POLLS
 from rvm.codegen.c.polls import (
-    NUM_CORES_ATTR, PollMixin, contains_loop, is_small_tile, needs_strips,
+    NUM_CORES_ATTR, STRIP, PollMixin, contains_loop, covers_body, is_small_tile, needs_strips,
+    strip_body,
 )
 from rvm.codegen.c.preamble import render_preamble
 from rvm.codegen.c.prologue import c_string, render_prologue
@@ -195,29 +196,46 @@ class CEmitter(MemoryMixin, PackedCallMixin, PollMixin, CExprPrinter):
         # (and no exit) inside ``#pragma omp simd``.
         parallel = s.kind == ForKind.PARALLEL and not self.in_simd
         region = parallel and not self.in_parallel and POLLS.ENABLED
-        outer = contains_loop(s) and not is_small_tile(s)
+        covered = self.covered > 0  # an enclosing loop's poll stands for this nest
+        outer = contains_loop(s) and not is_small_tile(s) and not covered
         pragma = None if region else self._loop_pragma(s)
         simd = bool(pragma) and pragma.startswith("#pragma omp simd")
+        # A nested serial loop over a small poll-free nest (a register tile's reduction):
+        # one poll before it, or polls between strips, instead of one per iteration.
+        body = strip_body(s) if outer and not parallel and not simd and not self.in_simd \
+            and self.loop_depth and POLLS.ENABLED else None
+        whole = body is not None and isinstance(s.extent, E.IntImm) \
+            and s.extent.value * body <= STRIP
         # An innermost loop, or a simd loop (which cannot poll itself), of unknown or large
         # extent: polls between strips.
-        strips = not region and (simd or not outer) and needs_strips(s)
+        strips = not region and not covered and (simd or not outer) and needs_strips(s) \
+            or body is not None and not whole
         if region:  # a parallel region whose threads can stop early (see polls.py)
             start, end = self.open_parallel_region(ctype, start, end, var)
+        elif whole:
+            self.emit_poll(count=self.expr(s.extent))
         elif strips:
-            start, end = self.open_strips(ctype, start, end, var)
+            start, end = self.open_strips(ctype, start, end, var,
+                                          STRIP if body is None else max(1, STRIP // body))
         if pragma:
             self.lines.append(pragma)
         self.emit(f"for ({ctype} {var} = {start}; {var} < {end}; ++{var}) {{")
-        if (outer or parallel) and not simd:  # a simd loop allows no exit: no poll
+        if (outer or parallel) and not simd and body is None:  # simd allows no exit: no poll
             self.indent += 1
             self.emit_poll(in_region=region)
             self.indent -= 1
         polls_before = self.polls
+        # the poll before the loop, between its strips or per iteration stands for the body
+        covers = body is not None or (outer or parallel) and not simd and covers_body(s)
         self.in_parallel += parallel
         self.in_simd += simd
+        self.loop_depth += 1
+        self.covered += covers
         self.prover.push_loop(s.loop_var, s.min, s.extent)
         self._block(s.body)
         self.prover.pop()
+        self.covered -= covers
+        self.loop_depth -= 1
         self.in_simd -= simd
         self.in_parallel -= parallel
         self.emit("}")

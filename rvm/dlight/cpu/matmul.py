@@ -28,8 +28,9 @@ A row count known only at run time (a model's batch) gets the same tile: ``prepa
 partitions the row loop into ``n // rows`` full tiles and the remaining rows
 (``Schedule.partition_rows``), the full tiles scheduled as above without a predicate, the
 remainder one row at a time, each with an accumulator of its tile's fixed extent; under
-batch loops of any extent (attention's batch and heads), per batch, the batches in
-parallel above the work threshold. A symbolic reduction (attention's P.V, over the
+batch loops of any extent (attention's batch and heads, BERT's batch of sequences), per
+batch, the batches and column panels fused into the parallel loop above the work threshold
+(a batch of one still takes every core). A symbolic reduction (attention's P.V, over the
 sequence) takes the NN tile as it is: the k loop runs outside the tile.
 Deciding on threads, a symbolic row count stands for SYMBOLIC_EXTENT rows per symbol
 in it: rows ``b * l`` (a batch and a sequence flattened) as many as the loops ``b, l``.
@@ -339,8 +340,9 @@ def _register_tile(sch, mm, batch, i_o, i_i, j, k, width, rows_outer=False):
 
 def _schedule_row_tiles(sch, blocks, info):
     """A matmul ``prepare`` partitioned (``sch.partition_rows``): the register tile on its full
-    row tiles (rows unrolled, parallel over tiles above the work threshold), one row at a
-    time on the remainder, both reading the same packed panels of B."""
+    row tiles (rows unrolled, parallel over tiles, or over batches and column panels, above
+    the work threshold), one row at a time on the remainder, both reading the same packed
+    panels of B."""
     mm, _, tail, _ = blocks
     found = _find_matmul(sch, blocks[:2])
     if found is None or not is_reduction_block(sch.get(tail)):
@@ -357,11 +359,14 @@ def _schedule_row_tiles(sch, blocks, info):
         return False
     parallel = info.cores > 1 and \
         _symbolic_rows(sch, i_o) * work(sch, [*batch, j, k]) >= MATMUL_PARALLEL_MIN_WORK
-    # parallel: threads over row tiles (or batches), each running every column panel (a
-    # loop fused with the symbolic tile count would index through a division by it)
-    _register_tile(sch, mm, batch, i_o, i_i, j, k, width, rows_outer=parallel and not batch)
+    # parallel: threads over row tiles, each running every column panel, or under batch
+    # loops over the batches and column panels fused (a batch of one still takes every
+    # core); a loop fused with the symbolic tile count would index through a division by it
+    j_o = _register_tile(sch, mm, batch, i_o, i_i, j, k, width,
+                         rows_outer=parallel and not batch)
     if parallel:
-        sch.parallel(fuse_or_first(sch, batch) if batch else i_o)
+        panels = [j_o] if extent_of(sch, j_o) > 1 else []
+        sch.parallel(fuse_or_first(sch, [*batch, *panels]) if batch else i_o)
     *t_batch, t_i, t_j, t_k = sch.get_loops(tail)
     _register_tile(sch, tail, t_batch, t_i, None, t_j, t_k, width)
     return True
