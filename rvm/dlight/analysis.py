@@ -9,12 +9,38 @@ from rvm.tir.schedule.error import ScheduleError
 from rvm.tir.stmt_functor import post_order_visit
 
 SYMBOLIC_EXTENT = 64
-# Iterations of the innermost statement below which a loop nest stays on one thread
-# (about a millisecond of serial work). A fork and join costs microseconds on a quiet
-# machine, but while another process holds a core an OpenMP region waits for a descheduled
-# thread: measured on 2 busy cores, a 64x128x784 matmul took 0.27 ms serial and 15 ms in
-# parallel, a 512^3 one 15 ms and 16 ms. Only work that long pays the risk.
+# Thresholds, in iterations of the innermost statement (symbolic extents estimated), from
+# which a rule runs a kernel's outer loop on threads: one place for all of them but the
+# matmul rule's MATMUL_PARALLEL_MIN_WORK (2^21 multiply-adds, about 40 us on one core).
+# The thread pool never waits for a worker that starts late (native/src/thread_pool.c): a
+# region whose worker does not join cost its caller 0.04 us more than a serial loop
+# (benchmarks/bench_threads.py's parallel kernel, 2 rows of 4, the other core busy), and
+# one it joins the worker's wake-up, a few us. A tiled rule's threshold is therefore a
+# power of two near 40 us of its kernels' serial work, from their cost per iteration on one
+# core (thread CPU time):
+#   - PARALLEL_MIN_WORK, loop nests in general (generic and attention rules): their
+#     statements cost from a fraction of a ns to a libm call; it was set at about a
+#     millisecond before the pool stopped waiting for late workers (a 64x128x784 matmul
+#     took 0.27 ms serial and 15 ms in parallel on 2 busy cores), and is kept.
+#   - CONV_PARALLEL_MIN_WORK, the conv rule's tile: 0.04-0.055 ns a multiply-add
+#     (the CNN's 8 -> 16 channel conv at batch 64: 14.4 million in 0.60-0.79 ms), so
+#     2^21 is 80-115 us; kept there, as 2^20 moves no convolution of the benchmark models
+#     (the ResNet's 3 x 3 ones at batch 1, 0.3-0.6 million, stay serial either way).
+#   - WINDOW_PARALLEL_MIN_WORK, the window rule's tile of output channels by columns
+#     (a dense conv on a prime-wide map): 0.04-0.06 ns a multiply-add (16 -> 26 and 32
+#     channels on 17 x 17 maps, batch 4).
+#   - POOL_PARALLEL_MIN_WORK, the window rule without rows (pools; depthwise and grouped
+#     convs, whose input read follows the output channel): 0.15-0.34 ns an iteration (2 x 2
+#     max pools), 0.075 ns a depthwise multiply-add, so 2^17 would be about 40 us; but in
+#     the parallel form (the loop body outlined for OpenMP) these kernels take 1.25-1.8x
+#     the CPU time of the serial form on one thread (64 x 32 x 28 x 28 pool: 0.50 against
+#     0.28 ms; 8 x 64 x 16 x 16 depthwise: 0.19 against 0.11 ms), more than a second core
+#     gives back, where the channel tiles lose nothing (0.17 against 0.21 ms). They stay
+#     serial up to the general threshold.
 PARALLEL_MIN_WORK = 1 << 24
+CONV_PARALLEL_MIN_WORK = 1 << 21
+WINDOW_PARALLEL_MIN_WORK = 1 << 20
+POOL_PARALLEL_MIN_WORK = PARALLEL_MIN_WORK
 SPATIAL, REDUCTION = IterVar.DataPar, IterVar.CommReduce
 # Math functions the C backend calls in libm, one element at a time (no vector form without
 # -ffast-math): many times the cost of a load, so worth a buffer to compute them once.

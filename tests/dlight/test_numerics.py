@@ -119,6 +119,13 @@ CASES = [
     ("reshape_static", lambda x: op.reshape(x, (3, 784)), [(3, 16, 7, 7)], None),
     ("merge_heads_sym", lambda x: op.reshape(op.permute_dims(x, [0, 2, 1, 3]), (-1, 13, 96)),
      [(N, 3, 13, 32)], 5),
+    # the window rule on threads (POOL_PARALLEL_MIN_WORK, WINDOW_PARALLEL_MIN_WORK): a
+    # padded max pool and a depthwise conv at a symbolic batch (estimated 64: above 2^24),
+    # a dense conv on a prime-wide map (above 2^20)
+    ("pool_sym_parallel", lambda x: op.nn.max_pool2d(x, pool_size=3, strides=2, padding=1),
+     [(N, 29, 63, 64)], 1),
+    ("conv_depthwise_parallel", _conv(groups=29), [(N, 29, 33, 33), (29, 1, 3, 3)], 2),
+    ("conv_prime_parallel", _conv(), [(3, 16, 17, 17), (23, 16, 3, 3)], None),
 ]
 
 # The rule each case's one kernel gets (an NT matmul whose reduction no vector divides:
@@ -131,7 +138,7 @@ EXPECTED_RULE["nt_matmul"] = EXPECTED_RULE["nt_sym"] = "generic"  # odd k; rows 
 # MIN_WIDTH (a 5-wide map, a global pool), which keeps the row reduction; a conv and the
 # pool after it are two kernels.
 EXPECTED_RULE.update({name: ["window"] for name, *_ in CASES
-                      if name.startswith("conv") or name.endswith("pool")})
+                      if name.startswith(("conv", "pool")) or name.endswith("pool")})
 EXPECTED_RULE["global_pool"] = ["generic"]
 EXPECTED_RULE["conv_then_pool"] = ["window", "window"]
 # Dense NCHW convolutions whose output width has a divisor of MIN_ROWS or more: the conv
@@ -156,8 +163,7 @@ def test_default_schedules_match_the_unscheduled_kernels(name, body, shapes, n):
     expected = EXPECTED_RULE[name]
     lowered = lower(mod)
     assert _rules(lowered) == (expected if isinstance(expected, list) else [expected])
-    if name.endswith("_parallel") and name.startswith(("dense", "nt")) \
-            and CPUInfo.host().cores > 1:
+    if name.endswith("_parallel") and CPUInfo.host().cores > 1:
         [kernel] = [f for gv, f in lowered.functions.items() if isinstance(f, PrimFunc)
                     and not gv.name_hint.startswith("shape_func")]
         assert "T.parallel" in kernel.script()

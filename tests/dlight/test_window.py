@@ -1,6 +1,11 @@
 """The window rule (convolutions, pooling), Before/After in script form on representative
 shapes (2 cores, AVX-512: 16 float32 lanes)."""
+import pytest
+
 from rvm.dlight import CPUInfo, RULES, schedule_func
+from rvm.dlight.analysis import (
+    PARALLEL_MIN_WORK, POOL_PARALLEL_MIN_WORK, WINDOW_PARALLEL_MIN_WORK,
+)
 from rvm.dlight.cpu import Generic, Window
 from rvm.dlight.cpu.conv import POOL_MIN_WIDTH
 from rvm.ir.base import assert_structural_equal
@@ -53,8 +58,10 @@ class Pool:
 
 def test_an_nchw_conv_gets_a_tile_of_output_columns_by_output_channels():
     # (the conv rule, before the window rule in RULES, takes this kernel: test_conv_channels)
-    # the pad computed once (its loops unfused); per (row, 8 channels) a tile of 8 x 32 accumulators (2 registers
-    # a channel), rc/ry/rx outside it: one vector of the padded input feeds 8 FMAs
+    # the pad computed once (its loops unfused); per (row, 8 channels) a tile of 8 x 32
+    # accumulators (2 registers a channel), rc/ry/rx outside it: one vector of the padded
+    # input feeds 8 FMAs; the batch and channel panels on threads (4.7 million multiply-adds,
+    # above WINDOW_PARALLEL_MIN_WORK)
     @T.prim_func
     def expected(x: T.Buffer((1, 16, 32, 32), "float32"), w: T.Buffer((32, 16, 3, 3), "float32"),
                  y: T.Buffer((1, 32, 32, 32), "float32")):
@@ -70,41 +77,42 @@ def test_an_nchw_conv_gets_a_tile_of_output_columns_by_output_channels():
                     pad[vn, vc, vh, vw] = T.if_then_else(
                         1 <= vh and vh < 33 and 1 <= vw and vw < 33, x[vn, vc, vh - 1, vw - 1],
                         T.float32(0.0))
-        for n_f_0_fused, h, v_0 in T.grid(4, 32, 1):
-            for f_1_init in T.unroll(8):
-                for v_1_init in T.vectorized(32):
-                    with T.block("conv_init"):
-                        vn = T.axis.spatial(1, 0)
-                        vf = T.axis.spatial(32, n_f_0_fused * 8 + f_1_init)
-                        vh = T.axis.spatial(32, h)
-                        vw = T.axis.spatial(32, v_0 * 32 + v_1_init)
-                        T.reads()
-                        T.writes(conv_local[vn, vf, vh, vw])
-                        conv_local[vn, vf, vh, vw] = T.float32(0.0)
-            for rc, ry, rx in T.grid(16, 3, 3):
-                for v_1 in T.vectorized(32):
-                    for f_1 in T.unroll(8):
-                        with T.block("conv_update"):
+        for n_f_0_fused in T.parallel(4):  # 4.7 million multiply-adds
+            for h, v_0 in T.grid(32, 1):
+                for f_1_init in T.unroll(8):
+                    for v_1_init in T.vectorized(32):
+                        with T.block("conv_init"):
                             vn = T.axis.spatial(1, 0)
-                            vf = T.axis.spatial(32, n_f_0_fused * 8 + f_1)
+                            vf = T.axis.spatial(32, n_f_0_fused * 8 + f_1_init)
                             vh = T.axis.spatial(32, h)
-                            vw = T.axis.spatial(32, v_0 * 32 + v_1)
-                            vc, vy, vx = T.axis.remap("RRR", [rc, ry, rx])
-                            T.reads(conv_local[vn, vf, vh, vw], pad[vn, vc, vh + vy, vw + vx],
-                                    w[vf, vc, vy, vx])
+                            vw = T.axis.spatial(32, v_0 * 32 + v_1_init)
+                            T.reads()
                             T.writes(conv_local[vn, vf, vh, vw])
-                            conv_local[vn, vf, vh, vw] = conv_local[vn, vf, vh, vw] \
-                                + pad[vn, vc, vh + vy, vw + vx] * w[vf, vc, vy, vx]
-            for ax0 in range(8):
-                for ax1 in T.vectorized(32):
-                    with T.block("conv_local"):
-                        v0 = T.axis.spatial(1, 0)
-                        v1 = T.axis.spatial(32, n_f_0_fused * 8 + ax0)
-                        v2 = T.axis.spatial(32, h)
-                        v3 = T.axis.spatial(32, v_0 * 32 + ax1)
-                        T.reads(conv_local[v0, v1, v2, v3])
-                        T.writes(y[v0, v1, v2, v3])
-                        y[v0, v1, v2, v3] = T.max(conv_local[v0, v1, v2, v3], T.float32(0.0))
+                            conv_local[vn, vf, vh, vw] = T.float32(0.0)
+                for rc, ry, rx in T.grid(16, 3, 3):
+                    for v_1 in T.vectorized(32):
+                        for f_1 in T.unroll(8):
+                            with T.block("conv_update"):
+                                vn = T.axis.spatial(1, 0)
+                                vf = T.axis.spatial(32, n_f_0_fused * 8 + f_1)
+                                vh = T.axis.spatial(32, h)
+                                vw = T.axis.spatial(32, v_0 * 32 + v_1)
+                                vc, vy, vx = T.axis.remap("RRR", [rc, ry, rx])
+                                T.reads(conv_local[vn, vf, vh, vw], pad[vn, vc, vh + vy, vw + vx],
+                                        w[vf, vc, vy, vx])
+                                T.writes(conv_local[vn, vf, vh, vw])
+                                conv_local[vn, vf, vh, vw] = conv_local[vn, vf, vh, vw] \
+                                    + pad[vn, vc, vh + vy, vw + vx] * w[vf, vc, vy, vx]
+                for ax0 in range(8):
+                    for ax1 in T.vectorized(32):
+                        with T.block("conv_local"):
+                            v0 = T.axis.spatial(1, 0)
+                            v1 = T.axis.spatial(32, n_f_0_fused * 8 + ax0)
+                            v2 = T.axis.spatial(32, h)
+                            v3 = T.axis.spatial(32, v_0 * 32 + ax1)
+                            T.reads(conv_local[v0, v1, v2, v3])
+                            T.writes(y[v0, v1, v2, v3])
+                            y[v0, v1, v2, v3] = T.max(conv_local[v0, v1, v2, v3], T.float32(0.0))
 
     assert_structural_equal(_scheduled(Conv, rules=[Window()]),
                             expected.with_attr("global_symbol", "main"))
@@ -205,3 +213,59 @@ def test_a_pool_as_narrow_as_pool_min_width_gets_a_vector_of_columns():
     assert wide.get_attr("tir.is_scheduled") == "window"
     assert "T.vectorized(7)" in wide.script()
     assert schedule_func(pool(3), rules, INFO).get_attr("tir.is_scheduled") == "generic"
+
+
+def _pool_func(batch, channels, size):
+    from rvm.te.create_prim_func import create_prim_func
+    from rvm.te.operation import placeholder
+    from rvm.topi.nn.pooling import pool2d
+
+    x = placeholder((batch, channels, size, size), name="x")
+    return create_prim_func([x, pool2d(x, (2, 2), (2, 2), (1, 1), (0, 0, 0, 0), "max")])
+
+
+def _depthwise_func(batch, channels, size):
+    from rvm.te.create_prim_func import create_prim_func
+    from rvm.te.operation import placeholder
+    from rvm.topi.nn import group_conv2d_nchw
+
+    x = placeholder((batch, channels, size, size), name="x")
+    w = placeholder((channels, 1, 3, 3), name="w")
+    return create_prim_func([x, w, group_conv2d_nchw(x, w, 1, 1, 1, channels)])
+
+
+def _prime_conv_func(batch, filters, size):
+    from rvm.te.create_prim_func import create_prim_func
+    from rvm.te.operation import placeholder
+    from rvm.topi.nn import conv2d_nchw
+
+    x = placeholder((batch, 16, size, size), name="x")
+    w = placeholder((filters, 16, 3, 3), name="w")
+    return create_prim_func([x, w, conv2d_nchw(x, w, 1, 1, 1)])
+
+
+@pytest.mark.parametrize("make,args,work,threshold", [
+    # a 2 x 2 max pool: 4 iterations per output
+    (_pool_func, (64, 64, 128), 64 * 64 * 64 * 64 * 4, POOL_PARALLEL_MIN_WORK),    # 2^24
+    (_pool_func, (64, 64, 126), 64 * 64 * 63 * 63 * 4, POOL_PARALLEL_MIN_WORK),    # below
+    (_pool_func, (64, 16, 14), 64 * 16 * 7 * 7 * 4, POOL_PARALLEL_MIN_WORK),       # the CNN's
+    # a depthwise 3 x 3 conv: no operand is read along the columns but the input, so no
+    # row of the tile shares a vector load (rows 1): a pool's threshold
+    (_depthwise_func, (16, 64, 43), 16 * 64 * 43 * 43 * 9, POOL_PARALLEL_MIN_WORK),
+    (_depthwise_func, (16, 64, 42), 16 * 64 * 42 * 42 * 9, POOL_PARALLEL_MIN_WORK),
+    # a dense conv on a prime-wide map (the conv rule leaves it): a tile of output channels
+    (_prime_conv_func, (1, 26, 17), 26 * 17 * 17 * 16 * 9, WINDOW_PARALLEL_MIN_WORK),
+    (_prime_conv_func, (1, 25, 17), 25 * 17 * 17 * 16 * 9, WINDOW_PARALLEL_MIN_WORK),
+])
+def test_the_window_rule_runs_on_threads_from_its_threshold(make, args, work, threshold):
+    func = schedule_func(make(*args), RULES, INFO)
+    assert func.get_attr("tir.is_scheduled") == "window"
+    assert ("T.parallel(" in func.script()) == (work >= threshold)
+    one_core = schedule_func(make(*args), RULES, CPUInfo(vector_bytes=64, cores=1))
+    assert "T.parallel(" not in one_core.script()
+
+
+def test_a_window_of_channel_tiles_takes_threads_before_a_pool():
+    # a pool's parallel form costs more CPU than its serial one (analysis.py): it waits for
+    # the general threshold, the channel tiles do not
+    assert WINDOW_PARALLEL_MIN_WORK < POOL_PARALLEL_MIN_WORK == PARALLEL_MIN_WORK

@@ -7,7 +7,9 @@ after elementwise producers that are not inlined (the padded input, computed onc
 call rather than tested at every multiply) and before an elementwise epilogue (bias,
 activation: inlined into the write-back). The loops become
 
-    for (spatial loops but i and j, i_o, j_o)   (fused; parallel above PARALLEL_MIN_WORK)
+    for (spatial loops but i and j, i_o, j_o)   (the first two fused; parallel from
+                                                 WINDOW_PARALLEL_MIN_WORK, a pool's
+                                                 from POOL_PARALLEL_MIN_WORK)
         acc[rows, width] = init                     (vectorized over width)
         for r.. (the reduction loops, in order):
             for j_i in vectorized(width):
@@ -24,7 +26,8 @@ MIN_WIDTH, or POOL_MIN_WIDTH for a pool (a global pool's 1 x 1 output: the gener
 row reduction fits it).
 """
 from rvm.dlight.analysis import (
-    SPATIAL, extent_of, loop_kinds, parallel_outer, top_blocks, work, write_dtype,
+    POOL_PARALLEL_MIN_WORK, SPATIAL, WINDOW_PARALLEL_MIN_WORK, extent_of, loop_kinds,
+    parallel_outer, top_blocks, work, write_dtype,
 )
 from rvm.dlight.cpu.generic import writes_by_axes
 from rvm.dlight.cpu.matmul import tile_shape
@@ -164,5 +167,6 @@ def _schedule(sch, conv, spatial, reduction, info):
     # middle ones by a floormod of the fused index, which the C backend's bounds prover
     # does not follow (every access of the window range-checked) and which kept gcc from
     # vectorizing inside OpenMP's outlined function.
-    parallel_outer(sch, outer[:2], total, info)
+    parallel_outer(sch, outer[:2], total, info,
+                   POOL_PARALLEL_MIN_WORK if i is None else WINDOW_PARALLEL_MIN_WORK)
     return True

@@ -10,7 +10,7 @@ grouped or depthwise one, whose input channel follows ``f``) but does use ``x``.
 The loops become
 
     W_global[f // width, c, ky, kx, f % width] = W[f, c, ky, kx]   (at build when constant)
-    for n, y                                  (fused; parallel above PARALLEL_MIN_MACS)
+    for n, y                                  (fused; parallel from CONV_PARALLEL_MIN_WORK)
       for f_o, x_o:
         acc[rows, width] = 0                      (vectorized over width)
         for c, ky, kx:
@@ -35,7 +35,9 @@ The weight is packed by a copy that carries ``LAYOUT_REWRITE``: a bound weight
 run-time one per call (``F x C x KH x KW`` elements, at most ``1 / (OH x OW)`` of the
 convolution's work).
 """
-from rvm.dlight.analysis import SPATIAL, fuse_or_first, loop_kinds, work, write_dtype
+from rvm.dlight.analysis import (
+    CONV_PARALLEL_MIN_WORK, SPATIAL, fuse_or_first, loop_kinds, work, write_dtype,
+)
 from rvm.dlight.cpu.conv import axis_vars, inline_epilogue, one_reduction, schedule_pad
 from rvm.dlight.cpu.pack import LAYOUT_REWRITE, param_index
 from rvm.dlight.rule import ScheduleRule
@@ -54,13 +56,6 @@ MAX_ROWS = 14
 # one input channel (9 taps per output) is most of its time. The CNN's first conv at batch
 # 64 (28 x 28 maps, 8 channels): 0.33 -> 0.28 ms on one core.
 MAX_HALF_ROWS = 28
-# Multiply-adds from which the output rows run in parallel: an eighth of PARALLEL_MIN_WORK,
-# which was set for naive loops at about a millisecond of serial work; this tile does
-# 2^21 of them in 0.03-0.05 ms (45-65 GFLOPS on one core, more with a short reduction's
-# write-back), so the CNN's convolutions at batch 64 (3.6 and 14.4 million, 0.34 and 0.51
-# ms) and the ResNet's at a symbolic batch go parallel, the ResNet's 3 x 3 ones at a static
-# batch 1 (0.6 million, 15 us) do not.
-PARALLEL_MIN_MACS = 1 << 21
 # The write-back runs over the tile's columns (contiguous stores) when they fill a vector of
 # STORE_LANES and one channel's map spans a page or more; otherwise over its channels, one
 # store per element ``H x W`` apart. ResNet 7x7/2 conv at a symbolic batch 8 (32 x 32 maps,
@@ -217,6 +212,6 @@ def _schedule(sch, conv, spatial, reduction, f, x, width, rows, info):
     else:
         sch.vectorize(back_x)
     outer_loop = fuse_or_first(sch, rows_of_output)
-    if outer_loop is not None and info.cores > 1 and total >= PARALLEL_MIN_MACS:
+    if outer_loop is not None and info.cores > 1 and total >= CONV_PARALLEL_MIN_WORK:
         sch.parallel(outer_loop)
     return True
