@@ -22,6 +22,8 @@ SYMBOLIC_EXTENT = 64
 #     statements cost from a fraction of a ns to a libm call; it was set at about a
 #     millisecond before the pool stopped waiting for late workers (a 64x128x784 matmul
 #     took 0.27 ms serial and 15 ms in parallel on 2 busy cores), and is kept.
+#   - MATMUL_PARALLEL_MIN_WORK, a register-tiled matmul: at 100 GFLOPS a core does 2^21
+#     multiply-adds in about 40 us; a 64 x 784 x 128 linear layer (6.4M) takes two cores.
 #   - CONV_PARALLEL_MIN_WORK, the conv rule's tile: 0.04-0.055 ns a multiply-add
 #     (the CNN's 8 -> 16 channel conv at batch 64: 14.4 million in 0.60-0.79 ms), so
 #     2^21 is 80-115 us; kept there, as 2^20 moves no convolution of the benchmark models
@@ -38,6 +40,7 @@ SYMBOLIC_EXTENT = 64
 #     gives back, where the channel tiles lose nothing (0.17 against 0.21 ms). They stay
 #     serial up to the general threshold.
 PARALLEL_MIN_WORK = 1 << 24
+MATMUL_PARALLEL_MIN_WORK = 1 << 21
 CONV_PARALLEL_MIN_WORK = 1 << 21
 WINDOW_PARALLEL_MIN_WORK = 1 << 20
 POOL_PARALLEL_MIN_WORK = PARALLEL_MIN_WORK

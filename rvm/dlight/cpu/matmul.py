@@ -55,7 +55,7 @@ are left to the generic rule. Columns fewer than one vector with a constant weig
 padded to a whole vector first (``Schedule.pad_columns``).
 """
 from rvm.dlight.analysis import (
-    SYMBOLIC_EXTENT, extent_of, fuse_or_first, inline_producers, loop_kinds,
+    MATMUL_PARALLEL_MIN_WORK, SYMBOLIC_EXTENT, extent_of, fuse_or_first, inline_producers, loop_kinds,
     parallel_outer, top_blocks, work, write_dtype,
 )
 from rvm.dlight.cpu.pack import LAYOUT_REWRITE, is_layout_free, pack_panels, param_index
@@ -74,12 +74,6 @@ MAX_ACCUMULATORS = 24  # of AVX-512's 32 vector registers; the rest hold B and A
 # Rows of A at or above which a B that is not a constant is packed inside the kernel: the
 # copy (K x N elements) then costs at most a few percent of the matmul.
 PACK_MIN_ROWS = 64
-# Multiply-adds from which a register-tiled matmul runs on threads (PARALLEL_MIN_WORK is for
-# loop nests in general): at 100 GFLOPS a core does 2^21 in about 40 us, against a few us to
-# publish a job to the thread pool, which never waits for a worker that starts late (one
-# descheduled by another process; native/src/thread_pool.c). A 64 x 784 x 128 linear layer
-# (6.4M) then takes two cores.
-MATMUL_PARALLEL_MIN_WORK = 1 << 21
 # The NT register tile: rows of A x rows of B, one vector accumulator (lanes of k) each.
 NT_ROWS, NT_COLS = (4, 3, 2), (4, 3, 2)
 

@@ -344,13 +344,15 @@ def test_a_shared_dag_is_verified_without_expanding_it():
     assert time.perf_counter() - start < 1.0   # the expanded trees: about 15 s
 
 
-def test_sampled_candidates_of_the_default_tuning_space_pass():
+def test_sampled_candidates_of_the_default_tuning_space_pass(monkeypatch):
     from rvm import meta_schedule as ms
+    from rvm.meta_schedule.postproc import rewrite_parallel_vectorize_unroll as rpvu
     from rvm.codegen.c.kernel_signature import kernel_functions
     from rvm.meta_schedule.search_strategy.search_strategy import replay, without_decisions
     from rvm.support.recursion import deep_recursion
     from rvm.tir.transform.pipeline import lower_module
     from tests.meta_schedule.workloads import MyModule, with_packed_spaces
+    monkeypatch.setattr(rpvu, "PARALLEL_MIN_WORK", 1)  # 128^3: parallel candidates too
     target = "llvm --num-cores=2"
     ctx = ms.TuneContext(MyModule, target=target, rand_state=3,
                          space_generator=with_packed_spaces(target))
