@@ -118,11 +118,12 @@ def strip_body(loop):
     """The iterations of ``loop``'s body (its nest's innermost bodies per iteration of it)
     when the body is a small poll-free nest (module docstring), else None: a body above
     ``STRIP // 2`` iterations keeps its poll per iteration (strips of one iteration each
-    would poll as often)."""
+    would poll as often); a body whose loops run no iterations (an extent of 0) counts one,
+    its loop test."""
     count = nest_iterations(loop.body)
     if count is None or count > STRIP // 2 or _has_parallel(loop.body):
         return None
-    return count
+    return max(1, count)
 
 
 def _has_parallel(stmt):

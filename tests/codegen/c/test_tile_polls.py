@@ -148,3 +148,16 @@ def test_a_long_reduction_stops_at_the_time_and_step_limits(long_tile, engine):
     vm = relax.VirtualMachine(long_tile, rvm.cpu(), engine=engine, step_limit=10)
     with pytest.raises(RuntimeError, match="step_limit of 10 steps in kernel 'tile'"):
         vm["main"](x)
+
+
+def test_a_tile_whose_inner_loops_run_no_iteration_still_compiles_and_runs():
+    # a symbolic row count around loops of extent 0 (an ONNX reduction over an empty axis,
+    # expanded): the strip length is counted from a body of one iteration, not divided by 0
+    n, m = te.var("n", "int64"), te.var("m", "int64")
+    shape = (n, m, 0, 4)
+    func = _tile(shape)
+    assert "RVM_POLL" in _source(func)
+    f = rvm.build(func, target="c")["main"]
+    b = rvm.nd.array(np.zeros((5, 3, 0, 4), "float32"))
+    f(rvm.nd.array(np.zeros((5, 3, 0, 4), "float32")), b)
+    assert b.shape == (5, 3, 0, 4)
