@@ -494,6 +494,12 @@ class BoundsProver:
                 lo, hi = _add(lo, {m: c}), _add(hi, {m: c})
                 continue
             for k in m:
+                if isinstance(self.nodes.get(k), _OPAQUE_VALUES) and (len(p) > 1 or len(m) > 1
+                                                                      or c != 1):
+                    # an opaque value's interval is its type's whole range: in a sum or a
+                    # product it only yields an entry requirement that the bound does not
+                    # overflow, which fails for any size (an access guard is the answer)
+                    raise _Fail
                 flo, fhi = self._atom_interval(k, reqs)
                 if len(m) > 1 and not self._nonneg(flo):
                     raise _Fail

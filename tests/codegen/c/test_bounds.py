@@ -408,3 +408,27 @@ def test_a_division_by_a_size_no_loop_runs_over_stays_guarded():
     np.testing.assert_array_equal(y, [0, 1, 2, 0])
     with pytest.raises(IndexError, match="wrap: an index of buffer 'X'"):
         lib["wrap"](np.zeros(0, "float32"), y)
+
+
+def test_a_loaded_offset_added_to_a_loop_variable_is_guarded_not_refused_on_entry():
+    # CenterCropPad's window: x[clamp(i + offset[0])] over a symbolic row count. The loaded
+    # offset may be anything of its type, so the sum is not provable; the access is guarded,
+    # and no entry requirement on the sizes (i + INT64_MAX cannot overflow) refuses the call
+    from rvm.script import tir as T
+
+    @T.prim_func
+    def window(x: T.Buffer((T.int64(8),), "float32"), off: T.Buffer((T.int64(1),), "int64"),
+               y_h: T.handle, n: T.int64):
+        Y = T.match_buffer(y_h, (n,))
+        for i in range(n):
+            with T.block("Y"):
+                vi = T.axis.remap("S", [i])
+                Y[vi] = x[T.max(T.min(vi + off[0], T.int64(7)), T.int64(0))]
+
+    func = window.with_attr("global_symbol", "window")
+    lib = build(func, "c")
+    x = np.arange(8, dtype="float32")
+    for n, off in ((5, 3), (3, -9), (9, 1 << 40), (4, -(1 << 40))):
+        y = np.zeros(n, "float32")
+        lib["window"](x, np.array([off], "int64"), y, n)
+        np.testing.assert_array_equal(y, x[np.clip(np.arange(n) + off, 0, 7)])
