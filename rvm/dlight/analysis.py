@@ -4,7 +4,7 @@ A symbolic extent counts as ``SYMBOLIC_EXTENT`` iterations when a rule
 estimates work, so the choice stays deterministic for dynamic shapes.
 """
 from rvm.tir.expr import Call, IterVar
-from rvm.tir.schedule.analysis import const_extent, loop_bound_iter_types
+from rvm.tir.schedule.analysis import const_extent, is_reduction_block, loop_bound_iter_types
 from rvm.tir.schedule.error import ScheduleError
 from rvm.tir.stmt_functor import post_order_visit
 
@@ -69,6 +69,25 @@ def work(sch, loops):
     for loop in loops:
         total *= extent_of(sch, loop)
     return total
+
+
+def reduction_then_epilogue(sch, blocks):
+    """``blocks[0]`` when ``blocks`` are one reduction block writing one buffer, under at
+    least three loops all spatial but the innermost, a reduction (a matmul's or attention's
+    nest), followed by at most one block without an init (an elementwise epilogue); else
+    None."""
+    if not 1 <= len(blocks) <= 2:
+        return None
+    mm = blocks[0]
+    blk = sch.get(mm)
+    if not is_reduction_block(blk) or len(blk.writes) != 1:
+        return None
+    if len(blocks) == 2 and sch.get(blocks[1]).init is not None:
+        return None
+    kinds = loop_kinds(sch, mm)
+    if len(kinds) < 3 or kinds[-1] != "R" or any(kind != "S" for kind in kinds[:-1]):
+        return None
+    return mm
 
 
 def loop_kinds(sch, block):

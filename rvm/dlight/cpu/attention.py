@@ -37,13 +37,13 @@ per output, as the generic rule computes them, and their epilogue a nest of its 
 'attention'
 """
 from rvm.dlight.analysis import (
-    PARALLEL_MIN_WORK, REDUCTION, fuse_or_first, inline_producers, loop_kinds, top_blocks, work,
-    write_dtype,
+    PARALLEL_MIN_WORK, REDUCTION, fuse_or_first, inline_producers,
+    reduction_then_epilogue, top_blocks, work, write_dtype,
 )
 from rvm.dlight.cpu.matmul import MAX_VECTORS, _register_tile
 from rvm.dlight.rule import ScheduleRule
 from rvm.tir.free_vars import used_vars
-from rvm.tir.schedule.analysis import const_extent, is_reduction_block
+from rvm.tir.schedule.analysis import const_extent
 from rvm.tir.schedule.primitive.partition_rows import TAIL
 
 
@@ -141,17 +141,10 @@ def _find_scores(sch, blocks):
     constant reduction and symbolic columns, and at most one elementwise epilogue. The axes
     are read off the block (its write ``S[.., i, j]``), not its loops, which ``prepare``
     reorders."""
-    if not 1 <= len(blocks) <= 2:
+    mm = reduction_then_epilogue(sch, blocks)
+    if mm is None:
         return None
-    mm = blocks[0]
     blk = sch.get(mm)
-    if not is_reduction_block(blk) or len(blk.writes) != 1:
-        return None
-    if len(blocks) == 2 and sch.get(blocks[1]).init is not None:
-        return None
-    kinds = loop_kinds(sch, mm)
-    if len(kinds) < 3 or kinds[-1] != "R" or any(kind != "S" for kind in kinds[:-1]):
-        return None
     reduce = [iv for iv in blk.iter_vars if iv.iter_type == REDUCTION]
     out = blk.writes[0].region
     # batched (attention's batch and heads): a plain NT product is a dense layer's

@@ -55,8 +55,8 @@ are left to the generic rule. Columns fewer than one vector with a constant weig
 padded to a whole vector first (``Schedule.pad_columns``).
 """
 from rvm.dlight.analysis import (
-    MATMUL_PARALLEL_MIN_WORK, SYMBOLIC_EXTENT, extent_of, fuse_or_first, inline_producers, loop_kinds,
-    parallel_outer, top_blocks, work, write_dtype,
+    MATMUL_PARALLEL_MIN_WORK, SYMBOLIC_EXTENT, extent_of, fuse_or_first, inline_producers,
+    parallel_outer, reduction_then_epilogue, top_blocks, work, write_dtype,
 )
 from rvm.dlight.cpu.pack import LAYOUT_REWRITE, is_layout_free, pack_panels, param_index
 from rvm.dlight.rule import ScheduleRule
@@ -247,18 +247,11 @@ def _find_matmul(sch, blocks):
     """(block, loops, the block axis of the column loop) when ``blocks`` are a matmul
     (one reduction block, its reduction loop innermost, constant columns and reduction)
     and at most one epilogue; else None."""
-    if not 1 <= len(blocks) <= 2:
+    mm = reduction_then_epilogue(sch, blocks)
+    if mm is None:
         return None
-    mm = blocks[0]
     blk = sch.get(mm)
-    if not is_reduction_block(blk) or len(blk.writes) != 1:
-        return None
-    if len(blocks) == 2 and sch.get(blocks[1]).init is not None:
-        return None
     loops = sch.get_loops(mm)
-    kinds = loop_kinds(sch, mm)
-    if len(loops) < 3 or kinds[-1] != "R" or any(k != "S" for k in kinds[:-1]):
-        return None
     *batch, i, j, k = loops
     if const_extent(sch.get(j)) is None:
         return None
