@@ -64,11 +64,7 @@ def contains_loop(stmt):
         if not first and isinstance(s, (For, While)):
             return True
         first = False
-        for name in ("body", "then_case", "else_case"):
-            child = getattr(s, name, None)
-            if child is not None and not isinstance(child, E.PrimExpr):
-                stack.append(child)
-        stack.extend(getattr(s, "seq", ()) or ())
+        stack.extend(_child_stmts(s))
     return False
 
 
@@ -126,17 +122,20 @@ def strip_body(loop):
     return max(1, count)
 
 
+def _child_stmts(s):
+    """The statements directly inside ``s`` (a body, the branches, a sequence's items)."""
+    children = [getattr(s, name, None) for name in ("body", "then_case", "else_case")]
+    return [c for c in children if c is not None and not isinstance(c, E.PrimExpr)] + \
+        list(getattr(s, "seq", ()) or ())
+
+
 def _has_parallel(stmt):
     stack = [stmt]
     while stack:
         s = stack.pop()
         if isinstance(s, For) and s.kind == ForKind.PARALLEL:
             return True
-        for name in ("body", "then_case", "else_case"):
-            child = getattr(s, name, None)
-            if child is not None and not isinstance(child, E.PrimExpr):
-                stack.append(child)
-        stack.extend(getattr(s, "seq", ()) or ())
+        stack.extend(_child_stmts(s))
     return False
 
 
