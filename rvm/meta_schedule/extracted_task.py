@@ -20,18 +20,22 @@ from rvm.relax.transform.bind_params import BindParams
 from rvm.relax.transform.fuse_transpose_matmul import FuseTransposeMatmul
 from rvm.ir.transform import Sequential
 from rvm.relax.transform.pipeline import default_build_pipeline
+from rvm.relax.transform.attach_attr_layout_free_buffers import layout_free_positions
 
 
 class ExtractedTask:
     """A kernel to tune: ``task_name``, its workload ``mod``, the ``target``, the
-    functions of the Relax module it stands for (``dispatched``) and ``weight``."""
+    functions of the Relax module it stands for (``dispatched``), ``weight``, and
+    ``layout_free``: the argument positions that are constants at every call of every
+    one of them (bound weights, whose packing the build does once)."""
 
-    def __init__(self, task_name, mod, target, dispatched, weight):
+    def __init__(self, task_name, mod, target, dispatched, weight, layout_free=()):
         self.task_name = task_name
         self.mod = mod
         self.target = target
         self.dispatched = list(dispatched)
         self.weight = int(weight)
+        self.layout_free = [int(k) for k in layout_free]
 
     def __repr__(self):
         return f"ExtractedTask({self.task_name!r}, weight={self.weight})"
@@ -102,6 +106,7 @@ def extract_tasks(mod, target, params=None, module_equality="structural"):
     target = tune_target(target)
     prepared = prepare_for_tuning(mod, params)
     counts = kernel_call_counts(prepared)
+    constant = layout_free_positions(prepared)
     tasks = []
     skipped = []
     by_workload = {}
@@ -116,9 +121,11 @@ def extract_tasks(mod, target, params=None, module_equality="structural"):
         key = _structural_key(workload)
         task = next((t for t in by_workload.get(key[0], ()) if key[1](t.mod)), None)
         if task is None:
-            task = ExtractedTask(name, workload, target, [], 0)
+            task = ExtractedTask(name, workload, target, [], 0, constant.get(name, ()))
             by_workload.setdefault(key[0], []).append(task)
             tasks.append(task)
+        else:
+            task.layout_free = [k for k in task.layout_free if k in constant.get(name, ())]
         task.dispatched.append(IRModule({name: func}))
         task.weight += weight
     result = _TaskList(tasks)

@@ -33,7 +33,8 @@ def tune_relax(mod, params, target, work_dir, max_trials_global, *, max_trials_p
     seed = -1 if seed is None else int(seed)
     contexts = [TuneContext(task.mod, target=target, space_generator=space,
                             search_strategy=strategy, task_name=task.task_name,
-                            rand_state=seed if seed == -1 else seed + k)
+                            rand_state=seed if seed == -1 else seed + k,
+                            layout_free=task.layout_free)
                 for k, task in enumerate(tasks)]
     database = tune_tasks(tasks=contexts, task_weights=[t.weight for t in tasks],
                           work_dir=work_dir, max_trials_global=max_trials_global,

@@ -19,10 +19,11 @@ class TuneContext:
     """The state of one tuning task."""
 
     def __init__(self, mod=None, *, target=None, space_generator=None, search_strategy=None,
-                 task_name="main", rand_state=-1, num_threads=1, logger=None):
+                 task_name="main", rand_state=-1, num_threads=1, logger=None, layout_free=()):
         self.mod = None if mod is None else workload_module(mod)
         self.target = None if target is None else tune_target(target)
         self.task_name = task_name
+        self.layout_free = [int(k) for k in layout_free]  # constant inputs (ExtractedTask)
         if rand_state is None or rand_state == -1:
             rand_state = random.SystemRandom().randrange(1, 2 ** 31)
         self.rand_state = int(rand_state)

@@ -9,23 +9,28 @@ kernel ``functions`` it exports, so a remote runner can rebuild it) or an
 
 class BuilderInput:
     """A candidate to build: ``mod`` (an IRModule of one kernel) for ``target``;
-    ``lowered``, when given, is ``mod`` already lowered (the builder then skips lowering)."""
+    ``lowered``, when given, is ``mod`` already lowered (the builder then skips lowering);
+    ``layout_free``: the input positions that are constants at every call, whose packing
+    the build hoists and the builder therefore splits off (``layout_preproc``)."""
 
-    def __init__(self, mod, target, params=None, lowered=None):
+    def __init__(self, mod, target, params=None, lowered=None, layout_free=()):
         self.mod = mod
         self.target = target
         self.params = params
         self.lowered = lowered
+        self.layout_free = [int(k) for k in layout_free or ()]
 
     def __repr__(self):
         return f"BuilderInput(target={str(self.target)!r})"
 
 
 class BuilderResult:
-    """A built candidate: ``artifact_path`` or ``error_msg`` (exactly one is set)."""
+    """A built candidate: ``artifact_path`` or ``error_msg`` (exactly one is set);
+    ``packs``: the (input position, packed shape, dtype) of each input the library's
+    ``layout_preproc.PREPROC`` kernel packs before "main" is timed (none: no packing)."""
 
     def __init__(self, artifact_path=None, error_msg=None, source=None, functions=None,
-                 use_openmp=False):
+                 use_openmp=False, packs=()):
         if (artifact_path is None) == (error_msg is None):
             raise ValueError("a BuilderResult has either an artifact_path or an error_msg")
         self.artifact_path = artifact_path
@@ -33,6 +38,7 @@ class BuilderResult:
         self.source = source
         self.functions = dict(functions or {})
         self.use_openmp = use_openmp
+        self.packs = [(int(k), [int(d) for d in shape], str(dtype)) for k, shape, dtype in packs]
 
     def __repr__(self):
         if self.error_msg is not None:

@@ -4,12 +4,14 @@ Lowering and C rendering run in the tuning process (they are deterministic
 and quick); the C compiler runs in a worker of a WorkerPool, so a compile
 that exceeds ``timeout_sec`` is killed and the candidate recorded as failed.
 Compiled objects land in the shared kernel cache, so building the same
-candidate twice compiles once.
+candidate twice compiles once. A candidate that packs an input the build packs once
+(``BuilderInput.layout_free``) is built split, as the build runs it (``layout_preproc``).
 """
 import os
 
 from rvm.codegen.c.target import kernel_source
 from rvm.meta_schedule.builder.builder import Builder, BuilderResult
+from rvm.meta_schedule.layout_preproc import measured_module
 from rvm.meta_schedule.tune_target import tune_target
 from rvm.runtime.compiler import Compiler, default_compiler
 from rvm.runtime.kernel_library import kernel_symbol
@@ -49,11 +51,14 @@ class LocalBuilder(Builder):
 
     def _render(self, builder_input):
         tune_target(builder_input.target)  # a CPU target, or ValueError saying why not
+        split, packs = measured_module(builder_input.mod["main"], builder_input.layout_free)
         lowered = builder_input.lowered
-        if lowered is None:
+        if split is not None:
+            lowered = lower_module(split)
+        elif lowered is None:
             lowered = lower_module(builder_input.mod)
         compiler = Compiler(self.cc) if self.cc else default_compiler()
-        return kernel_source(lowered, compiler)
+        return (*kernel_source(lowered, compiler), packs)
 
     def build(self, builder_inputs):
         rendered = []
@@ -72,11 +77,11 @@ class LocalBuilder(Builder):
                 results.append(BuilderResult(error_msg=r))
                 continue
             outcome = next(outcomes)
-            source, names, use_openmp = r
+            source, names, use_openmp, packs = r
             if outcome.ok:
                 results.append(BuilderResult(outcome.value, source=source,
                                              functions={n: kernel_symbol(n) for n in names},
-                                             use_openmp=use_openmp))
+                                             use_openmp=use_openmp, packs=packs))
             else:
                 results.append(BuilderResult(error_msg=f"build failed: {_short(outcome.error)}"))
         return results

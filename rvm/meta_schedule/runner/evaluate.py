@@ -9,7 +9,10 @@ every process of every runner on the machine shares, so candidates checked and
 compiled in parallel are never timed at once (two measurements at once slow each
 other, and not by the same amount for every schedule, which would reorder the
 candidates). Libraries and the reference's outputs stay loaded in the worker, so
-a workload's reference runs once per worker.
+a workload's reference runs once per worker. A candidate built with its packing of
+constant inputs split off (``spec["packs"]``, see ``meta_schedule.layout_preproc``) has
+the packing kernel run once on the random inputs, then its compute kernel checked and
+timed with the packed buffers in the inputs' places: timed as the build runs it.
 """
 import contextlib
 import fcntl
@@ -20,6 +23,7 @@ import tempfile
 import numpy as np
 
 from rvm.meta_schedule.arg_info import ArgInfo
+from rvm.meta_schedule.layout_preproc import PREPROC
 from rvm.runtime.compiler import CompiledLibrary, default_compiler
 from rvm.runtime.kernel_library import KernelLibrary
 from rvm.runtime.ndarray import array
@@ -86,6 +90,24 @@ def _run(func, arrays):
     return args
 
 
+def pack_inputs(spec, inputs):
+    """``inputs`` with each input of ``spec["packs"]`` replaced by its packed copy (the
+    library's PREPROC kernel run once), or ``inputs`` when nothing is packed."""
+    packs = spec.get("packs") or ()
+    if not packs:
+        return inputs
+    preproc = load_kernel(spec["artifact_path"], spec["functions"], PREPROC)
+    pairs = []
+    for position, shape, dtype in packs:
+        pairs += [inputs[position], np.zeros(shape, dtype)]
+    args = [array(a) for a in pairs]
+    preproc(*args)
+    packed = list(inputs)
+    for k, (position, _, _) in enumerate(packs):
+        packed[position] = args[2 * k + 1].numpy()
+    return packed
+
+
 def check_outputs(got, expected, args_info):
     """Raises WrongResultError naming the first argument and element that differ."""
     for index, (g, e, info) in enumerate(zip(got, expected, args_info)):
@@ -121,10 +143,13 @@ def evaluate(spec):
             ref = load_kernel(reference["artifact_path"], reference["functions"],
                               spec["func_name"])
             expected = _EXPECTED[key] = [a.numpy() for a in _run(ref, inputs)]
-        args = _run(func, inputs)
-        check_outputs([a.numpy() for a in args], expected, args_info)
+        args = _run(func, pack_inputs(spec, inputs))
+        got = [a.numpy() for a in args]
+        for position, _, _ in spec.get("packs") or ():
+            got[position] = inputs[position]  # an input, read only: compared unpacked
+        check_outputs(got, expected, args_info)
     else:
-        args = _run(func, inputs)
+        args = _run(func, pack_inputs(spec, inputs))
     config = spec["config"]
     timer = time_evaluator(func, config["number"], config["repeat"], config["min_repeat_ms"])
     with measuring_alone():

@@ -24,6 +24,7 @@ def runner_spec(runner_input, config, seed):
         "reference": None if ref is None else {"artifact_path": ref.artifact_path,
                                                "functions": ref.functions},
         "seed": seed,
+        "packs": [list(p) for p in getattr(runner_input, "packs", ())],
         "config": config.as_dict(),
     }
 

@@ -133,7 +133,8 @@ class SearchStrategy:
         generator = self.context.space_generator
         out = []
         if getattr(generator, "measures_default", False):
-            sch = default_schedule(self.context.mod, self.context.target)
+            sch = default_schedule(self.context.mod, self.context.target,
+                                   getattr(self.context, "layout_free", ()))
             if sch is not None:
                 out.append(sch)
                 self.default_hash = candidate_hash(sch)
