@@ -31,6 +31,9 @@ every question fails, so the remaining accesses are guarded, never assumed.
 import math
 from fractions import Fraction
 
+from rvm.codegen.c.bound_poly import (
+    INT64, add, as_const, common_range, const, dtype_range, floordiv_bound, mul, scale,
+)
 from rvm.ir.base import structural_equal, structural_hash
 from rvm.tir import expr as E
 
@@ -46,60 +49,6 @@ class _Fail(Exception):
 WORK_LIMIT = 1 << 16
 # Terms of one polynomial: an index of real code has a handful.
 MAX_TERMS = 64
-
-
-def _dtype_range(dtype):
-    if dtype.is_bool:
-        return 0, 1
-    if dtype.is_uint:
-        return 0, (1 << dtype.bits) - 1
-    return -(1 << (dtype.bits - 1)), (1 << (dtype.bits - 1)) - 1
-
-
-_INT64 = (-(1 << 63), (1 << 63) - 1)
-
-
-def common_range(*exprs):
-    """The values every one of the dtypes of ``exprs`` holds (C converts among them)."""
-    lo, hi = _INT64[0], (1 << 64) - 1
-    for e in exprs:
-        e_lo, e_hi = _dtype_range(e.dtype)
-        lo, hi = max(lo, e_lo), min(hi, e_hi)
-    return lo, hi
-
-
-# ---- polynomials: {monomial (sorted tuple of atom keys): Fraction} ---------------------
-
-def _const(c):
-    return {(): Fraction(c)} if c else {}
-
-
-def _add(a, b, sign=1):
-    out = dict(a)
-    for m, c in b.items():
-        v = out.get(m, 0) + sign * c
-        if v:
-            out[m] = v
-        else:
-            out.pop(m, None)
-    return out
-
-
-def _mul(a, b):
-    out = {}
-    for ma, ca in a.items():
-        for mb, cb in b.items():
-            m = tuple(sorted(ma + mb))
-            v = out.get(m, 0) + ca * cb
-            if v:
-                out[m] = v
-            else:
-                out.pop(m, None)
-    return out
-
-
-def _scale(a, c):
-    return {m: v * c for m, v in a.items()} if c else {}
 
 
 # Nodes of an atom shared by structure (``_pure_size``); larger atoms are keyed per node.
@@ -121,30 +70,6 @@ def _pure_size(e):
             stack.extend(getattr(node, name) for name in ("a", "b", "value")
                          if hasattr(node, name))
     return size
-
-
-def _floordiv_bound(p, c, lower):
-    """A bound of ``floor(v / c)`` for ``v`` bounded by ``p`` (below when ``lower``).
-
-    When every coefficient of a symbol in ``p`` is an integer multiple of ``c``, ``p`` is
-    ``c * q + r`` with ``q`` integer-valued (the symbols are integers) and the bound is
-    exact, ``q + floor(r / c)``: a loop over ``[0, n * 64)`` gives ``i // 64 <= n - 1``.
-    Otherwise ``p / c``, less ``(c - 1) / c`` below."""
-    rest = {m: k for m, k in p.items() if m}
-    r = p.get((), Fraction(0))
-    if all(k.denominator == 1 and k.numerator % c == 0 for k in rest.values()) \
-            and r.denominator == 1:
-        return _add(_scale(rest, Fraction(1, c)), _const(r.numerator // c))
-    scaled = _scale(p, Fraction(1, c))
-    return _add(scaled, _const(Fraction(-(c - 1), c))) if lower else scaled
-
-
-def _as_const(p):
-    if not p:
-        return Fraction(0)
-    if len(p) == 1 and () in p:
-        return p[()]
-    return None
 
 
 # Integer values the prover does not follow into (loads, selects, calls): each lies in the
@@ -204,14 +129,14 @@ class BoundsProver:
                 # one on entry, so that its products with loop indices keep their sign
                 var = self.symbols[key]
                 poly = {(key,): Fraction(1)}
-                self.requirements[(tuple(sorted(poly.items())), 0, _dtype_range(var.dtype)[1])] \
-                    = (poly, 0, _dtype_range(var.dtype)[1])
+                self.requirements[(tuple(sorted(poly.items())), 0, dtype_range(var.dtype)[1])] \
+                    = (poly, 0, dtype_range(var.dtype)[1])
                 self.nonneg[key] = var
         self.products.add(m)  # the proof of its own range reads it as a monomial
         reqs = []
         try:
             poly = self._exact(dim, reqs)
-            self._require(poly, 0, _dtype_range(dim.dtype)[1], reqs)
+            self._require(poly, 0, dtype_range(dim.dtype)[1], reqs)
         except _Fail:
             self.products.discard(m)
             return
@@ -235,7 +160,7 @@ class BoundsProver:
             try:
                 reqs = []
                 first = self._exact(start, reqs)
-                end = _add(first, self._exact(extent, reqs))
+                end = add(first, self._exact(extent, reqs))
                 # C runs ``for (var = start; var < start + extent; ++var)``: the bounds and the
                 # sum must be exact in the variable's type and in the bounds' own types.
                 lo_r, hi_r = common_range(var, start, extent)
@@ -245,7 +170,7 @@ class BoundsProver:
                     self._require(p, lo_r, hi_r, reqs)
                 self._operand(start, reqs)
                 self._operand(extent, reqs)
-                info = (s_lo, _add(e_hi, _const(-1)), reqs)
+                info = (s_lo, add(e_hi, const(-1)), reqs)
                 self._sizes_of_extent(var, self._exact(extent, []))
             except _Fail:
                 info = None
@@ -302,14 +227,14 @@ class BoundsProver:
         info = self.loops.get(key)
         if info is None:
             return []
-        lo, hi = _as_const(info[0]), _as_const(info[1])
+        lo, hi = as_const(info[0]), as_const(info[1])
         if lo is None or hi is None:
             return []
         if c > 0:
             lo = max(lo, Fraction(math.ceil(-k / c)))
         else:
             hi = min(hi, Fraction(math.floor(k / -c)))
-        self.loops[key] = (_const(lo), _const(hi), list(info[2]) + list(fact_reqs))
+        self.loops[key] = (const(lo), const(hi), list(info[2]) + list(fact_reqs))
         return [(key, info)]
 
     def pop(self):
@@ -347,7 +272,7 @@ class BoundsProver:
         except _Fail:
             return []
         diff = {E.LT: (b, a, -1), E.LE: (b, a, 0), E.GT: (a, b, -1), E.GE: (a, b, 0)}[kind]
-        return [(_add(_add(diff[0], diff[1], -1), _const(diff[2])), reqs)]
+        return [(add(add(diff[0], diff[1], -1), const(diff[2])), reqs)]
 
     # ---- the question
     def proves(self, index, size):
@@ -358,20 +283,20 @@ class BoundsProver:
         reqs = []
         try:
             x = self._exact(index, reqs)
-            s = _const(1)
+            s = const(1)
             for factor in size:
                 if isinstance(factor, int):
-                    s = _mul(s, _const(factor))
+                    s = mul(s, const(factor))
                 else:
-                    s = _mul(s, self._exact(factor, reqs))
+                    s = mul(s, self._exact(factor, reqs))
                     if not self._nonneg(self._operand(factor, reqs)[0]):
                         return False
             if not self._nonneg_with_facts(x, reqs):
                 return False
-            if not self._nonneg_with_facts(_add(_add(s, x, -1), _const(-1)), reqs):
+            if not self._nonneg_with_facts(add(add(s, x, -1), const(-1)), reqs):
                 return False
             if index.dtype.bits < 64 or index.dtype.is_uint:
-                lo_r, hi_r = _dtype_range(index.dtype)
+                lo_r, hi_r = dtype_range(index.dtype)
                 _, hi = self._interval(x, reqs)
                 self._require(hi, lo_r, hi_r, reqs)
         except _Fail:
@@ -392,7 +317,7 @@ class BoundsProver:
         for fact, fact_reqs in self.facts:
             trial = list(fact_reqs)
             try:
-                if self._nonneg(self._interval(_add(x, fact, -1), trial)[0]):
+                if self._nonneg(self._interval(add(x, fact, -1), trial)[0]):
                     reqs.extend(trial)
                     return True
             except _Fail:
@@ -418,7 +343,7 @@ class BoundsProver:
                 self._require({m: Fraction(rounded(v)) for m, v in p.items() if rounded(v)},
                               lo, hi, reqs)
             return
-        c = _as_const(p)
+        c = as_const(p)
         if c is not None:
             if not lo <= c <= hi:
                 raise _Fail
@@ -433,10 +358,10 @@ class BoundsProver:
         if not (e.dtype.is_int or e.dtype.is_uint) or e.dtype.lanes != 1:
             raise _Fail
         if isinstance(e, E.IntImm):
-            lo_r, hi_r = _dtype_range(e.dtype)
+            lo_r, hi_r = dtype_range(e.dtype)
             if not lo_r <= e.value <= hi_r:
                 raise _Fail
-            return _const(e.value)
+            return const(e.value)
         if isinstance(e, E.Var):
             if id(e) in self.lets:
                 value = self.lets[id(e)]
@@ -452,10 +377,10 @@ class BoundsProver:
             a, b = self._exact(e.a, reqs), self._exact(e.b, reqs)
             if isinstance(e, E.Mul):
                 self._spend(len(a) * len(b))
-                out = _mul(a, b)
+                out = mul(a, b)
             else:
                 self._spend(len(a) + len(b))
-                out = _add(a, b, -1 if isinstance(e, E.Sub) else 1)
+                out = add(a, b, -1 if isinstance(e, E.Sub) else 1)
             if len(out) > MAX_TERMS:
                 raise _Fail
             lo_r, hi_r = common_range(e, e.a, e.b)
@@ -487,11 +412,11 @@ class BoundsProver:
         lo, hi = {}, {}
         for m, c in p.items():
             if not m:
-                lo, hi = _add(lo, {(): c}), _add(hi, {(): c})
+                lo, hi = add(lo, {(): c}), add(hi, {(): c})
                 continue
-            mlo, mhi = _const(1), _const(1)
+            mlo, mhi = const(1), const(1)
             if m in self.products:  # its symbols have no ranges, the product one sign
-                lo, hi = _add(lo, {m: c}), _add(hi, {m: c})
+                lo, hi = add(lo, {m: c}), add(hi, {m: c})
                 continue
             for k in m:
                 if isinstance(self.nodes.get(k), _OPAQUE_VALUES) and (len(p) > 1 or len(m) > 1
@@ -504,13 +429,13 @@ class BoundsProver:
                 if len(m) > 1 and not self._nonneg(flo):
                     raise _Fail
                 self._spend(len(mlo) * len(flo) + len(mhi) * len(fhi))
-                mlo, mhi = _mul(mlo, flo), _mul(mhi, fhi)
+                mlo, mhi = mul(mlo, flo), mul(mhi, fhi)
                 if len(mlo) > MAX_TERMS or len(mhi) > MAX_TERMS:
                     raise _Fail
             if c > 0:
-                lo, hi = _add(lo, _scale(mlo, c)), _add(hi, _scale(mhi, c))
+                lo, hi = add(lo, scale(mlo, c)), add(hi, scale(mhi, c))
             else:
-                lo, hi = _add(lo, _scale(mhi, c)), _add(hi, _scale(mlo, c))
+                lo, hi = add(lo, scale(mhi, c)), add(hi, scale(mlo, c))
         return lo, hi
 
     def _atom_interval(self, key, reqs):
@@ -539,12 +464,12 @@ class BoundsProver:
         return lo, hi
 
     def _floordiv_lower(self, p, c):
-        """A lower bound of ``floor(v / c)`` for ``v >= p``: ``_floordiv_bound``'s when it is
+        """A lower bound of ``floor(v / c)`` for ``v >= p``: ``floordiv_bound``'s when it is
         exact (integer coefficients), else 0 when ``p`` is nonnegative (a bound free of the
-        ``n / c - (c - 1) / c`` kind), else ``_floordiv_bound``'s fractional one."""
-        q = _floordiv_bound(p, c, True)
+        ``n / c - (c - 1) / c`` kind), else ``floordiv_bound``'s fractional one."""
+        q = floordiv_bound(p, c, True)
         if any(v.denominator != 1 for v in q.values()) and self._nonneg(p):
-            return _const(0)
+            return const(0)
         return q
 
     def _node_interval(self, e, reqs):
@@ -558,13 +483,13 @@ class BoundsProver:
             # The floor helpers take int64 operands; C's / and % convert to the common type.
             lo, hi = self._operand(e.a, reqs, e, e.b)
             if isinstance(e, (E.FloorDiv, E.FloorMod)):
-                self._require(hi, *_INT64, reqs)
+                self._require(hi, *INT64, reqs)
             if isinstance(e, (E.Div, E.Mod)) and not self._nonneg(lo):
                 raise _Fail
             if isinstance(e, (E.FloorMod, E.Mod)):
-                return _const(0), _const(c - 1)
+                return const(0), const(c - 1)
             return (self._floordiv_lower(lo, c),
-                    _floordiv_bound(hi, c, False))
+                    floordiv_bound(hi, c, False))
         if isinstance(e, (E.Min, E.Max)):
             alo, ahi = self._operand(e.a, reqs, e, e.b)  # the helper takes e's C type
             blo, bhi = self._operand(e.b, reqs, e, e.a)
@@ -577,15 +502,15 @@ class BoundsProver:
             first, second = (ahi, bhi) if want_min else (alo, blo)
             loose = self._pick(first, second, want_min)
             if loose is None:
-                loose = second if _as_const(second) is not None else first
+                loose = second if as_const(second) is not None else first
             return (tight, loose) if want_min else (loose, tight)
         if isinstance(e, E.Cast) and (e.value.dtype.is_int or e.value.dtype.is_uint):
             return self._operand(e.value, reqs, e)
         if isinstance(e, _OPAQUE_VALUES):
             # a value C computes in e's type (a loaded index, a select of two): somewhere in
             # that type's range, which a clamp (min/max with constants) narrows
-            lo_r, hi_r = _dtype_range(e.dtype)
-            return _const(lo_r), _const(hi_r)
+            lo_r, hi_r = dtype_range(e.dtype)
+            return const(lo_r), const(hi_r)
         raise _Fail
 
     def _symbolic_division(self, e, reqs):
@@ -601,11 +526,11 @@ class BoundsProver:
             raise _Fail
         lo, hi = self._operand(e.a, reqs, e, e.b)
         self._operand(e.b, reqs, e, e.a)
-        self._require(hi, *_INT64, reqs)
+        self._require(hi, *INT64, reqs)
         if not self._nonneg(lo):
             raise _Fail
         if isinstance(e, (E.FloorMod, E.Mod)):
-            return _const(0), _add(d, _const(-1))
+            return const(0), add(d, const(-1))
         quotient, r = {}, Fraction(0)
         for mono, coeff in hi.items():
             if not mono:
@@ -619,16 +544,16 @@ class BoundsProver:
             q = coeff / c
             if q.denominator != 1:
                 raise _Fail
-            quotient = _add(quotient, {tuple(rest): q})
+            quotient = add(quotient, {tuple(rest): q})
         if r.denominator != 1:
             raise _Fail
-        return _const(0), _add(quotient, _const(-1 if r < 0 else r))
+        return const(0), add(quotient, const(-1 if r < 0 else r))
 
     def _pick(self, a, b, want_min):
         """The smaller (or larger) of two polynomials when provable, else None."""
-        if self._nonneg(_add(b, a, -1)):
+        if self._nonneg(add(b, a, -1)):
             return a if want_min else b
-        if self._nonneg(_add(a, b, -1)):
+        if self._nonneg(add(a, b, -1)):
             return b if want_min else a
         return None
 

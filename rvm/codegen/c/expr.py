@@ -15,7 +15,7 @@ wrapping into the buffer.
 import math
 
 from rvm.codegen.c import narrow as c_narrow
-from rvm.codegen.c.bounds import common_range
+from rvm.codegen.c.bound_poly import common_range
 from rvm.codegen.c.prologue import c_string
 from rvm.support.errors import RVMError
 from rvm.tir import expr as E
