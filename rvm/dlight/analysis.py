@@ -24,10 +24,13 @@ SYMBOLIC_EXTENT = 64
 #     took 0.27 ms serial and 15 ms in parallel on 2 busy cores), and is kept.
 #   - MATMUL_PARALLEL_MIN_WORK, a register-tiled matmul: at 100 GFLOPS a core does 2^21
 #     multiply-adds in about 40 us; a 64 x 784 x 128 linear layer (6.4M) takes two cores.
-#   - CONV_PARALLEL_MIN_WORK, the conv rule's tile: 0.04-0.055 ns a multiply-add
-#     (the CNN's 8 -> 16 channel conv at batch 64: 14.4 million in 0.60-0.79 ms), so
-#     2^21 is 80-115 us; kept there, as 2^20 moves no convolution of the benchmark models
-#     (the ResNet's 3 x 3 ones at batch 1, 0.3-0.6 million, stay serial either way).
+#   - CONV_PARALLEL_MIN_WORK, the conv rule's tile: 0.023-0.055 ns a multiply-add
+#     (the CNN's 8 -> 16 channel conv at batch 64: 14.4 million in 0.60-0.79 ms; the
+#     ResNet's 3 x 3 ones at batch 1, 0.3-0.6 million in 8-18 us), so 2^18 is 6-14 us,
+#     below the 40 us of the others: the parallel form of this tile costs nothing on one
+#     thread (the ResNet's 16 -> 16 conv on 16 x 16 at batch 1: 0.0139 against 0.0138 ms
+#     serial) and a worker that joins halves a tile of rows that takes 3-4 times its
+#     wake-up, which puts those 3 x 3 convs on two cores as onnxruntime does.
 #   - WINDOW_PARALLEL_MIN_WORK, the window rule's tile of output channels by columns
 #     (a dense conv on a prime-wide map): 0.04-0.06 ns a multiply-add (16 -> 26 and 32
 #     channels on 17 x 17 maps, batch 4).
@@ -41,7 +44,7 @@ SYMBOLIC_EXTENT = 64
 #     serial up to the general threshold.
 PARALLEL_MIN_WORK = 1 << 24
 MATMUL_PARALLEL_MIN_WORK = 1 << 21
-CONV_PARALLEL_MIN_WORK = 1 << 21
+CONV_PARALLEL_MIN_WORK = 1 << 18
 WINDOW_PARALLEL_MIN_WORK = 1 << 20
 POOL_PARALLEL_MIN_WORK = PARALLEL_MIN_WORK
 SPATIAL, REDUCTION = IterVar.DataPar, IterVar.CommReduce

@@ -54,43 +54,44 @@ def test_an_nchw_conv_gets_a_tile_of_output_columns_by_a_vector_of_channels():
                 T.writes(w_global[v0 // 16, v1, v2, v3, v0 % 16])
                 T.block_attr({"meta_schedule.layout_rewrite_preproc": 1})
                 w_global[v0 // 16, v1, v2, v3, v0 % 16] = w[v0, v1, v2, v3]
-        for n_h_fused, f_0, v_0 in T.grid(14, 2, 1):
-            for v_1_init in range(14):
-                for f_1_init in T.vectorized(16):
-                    with T.block("conv_init"):
-                        vn = T.axis.spatial(1, 0)
-                        vf = T.axis.spatial(32, f_0 * 16 + f_1_init)
-                        vh = T.axis.spatial(14, n_h_fused)
-                        vw = T.axis.spatial(14, v_0 * 14 + v_1_init)
-                        T.reads()
-                        T.writes(conv_local[vn, vh, vw, vf])
-                        conv_local[vn, vh, vw, vf] = T.float32(0.0)
-            for rc, ry, rx in T.grid(16, 3, 3):
-                for f_1 in T.vectorized(16):
-                    for v_1 in T.unroll(14):
-                        with T.block("conv_update"):
+        for n_h_fused in T.parallel(14):
+            for f_0, v_0 in T.grid(2, 1):
+                for v_1_init in range(14):
+                    for f_1_init in T.vectorized(16):
+                        with T.block("conv_init"):
                             vn = T.axis.spatial(1, 0)
-                            vf = T.axis.spatial(32, f_0 * 16 + f_1)
+                            vf = T.axis.spatial(32, f_0 * 16 + f_1_init)
                             vh = T.axis.spatial(14, n_h_fused)
-                            vw = T.axis.spatial(14, v_0 * 14 + v_1)
-                            vc, vy, vx = T.axis.remap("RRR", [rc, ry, rx])
-                            T.reads(conv_local[vn, vh, vw, vf], x[vn, vc, vh + vy, vw + vx],
-                                    w_global[vf // 16, vc, vy, vx, vf % 16])
+                            vw = T.axis.spatial(14, v_0 * 14 + v_1_init)
+                            T.reads()
                             T.writes(conv_local[vn, vh, vw, vf])
-                            conv_local[vn, vh, vw, vf] = conv_local[vn, vh, vw, vf] \
-                                + x[vn, vc, vh + vy, vw + vx] * w_global[vf // 16, vc, vy, vx,
-                                                                         vf % 16]
-            for ax1 in range(14):
-                for ax0 in T.vectorized(16):
-                    with T.block("conv_local"):
-                        v0 = T.axis.spatial(1, 0)
-                        v1 = T.axis.spatial(32, f_0 * 16 + ax0)
-                        v2 = T.axis.spatial(14, n_h_fused)
-                        v3 = T.axis.spatial(14, v_0 * 14 + ax1)
-                        T.reads(conv_local[v0, v2, v3, v1], b[v1])
-                        T.writes(y[v0, v1, v2, v3])
-                        y[v0, v1, v2, v3] = T.max(conv_local[v0, v2, v3, v1] + b[v1],
-                                                  T.float32(0.0))
+                            conv_local[vn, vh, vw, vf] = T.float32(0.0)
+                for rc, ry, rx in T.grid(16, 3, 3):
+                    for f_1 in T.vectorized(16):
+                        for v_1 in T.unroll(14):
+                            with T.block("conv_update"):
+                                vn = T.axis.spatial(1, 0)
+                                vf = T.axis.spatial(32, f_0 * 16 + f_1)
+                                vh = T.axis.spatial(14, n_h_fused)
+                                vw = T.axis.spatial(14, v_0 * 14 + v_1)
+                                vc, vy, vx = T.axis.remap("RRR", [rc, ry, rx])
+                                T.reads(conv_local[vn, vh, vw, vf], x[vn, vc, vh + vy, vw + vx],
+                                        w_global[vf // 16, vc, vy, vx, vf % 16])
+                                T.writes(conv_local[vn, vh, vw, vf])
+                                conv_local[vn, vh, vw, vf] = conv_local[vn, vh, vw, vf] \
+                                    + x[vn, vc, vh + vy, vw + vx] * w_global[vf // 16, vc, vy, vx,
+                                                                             vf % 16]
+                for ax1 in range(14):
+                    for ax0 in T.vectorized(16):
+                        with T.block("conv_local"):
+                            v0 = T.axis.spatial(1, 0)
+                            v1 = T.axis.spatial(32, f_0 * 16 + ax0)
+                            v2 = T.axis.spatial(14, n_h_fused)
+                            v3 = T.axis.spatial(14, v_0 * 14 + ax1)
+                            T.reads(conv_local[v0, v2, v3, v1], b[v1])
+                            T.writes(y[v0, v1, v2, v3])
+                            y[v0, v1, v2, v3] = T.max(conv_local[v0, v2, v3, v1] + b[v1],
+                                                      T.float32(0.0))
 
     assert_structural_equal(schedule_func(conv_bias_relu, RULES, INFO),
                             expected.with_attr("global_symbol", "conv_bias_relu"))
@@ -195,7 +196,9 @@ def _conv_func(batch, channels, filters, size):
 @pytest.mark.parametrize("batch,channels,filters,size,parallel", [
     (64, 8, 16, 14, True),     # the CNN's second conv at batch 64: 14.4 million MACs
     (64, 1, 8, 28, True),      # its first: 3.6 million
-    (1, 16, 16, 16, False),    # a ResNet 3 x 3 conv at batch 1: 0.6 million
+    (1, 16, 16, 16, True),     # a ResNet 3 x 3 conv at batch 1: 0.6 million
+    (1, 16, 32, 8, True),      # its 32-channel one on 8 x 8 at batch 1: 0.3 million
+    (1, 8, 16, 8, False),      # 0.07 million: one core
 ])
 def test_output_rows_run_in_parallel_from_parallel_min_macs(batch, channels, filters, size,
                                                              parallel):
@@ -207,10 +210,12 @@ def test_output_rows_run_in_parallel_from_parallel_min_macs(batch, channels, fil
     assert "T.parallel(" not in one_core.script()
 
 
-@pytest.mark.parametrize("size,store", [(32, "for ax1 in T.vectorized(8):"),    # 4 KB maps
-                                        (16, "for ax0 in T.vectorized(16):"),   # 1 KB maps
-                                        (28, "for ax0 in T.vectorized(16):")])  # 14 columns
-def test_the_write_back_runs_over_columns_only_for_page_sized_maps(size, store):
+@pytest.mark.parametrize("size,store", [(32, "for ax1 in T.vectorized(8):"),    # 8 columns
+                                        (16, "for ax1 in T.vectorized(8):"),
+                                        (8, "for ax1 in T.vectorized(8):"),
+                                        (28, "for ax0 in T.vectorized(16):"),   # 14 columns
+                                        (12, "for ax0 in T.vectorized(16):")])  # 12 columns
+def test_the_write_back_runs_over_columns_when_they_fill_store_vectors(size, store):
     text = schedule_func(_conv_func(1, 3, 16, size), RULES, INFO).script()
     assert store in text
 

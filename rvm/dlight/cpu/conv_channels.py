@@ -41,7 +41,6 @@ from rvm.dlight.analysis import (
 from rvm.dlight.cpu.conv import axis_vars, inline_epilogue, one_reduction, schedule_pad
 from rvm.dlight.cpu.pack import LAYOUT_REWRITE, param_index
 from rvm.dlight.rule import ScheduleRule
-from rvm.runtime.data_type import DataType
 from rvm.tir.expr import Var
 from rvm.tir.free_vars import used_vars
 from rvm.tir.schedule.analysis import const_extent
@@ -56,13 +55,15 @@ MAX_ROWS = 14
 # one input channel (9 taps per output) is most of its time. The CNN's first conv at batch
 # 64 (28 x 28 maps, 8 channels): 0.33 -> 0.28 ms on one core.
 MAX_HALF_ROWS = 28
-# The write-back runs over the tile's columns (contiguous stores) when they fill a vector of
-# STORE_LANES and one channel's map spans a page or more; otherwise over its channels, one
-# store per element ``H x W`` apart. ResNet 7x7/2 conv at a symbolic batch 8 (32 x 32 maps,
-# 8 columns): 0.90 -> 0.64 ms on one core; on 16 x 16 maps (1 KB apart) and the CNN's 14
-# columns the channel order measured faster (0.16 against 0.21 ms; 1.42 against 2.2 ms).
+# The write-back runs over the tile's columns (contiguous stores) when they fill vectors of
+# STORE_LANES; otherwise over its channels, one store per element ``H x W`` apart, which
+# gcc leaves scalar (a scatter). ResNet 7x7/2 conv at a symbolic batch 8 (32 x 32 maps, 8
+# columns): 0.90 -> 0.64 ms on one core; its 3 x 3 convs on 16 x 16 and 8 x 8 maps (8
+# columns, a residual add in the epilogue): 0.142 -> 0.114 ms and 0.125 -> 0.101 ms at
+# batch 8 (the channel order had been kept below a page between channels' maps when it
+# measured faster there). With the CNN's 14 columns the channel order measured faster
+# (1.42 against 2.2 ms).
 STORE_LANES = 8
-PAGE_BYTES = 4096
 # Fewer columns per tile leave the FMAs waiting on each other (a 17-wide map: 1 column).
 MIN_ROWS = 4
 
@@ -176,9 +177,6 @@ def _pack_weight(sch, conv, w_index, f_axis, width):
 
 def _schedule(sch, conv, spatial, reduction, f, x, width, rows, info):
     total = work(sch, spatial + reduction)
-    # bytes of one channel's output map (the spatial loops but the batch and the channel)
-    plane = work(sch, [loop for loop in spatial if loop is not f][1:]) \
-        * (DataType(write_dtype(sch, conv)).bits // 8)
     f_o, f_i = sch.split(f, [None, width])
     x_o, x_i = sch.split(x, [None, rows])
     # Rows of the output (n, y) outside the channel panels: the fused parallel loop is then
@@ -206,7 +204,7 @@ def _schedule(sch, conv, spatial, reduction, f, x, width, rows, info):
     if rows > 1:
         sch.unroll(x_i)
     back_f, back_x = sch.get_loops(acc)[-2:]
-    if rows % STORE_LANES or plane < PAGE_BYTES:
+    if rows % STORE_LANES:
         sch.reorder(back_x, back_f)
         sch.vectorize(back_f)
     else:
