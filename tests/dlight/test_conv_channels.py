@@ -97,6 +97,86 @@ def test_an_nchw_conv_gets_a_tile_of_output_columns_by_a_vector_of_channels():
                             expected.with_attr("global_symbol", "conv_bias_relu"))
 
 
+@T.prim_func
+def conv_residual(x: T.Buffer((1, 16, 10, 10), "float32"),
+                  w: T.Buffer((32, 16, 3, 3), "float32"),
+                  r: T.Buffer((1, 32, 8, 8), "float32"), y: T.Buffer((1, 32, 8, 8), "float32")):
+    conv = T.alloc_buffer((1, 32, 8, 8))
+    for n, f, h, v, rc, ry, rx in T.grid(1, 32, 8, 8, 16, 3, 3):
+        with T.block("conv"):
+            vn, vf, vh, vw, vc, vy, vx = T.axis.remap("SSSSRRR", [n, f, h, v, rc, ry, rx])
+            with T.init():
+                conv[vn, vf, vh, vw] = T.float32(0)
+            conv[vn, vf, vh, vw] = conv[vn, vf, vh, vw] \
+                + x[vn, vc, vh + vy, vw + vx] * w[vf, vc, vy, vx]
+    for n, f, h, v in T.grid(1, 32, 8, 8):
+        with T.block("y"):
+            vn, vf, vh, vw = T.axis.remap("SSSS", [n, f, h, v])
+            y[vn, vf, vh, vw] = T.max(conv[vn, vf, vh, vw] + r[vn, vf, vh, vw], T.float32(0))
+
+
+def test_a_batch_one_resnet_conv_on_8x8_runs_its_rows_on_threads_and_stores_columns():
+    # the ResNet's 32 -> 32 channel 3 x 3 conv at batch 1 (0.3 million multiply-adds, above
+    # CONV_PARALLEL_MIN_WORK): its 8 output rows in parallel, two 16-channel tiles of a whole
+    # 8-column row each, and the write-back (residual added, relu) over the 8 columns, one
+    # contiguous vector store per channel instead of 8 stores a map apart
+    @T.prim_func
+    def expected(x: T.Buffer((1, 16, 10, 10), "float32"), w: T.Buffer((32, 16, 3, 3), "float32"),
+                 r: T.Buffer((1, 32, 8, 8), "float32"), y: T.Buffer((1, 32, 8, 8), "float32")):
+        T.func_attr({"tir.is_scheduled": "conv"})
+        w_global = T.alloc_buffer((2, 16, 3, 3, 16))
+        conv_local = T.alloc_buffer((1, 8, 8, 32), scope="local")
+        for ax0_0, ax1, ax2, ax3, ax0_1 in T.grid(2, 16, 3, 3, 16):
+            with T.block("w_global"):
+                v0 = T.axis.spatial(32, ax0_0 * 16 + ax0_1)
+                v1, v2, v3 = T.axis.remap("SSS", [ax1, ax2, ax3])
+                T.reads(w[v0, v1, v2, v3])
+                T.writes(w_global[v0 // 16, v1, v2, v3, v0 % 16])
+                T.block_attr({"meta_schedule.layout_rewrite_preproc": 1})
+                w_global[v0 // 16, v1, v2, v3, v0 % 16] = w[v0, v1, v2, v3]
+        for n_h_fused in T.parallel(8):
+            for f_0, v_0 in T.grid(2, 1):
+                for v_1_init in range(8):
+                    for f_1_init in T.vectorized(16):
+                        with T.block("conv_init"):
+                            vn = T.axis.spatial(1, 0)
+                            vf = T.axis.spatial(32, f_0 * 16 + f_1_init)
+                            vh = T.axis.spatial(8, n_h_fused)
+                            vw = T.axis.spatial(8, v_0 * 8 + v_1_init)
+                            T.reads()
+                            T.writes(conv_local[vn, vh, vw, vf])
+                            conv_local[vn, vh, vw, vf] = T.float32(0.0)
+                for rc, ry, rx in T.grid(16, 3, 3):
+                    for f_1 in T.vectorized(16):
+                        for v_1 in T.unroll(8):
+                            with T.block("conv_update"):
+                                vn = T.axis.spatial(1, 0)
+                                vf = T.axis.spatial(32, f_0 * 16 + f_1)
+                                vh = T.axis.spatial(8, n_h_fused)
+                                vw = T.axis.spatial(8, v_0 * 8 + v_1)
+                                vc, vy, vx = T.axis.remap("RRR", [rc, ry, rx])
+                                T.reads(conv_local[vn, vh, vw, vf], x[vn, vc, vh + vy, vw + vx],
+                                        w_global[vf // 16, vc, vy, vx, vf % 16])
+                                T.writes(conv_local[vn, vh, vw, vf])
+                                conv_local[vn, vh, vw, vf] = conv_local[vn, vh, vw, vf] \
+                                    + x[vn, vc, vh + vy, vw + vx] * w_global[vf // 16, vc, vy,
+                                                                             vx, vf % 16]
+                for ax0 in range(16):
+                    for ax1 in T.vectorized(8):
+                        with T.block("conv_local"):
+                            v0 = T.axis.spatial(1, 0)
+                            v1 = T.axis.spatial(32, f_0 * 16 + ax0)
+                            v2 = T.axis.spatial(8, n_h_fused)
+                            v3 = T.axis.spatial(8, v_0 * 8 + ax1)
+                            T.reads(conv_local[v0, v2, v3, v1], r[v0, v1, v2, v3])
+                            T.writes(y[v0, v1, v2, v3])
+                            y[v0, v1, v2, v3] = T.max(conv_local[v0, v2, v3, v1]
+                                                      + r[v0, v1, v2, v3], T.float32(0.0))
+
+    assert_structural_equal(schedule_func(conv_residual, RULES, INFO),
+                            expected.with_attr("global_symbol", "conv_residual"))
+
+
 @pytest.mark.parametrize("channels,width", [(1, 1), (3, 3), (8, 8), (16, 16), (64, 16),
                                             (40, 10), (24, 12), (17, None), (37, None)])
 def test_the_channel_tile_is_a_vector_or_a_divisor_of_at_least_half_of_one(channels, width):

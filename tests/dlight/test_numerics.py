@@ -96,6 +96,14 @@ CASES = [
     ("conv_column_store", _conv(), [(1, 3, 32, 32), (24, 3, 3, 3)], None),
     ("conv_bias_add", _conv_bias_add, [(2, 4, 10, 10), (6, 4, 1, 1), (1, 6, 1, 1),
                                        (2, 6, 10, 10)], None),
+    # a batch-1 ResNet-sized conv on 8 x 8 (0.3 million multiply-adds: rows on threads),
+    # 8-column write-backs with a residual at a symbolic batch, stride 3, a dilated
+    # one-channel conv
+    ("conv_small_parallel", _conv(), [(1, 16, 8, 8), (32, 16, 3, 3)], None),
+    ("conv_residual_columns_sym", _conv_bias_add, [(N, 5, 16, 16), (24, 5, 1, 1),
+                                                   (1, 24, 1, 1), (N, 24, 16, 16)], 3),
+    ("conv_stride3", _conv(3, 1), [(2, 5, 11, 46), (16, 5, 3, 3)], None),
+    ("conv_dilated_one_channel", _conv(1, 2, 2), [(2, 1, 20, 20), (8, 1, 3, 3)], None),
     ("conv_then_pool", _conv_pool, [(1, 2, 19, 19), (3, 2, 3, 3)], None),
     ("avg_pool", lambda x: op.nn.avg_pool2d(x, pool_size=2, strides=2), [(1, 3, 18, 22)],
      None),
@@ -146,7 +154,8 @@ EXPECTED_RULE["conv_then_pool"] = ["window", "window"]
 EXPECTED_RULE.update({name: ["conv"] for name in (
     "conv_nchw", "conv_stride_dilation", "conv_narrow", "conv_odd_channels", "conv_one_channel",
     "conv_7x7_stride2", "conv_wide_channels", "conv_sym_tiles", "conv_bias_add",
-    "conv_parallel", "conv_column_store")})
+    "conv_parallel", "conv_column_store", "conv_small_parallel", "conv_residual_columns_sym",
+    "conv_stride3", "conv_dilated_one_channel")})
 
 
 def _concrete(shape, n):
