@@ -34,19 +34,24 @@ SYMBOLIC_EXTENT = 64
 #   - WINDOW_PARALLEL_MIN_WORK, the window rule's tile of output channels by columns
 #     (a dense conv on a prime-wide map): 0.04-0.06 ns a multiply-add (16 -> 26 and 32
 #     channels on 17 x 17 maps, batch 4).
-#   - POOL_PARALLEL_MIN_WORK, the window rule without rows (pools; depthwise and grouped
-#     convs, whose input read follows the output channel): 0.15-0.34 ns an iteration (2 x 2
-#     max pools), 0.075 ns a depthwise multiply-add, so 2^17 would be about 40 us; but in
-#     the parallel form (the loop body outlined for OpenMP) these kernels take 1.25-1.8x
-#     the CPU time of the serial form on one thread (64 x 32 x 28 x 28 pool: 0.50 against
-#     0.28 ms; 8 x 64 x 16 x 16 depthwise: 0.19 against 0.11 ms), more than a second core
-#     gives back, where the channel tiles lose nothing (0.17 against 0.21 ms). They stay
-#     serial up to the general threshold.
+#   - POOL_PARALLEL_MIN_WORK, the window rule's pools (no row tile, one buffer read): 0.13-0.34
+#     ns an iteration (the ResNet's 3 x 3 / 2 max pool at batch 8, 0.3 million in 0.038 ms;
+#     2 x 2 max pools), so 2^17 is 17-45 us. Their parallel form takes 0.99-1.09x the CPU
+#     time of the serial form on one thread (64 x 32 x 28 x 28 2 x 2 pool: 0.253 against
+#     0.256 ms; the ResNet's: 0.038-0.045 against 0.038-0.042 ms; it took 1.8x before the
+#     window rule fused two loops only).
+#   - GROUPED_PARALLEL_MIN_WORK, the window rule without rows for depthwise and grouped
+#     convs (whose input read follows the output channel): 0.075 ns a depthwise
+#     multiply-add, but in the parallel form a grouped conv takes 4x the CPU time of the
+#     serial form on one thread (8 x 64 x 16 x 16, 8 groups: 1.73 against 0.41 ms; a
+#     depthwise one 1.05x, 0.066 against 0.063 ms), more than a second core gives back.
+#     They stay serial up to the general threshold.
 PARALLEL_MIN_WORK = 1 << 24
 MATMUL_PARALLEL_MIN_WORK = 1 << 21
 CONV_PARALLEL_MIN_WORK = 1 << 18
 WINDOW_PARALLEL_MIN_WORK = 1 << 20
-POOL_PARALLEL_MIN_WORK = PARALLEL_MIN_WORK
+POOL_PARALLEL_MIN_WORK = 1 << 17
+GROUPED_PARALLEL_MIN_WORK = PARALLEL_MIN_WORK
 SPATIAL, REDUCTION = IterVar.DataPar, IterVar.CommReduce
 # Math functions the C backend calls in libm, one element at a time (no vector form without
 # -ffast-math): many times the cost of a load, so worth a buffer to compute them once.

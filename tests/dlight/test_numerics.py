@@ -127,11 +127,14 @@ CASES = [
     ("reshape_static", lambda x: op.reshape(x, (3, 784)), [(3, 16, 7, 7)], None),
     ("merge_heads_sym", lambda x: op.reshape(op.permute_dims(x, [0, 2, 1, 3]), (-1, 13, 96)),
      [(N, 3, 13, 32)], 5),
-    # the window rule on threads (POOL_PARALLEL_MIN_WORK, WINDOW_PARALLEL_MIN_WORK): a
-    # padded max pool and a depthwise conv at a symbolic batch (estimated 64: above 2^24),
-    # a dense conv on a prime-wide map (above 2^20)
+    # the window rule on threads (POOL_PARALLEL_MIN_WORK, GROUPED_PARALLEL_MIN_WORK,
+    # WINDOW_PARALLEL_MIN_WORK): a padded max pool and a depthwise conv at a symbolic batch
+    # (estimated 64: above 2^24), a dense conv on a prime-wide map (above 2^20)
     ("pool_sym_parallel", lambda x: op.nn.max_pool2d(x, pool_size=3, strides=2, padding=1),
      [(N, 29, 63, 64)], 1),
+    # the ResNet's 3 x 3 / 2 max pool at a static batch of 4 (0.15 million, above 2^17)
+    ("pool_static_parallel", lambda x: op.nn.max_pool2d(x, pool_size=3, strides=2, padding=1),
+     [(4, 16, 32, 31)], None),
     ("conv_depthwise_parallel", _conv(groups=29), [(N, 29, 33, 33), (29, 1, 3, 3)], 2),
     ("conv_prime_parallel", _conv(), [(3, 16, 17, 17), (23, 16, 3, 3)], None),
 ]

@@ -4,7 +4,8 @@ import pytest
 
 from rvm.dlight import CPUInfo, RULES, schedule_func
 from rvm.dlight.analysis import (
-    PARALLEL_MIN_WORK, POOL_PARALLEL_MIN_WORK, WINDOW_PARALLEL_MIN_WORK,
+    GROUPED_PARALLEL_MIN_WORK, PARALLEL_MIN_WORK, POOL_PARALLEL_MIN_WORK,
+    WINDOW_PARALLEL_MIN_WORK,
 )
 from rvm.dlight.cpu import Generic, Window
 from rvm.dlight.cpu.conv import POOL_MIN_WIDTH
@@ -246,13 +247,16 @@ def _prime_conv_func(batch, filters, size):
 
 @pytest.mark.parametrize("make,args,work,threshold", [
     # a 2 x 2 max pool: 4 iterations per output
-    (_pool_func, (64, 64, 128), 64 * 64 * 64 * 64 * 4, POOL_PARALLEL_MIN_WORK),    # 2^24
-    (_pool_func, (64, 64, 126), 64 * 64 * 63 * 63 * 4, POOL_PARALLEL_MIN_WORK),    # below
+    (_pool_func, (1, 8, 128), 8 * 64 * 64 * 4, POOL_PARALLEL_MIN_WORK),            # 2^17
+    (_pool_func, (1, 8, 126), 8 * 63 * 63 * 4, POOL_PARALLEL_MIN_WORK),            # below
     (_pool_func, (64, 16, 14), 64 * 16 * 7 * 7 * 4, POOL_PARALLEL_MIN_WORK),       # the CNN's
+    (_pool_func, (1, 16, 14), 16 * 7 * 7 * 4, POOL_PARALLEL_MIN_WORK),             # at batch 1
     # a depthwise 3 x 3 conv: no operand is read along the columns but the input, so no
-    # row of the tile shares a vector load (rows 1): a pool's threshold
-    (_depthwise_func, (16, 64, 43), 16 * 64 * 43 * 43 * 9, POOL_PARALLEL_MIN_WORK),
-    (_depthwise_func, (16, 64, 42), 16 * 64 * 42 * 42 * 9, POOL_PARALLEL_MIN_WORK),
+    # row of the tile shares a vector load (rows 1), and its parallel form costs more CPU
+    # than its serial one: the general threshold
+    (_depthwise_func, (16, 64, 43), 16 * 64 * 43 * 43 * 9, GROUPED_PARALLEL_MIN_WORK),
+    (_depthwise_func, (16, 64, 42), 16 * 64 * 42 * 42 * 9, GROUPED_PARALLEL_MIN_WORK),
+    (_depthwise_func, (1, 64, 42), 64 * 42 * 42 * 9, GROUPED_PARALLEL_MIN_WORK),
     # a dense conv on a prime-wide map (the conv rule leaves it): a tile of output channels
     (_prime_conv_func, (1, 26, 17), 26 * 17 * 17 * 16 * 9, WINDOW_PARALLEL_MIN_WORK),
     (_prime_conv_func, (1, 25, 17), 25 * 17 * 17 * 16 * 9, WINDOW_PARALLEL_MIN_WORK),
@@ -265,7 +269,8 @@ def test_the_window_rule_runs_on_threads_from_its_threshold(make, args, work, th
     assert "T.parallel(" not in one_core.script()
 
 
-def test_a_window_of_channel_tiles_takes_threads_before_a_pool():
-    # a pool's parallel form costs more CPU than its serial one (analysis.py): it waits for
-    # the general threshold, the channel tiles do not
-    assert WINDOW_PARALLEL_MIN_WORK < POOL_PARALLEL_MIN_WORK == PARALLEL_MIN_WORK
+def test_depthwise_and_grouped_convs_wait_for_the_general_threshold_pools_do_not():
+    # a grouped conv's parallel form costs more CPU than its serial one (analysis.py); a
+    # pool's and the channel tiles' do not
+    assert POOL_PARALLEL_MIN_WORK < WINDOW_PARALLEL_MIN_WORK < GROUPED_PARALLEL_MIN_WORK
+    assert GROUPED_PARALLEL_MIN_WORK == PARALLEL_MIN_WORK

@@ -9,7 +9,9 @@ activation: inlined into the write-back). The loops become
 
     for (spatial loops but i and j, i_o, j_o)   (the first two fused; parallel from
                                                  WINDOW_PARALLEL_MIN_WORK, a pool's
-                                                 from POOL_PARALLEL_MIN_WORK)
+                                                 from POOL_PARALLEL_MIN_WORK, a
+                                                 depthwise or grouped conv's from
+                                                 GROUPED_PARALLEL_MIN_WORK)
         acc[rows, width] = init                     (vectorized over width)
         for r.. (the reduction loops, in order):
             for j_i in vectorized(width):
@@ -26,8 +28,8 @@ MIN_WIDTH, or POOL_MIN_WIDTH for a pool (a global pool's 1 x 1 output: the gener
 row reduction fits it).
 """
 from rvm.dlight.analysis import (
-    POOL_PARALLEL_MIN_WORK, SPATIAL, WINDOW_PARALLEL_MIN_WORK, extent_of, loop_kinds,
-    parallel_outer, top_blocks, work, write_dtype,
+    GROUPED_PARALLEL_MIN_WORK, POOL_PARALLEL_MIN_WORK, SPATIAL, WINDOW_PARALLEL_MIN_WORK,
+    extent_of, loop_kinds, parallel_outer, top_blocks, work, write_dtype,
 )
 from rvm.dlight.cpu.generic import writes_by_axes
 from rvm.dlight.cpu.matmul import tile_shape
@@ -167,6 +169,15 @@ def _schedule(sch, conv, spatial, reduction, info):
     # middle ones by a floormod of the fused index, which the C backend's bounds prover
     # does not follow (every access of the window range-checked) and which kept gcc from
     # vectorizing inside OpenMP's outlined function.
-    parallel_outer(sch, outer[:2], total, info,
-                   POOL_PARALLEL_MIN_WORK if i is None else WINDOW_PARALLEL_MIN_WORK)
+    parallel_outer(sch, outer[:2], total, info, _parallel_min_work(sch.get(conv), i))
     return True
+
+
+def _parallel_min_work(block, row_loop):
+    """The work from which the window's outer loop runs on threads: a tile of rows, a pool
+    (one buffer read besides the accumulator), or a depthwise or grouped conv (analysis.py)."""
+    if row_loop is not None:
+        return WINDOW_PARALLEL_MIN_WORK
+    out = block.writes[0].buffer
+    inputs = {id(region.buffer) for region in block.reads if region.buffer is not out}
+    return POOL_PARALLEL_MIN_WORK if len(inputs) == 1 else GROUPED_PARALLEL_MIN_WORK
