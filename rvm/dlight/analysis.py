@@ -30,7 +30,8 @@ SYMBOLIC_EXTENT = 64
 #     below the 40 us of the others: the parallel form of this tile costs nothing on one
 #     thread (the ResNet's 16 -> 16 conv on 16 x 16 at batch 1: 0.0139 against 0.0138 ms
 #     serial) and a worker that joins halves a tile of rows that takes 3-4 times its
-#     wake-up, which puts those 3 x 3 convs on two cores as onnxruntime does.
+#     wake-up, which puts those 3 x 3 convs of a model built for batch 1 on two cores, as
+#     onnxruntime runs them (at a symbolic batch, estimated 64, they were parallel already).
 #   - WINDOW_PARALLEL_MIN_WORK, the window rule's tile of output channels by columns
 #     (a dense conv on a prime-wide map): 0.04-0.06 ns a multiply-add (16 -> 26 and 32
 #     channels on 17 x 17 maps, batch 4).
