@@ -235,6 +235,16 @@ def _depthwise_func(batch, channels, size):
     return create_prim_func([x, w, group_conv2d_nchw(x, w, 1, 1, 1, channels)])
 
 
+def _grouped_func(batch, channels, size, groups=8):
+    from rvm.te.create_prim_func import create_prim_func
+    from rvm.te.operation import placeholder
+    from rvm.topi.nn import group_conv2d_nchw
+
+    x = placeholder((batch, channels, size, size), name="x")
+    w = placeholder((channels, channels // groups, 3, 3), name="w")
+    return create_prim_func([x, w, group_conv2d_nchw(x, w, 1, 1, 1, groups)])
+
+
 def _prime_conv_func(batch, filters, size):
     from rvm.te.create_prim_func import create_prim_func
     from rvm.te.operation import placeholder
@@ -257,6 +267,7 @@ def _prime_conv_func(batch, filters, size):
     (_depthwise_func, (16, 64, 43), 16 * 64 * 43 * 43 * 9, GROUPED_PARALLEL_MIN_WORK),
     (_depthwise_func, (16, 64, 42), 16 * 64 * 42 * 42 * 9, GROUPED_PARALLEL_MIN_WORK),
     (_depthwise_func, (1, 64, 42), 64 * 42 * 42 * 9, GROUPED_PARALLEL_MIN_WORK),
+    (_grouped_func, (8, 64, 16), 8 * 64 * 16 * 16 * 8 * 9, GROUPED_PARALLEL_MIN_WORK),
     # a dense conv on a prime-wide map (the conv rule leaves it): a tile of output channels
     (_prime_conv_func, (1, 26, 17), 26 * 17 * 17 * 16 * 9, WINDOW_PARALLEL_MIN_WORK),
     (_prime_conv_func, (1, 25, 17), 25 * 17 * 17 * 16 * 9, WINDOW_PARALLEL_MIN_WORK),
