@@ -20,10 +20,12 @@
  * kernels lose their second thread. A spinning worker stays runnable and enters as soon
  * as it runs, so it must spin through the serial gaps between regions, and through the
  * slices it is descheduled for (which cost no CPU time, so do not count); onnxruntime's
- * workers spin for about 30 ms of CPU. Only the first (CPUs - 1) workers spin that long
- * (the caller takes the remaining CPU): workers beyond the CPUs of the process (a team
- * larger than the machine) spin RVM_POOL_SHORT_SPIN_NS, so an oversubscribed pool does not
- * keep the cores busy. */
+ * workers spin for about 30 ms of CPU. The price: a spinning worker competes for a core with
+ * every other runnable thread (the caller's too, when another process holds the other
+ * core), which lengthens some calls on an oversubscribed machine. Only the first
+ * (CPUs - 1) workers spin that long (the caller takes the remaining CPU): workers beyond
+ * the CPUs of the process (a team larger than the machine) spin RVM_POOL_SHORT_SPIN_NS, so
+ * an oversubscribed pool does not keep the cores busy. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
