@@ -29,6 +29,9 @@ int rvm_is_object_code(int type_code);
 char* rvm_take_load_errors(void);
 
 void* rvm_aligned_alloc(size_t nbytes);
+
+/* The number of CPUs this process may run on (its affinity mask), at least 1. */
+int rvm_machine_threads(void);
 #define RVM_ALLOC_ALIGNMENT 64
 
 #endif /* RVM_RUNTIME_INTERNAL_H_ */

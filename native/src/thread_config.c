@@ -9,11 +9,12 @@
 #include <unistd.h>
 
 #include "rvm/c_runtime_api.h"
+#include "runtime_internal.h"
 
 static int num_threads = 0; /* set by RVMBackendSetNumThreads; 0: the default */
 static int default_threads = 0; /* cached on first use */
 
-static int machine_threads(void) {
+int rvm_machine_threads(void) {
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof(set), &set) == 0) {
     int n = CPU_COUNT(&set);
@@ -28,7 +29,7 @@ int RVMBackendGetNumThreads(void) {
   if (n > 0) return n;
   n = __atomic_load_n(&default_threads, __ATOMIC_RELAXED);
   if (n == 0) {
-    n = machine_threads();
+    n = rvm_machine_threads();
     __atomic_store_n(&default_threads, n, __ATOMIC_RELAXED);
   }
   return n;

@@ -10,17 +10,38 @@
  * returns every chunk has been taken. It then closes the job and waits only for the
  * workers that entered fn (they finish the chunks they hold): a worker that starts late
  * (descheduled by another process) finds the job closed and goes back to waiting, so no
- * region waits for a thread that is not running. Workers spin briefly for the next job,
- * then sleep on a condition variable (no busy wait when idle). One job runs at a time;
- * a caller that finds the pool busy (another thread's kernel) runs fn alone. */
+ * region waits for a thread that is not running. One job runs at a time; a caller that
+ * finds the pool busy (another thread's kernel) runs fn alone.
+ *
+ * Between jobs a worker spins (pausing) until it has used RVM_POOL_SPIN_NS of its own CPU
+ * time, then sleeps on a condition variable. A sleeping worker must be woken, and when
+ * every core is busy (another process holds one) the scheduler runs it only after a time
+ * slice: the region is over by then, run by the caller alone, and a model's parallel
+ * kernels lose their second thread. A spinning worker stays runnable and enters as soon
+ * as it runs, so it must spin through the serial gaps between regions, and through the
+ * slices it is descheduled for (which cost no CPU time, so do not count); onnxruntime's
+ * workers spin for about 30 ms of CPU. The price: a spinning worker competes for a core with
+ * every other runnable thread (the caller's too, when another process holds the other
+ * core), which lengthens some calls on an oversubscribed machine. Only the first
+ * (CPUs - 1) workers spin that long (the caller takes the remaining CPU): workers beyond
+ * the CPUs of the process (a team larger than the machine) spin RVM_POOL_SHORT_SPIN_NS, so
+ * an oversubscribed pool does not keep the cores busy. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
+#include <stdint.h>
+#include <time.h>
 
 #include "rvm/c_runtime_api.h"
+#include "runtime_internal.h"
 
-/* Pause-loop iterations a worker spins for the next job before it sleeps (~0.1 ms), and
- * that the caller spins for running workers before it yields its core. */
+/* CPU time (its own) a worker spins for the next job before it sleeps: the first
+ * (CPUs - 1) workers, and the others (beyond the process's CPUs). */
+#define RVM_POOL_SPIN_NS (20 * 1000 * 1000)
+#define RVM_POOL_SHORT_SPIN_NS (100 * 1000)
+/* Pause-loop iterations between two reads of the thread's CPU clock (a system call). */
+#define RVM_POOL_CLOCK_EVERY 256
+/* Pause-loop iterations the caller spins for running workers before it yields its core. */
 #define RVM_POOL_SPIN 4000
 
 typedef void (*RVMParallelBody)(void*);
@@ -48,11 +69,24 @@ static inline void cpu_relax(void) {
 #endif
 }
 
-static uint64_t wait_for_job(uint64_t seen) {
-  for (int i = 0; i < RVM_POOL_SPIN; ++i) {
+static int64_t thread_cpu_ns(void) {
+  struct timespec t;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0) return INT64_MAX; /* stop spinning */
+  return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* Returns the generation after `seen`: spins until this thread has used `spin_ns` of CPU
+ * time, then sleeps until a job is published. */
+static uint64_t wait_for_job(uint64_t seen, int64_t spin_ns) {
+  const int64_t start = thread_cpu_ns();
+  for (unsigned i = 1;; ++i) {
     uint64_t now = __atomic_load_n(&generation, __ATOMIC_SEQ_CST);
     if (now != seen) return now;
     cpu_relax();
+    if (i % RVM_POOL_CLOCK_EVERY == 0) {
+      int64_t used = thread_cpu_ns();
+      if (used == INT64_MAX || used - start >= spin_ns) break;
+    }
   }
   pthread_mutex_lock(&sleep_lock);
   __atomic_add_fetch(&sleepers, 1, __ATOMIC_SEQ_CST);
@@ -64,12 +98,13 @@ static uint64_t wait_for_job(uint64_t seen) {
   return now;
 }
 
+/* arg: the worker's spin budget (ns), set when it starts. */
 static void* worker_main(void* arg) {
-  (void)arg;
+  const int64_t spin_ns = (int64_t)(intptr_t)arg;
   pthread_setname_np(pthread_self(), "rvm-pool"); /* as top and debuggers show it */
   uint64_t seen = __atomic_load_n(&generation, __ATOMIC_SEQ_CST);
   for (;;) {
-    seen = wait_for_job(seen);
+    seen = wait_for_job(seen, spin_ns);
     /* Enter the job unless it is closed or has its helpers: announce first (active), then
      * look, so the caller either sees this worker active or this worker sees it closed. */
     __atomic_add_fetch(&active, 1, __ATOMIC_SEQ_CST);
@@ -89,12 +124,15 @@ static void* worker_main(void* arg) {
 static int ensure_workers(int want) {
   if (__atomic_load_n(&workers, __ATOMIC_ACQUIRE) >= want) return want;
   pthread_mutex_lock(&start_lock);
+  const int cpus = rvm_machine_threads();
   while (workers < want) {
     pthread_t thread;
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    int rc = pthread_create(&thread, &attr, worker_main, NULL);
+    /* the caller runs on one CPU, the first workers on the others */
+    intptr_t spin_ns = workers + 1 < cpus ? RVM_POOL_SPIN_NS : RVM_POOL_SHORT_SPIN_NS;
+    int rc = pthread_create(&thread, &attr, worker_main, (void*)spin_ns);
     pthread_attr_destroy(&attr);
     if (rc != 0) break; /* fewer threads: the job still completes (chunks) */
     __atomic_store_n(&workers, workers + 1, __ATOMIC_RELEASE);

@@ -5,8 +5,11 @@ not on an OpenMP runtime's team: the C compiler outlines a parallel region and
 the kernel library hands it to ``RVMBackendParallelLaunch``. The caller and the
 pool's workers take the loop's iterations in chunks from a shared counter (see
 rvm/codegen/c/polls.py), a worker that starts late (descheduled by another
-process) finds the job done and is not waited for, and idle workers spin briefly,
-then sleep. So the count set here holds whatever OpenMP runtime the process
+process) finds the job done and is not waited for. An idle worker spins for the
+next job until it has used 20 ms of CPU time, then sleeps (a worker beyond the
+process's CPUs: 0.1 ms), so that on a machine whose cores another process keeps
+busy the worker is still running when the next region starts, instead of waiting
+to be scheduled until the caller has done the region alone. So the count set here holds whatever OpenMP runtime the process
 loaded: ``torch.set_num_threads`` or ``omp_set_num_threads`` do not change it.
 The default is the number of CPUs the process may run on; a build whose target
 has ``-num-cores=N`` uses at most N.
