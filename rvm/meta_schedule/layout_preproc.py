@@ -34,6 +34,27 @@ def mark_layout_free(func, layout_free):
     return func.with_attr(LAYOUT_FREE, marked) if marked else func
 
 
+def unmark_layout_free(func):
+    """(``func`` without its ``layout_free_buffers`` attribute, the positions it listed):
+    how a kernel given to ``tune_tir`` says which of its inputs are constants at every
+    call (TVM's attribute), split into the workload and the task's ``layout_free``."""
+    marked = func.get_attr(LAYOUT_FREE)
+    if marked is None:
+        return func, []
+    values = [getattr(k, "value", k) for k in marked] if isinstance(marked, (list, tuple)) \
+        else None
+    if values is None or not all(isinstance(k, int) and not isinstance(k, bool)
+                                 for k in values):
+        raise ValueError(f"layout_free_buffers must list parameter positions (integers), "
+                         f"got {marked!r}")
+    positions = sorted(set(values))
+    if any(not 0 <= k < len(func.params) for k in positions):
+        raise ValueError(f"layout_free_buffers lists parameter positions {positions}, but the "
+                         f"kernel has {len(func.params)} parameters")
+    attrs = {k: v for k, v in func.attrs.items() if k != LAYOUT_FREE}
+    return func.with_fields(attrs=attrs), positions
+
+
 def measured_module(func, layout_free):
     """(module, preprocs) of ``func`` measured as the build runs it: module {"main": the
     compute kernel} and the ``Preproc`` of each packed input, or

@@ -8,6 +8,7 @@ import pytest
 from rvm import meta_schedule as ms
 from rvm import relax
 from rvm.ir.base import structural_hash
+from rvm.ir.module import IRModule
 from rvm.dlight.cpu.pack import LAYOUT_REWRITE
 from rvm.meta_schedule.arg_info import ArgInfo
 from rvm.meta_schedule.builder import BuilderInput, BuilderResult, LocalBuilder, PyBuilder
@@ -210,3 +211,42 @@ def test_the_default_kernel_is_kept_when_its_compute_is_fastest(tmp_path, task):
     assert best.candidate_hash == candidate_hash(
         default_schedule(task.mod, task.target, task.layout_free))
 
+
+def _tune_tir(tmp_path, func):
+    runner = _PackAwareRunner()
+    database = ms.tune_tir(
+        mod=IRModule({"main": func}), target="c", work_dir=str(tmp_path), max_trials_global=4,
+        num_trials_per_iter=4, builder=_SplittingNoCompiler(), runner=runner,
+        cost_model="random", seed=0, strategy="replay-trace", progress=False,
+        task_scheduler=RoundRobin(remeasure_top_k=2, stop_after_trials=0))
+    return database, runner
+
+
+def test_tune_tir_takes_the_constant_inputs_from_layout_free_buffers(tmp_path, task):
+    """A kernel given to tune_tir with ``layout_free_buffers`` (TVM's attribute) is tuned as
+    the build runs it: its default seed packs the weight, is timed without the packing and
+    kept; the record's workload is the kernel without the attribute."""
+    marked = task.mod["main"].with_attr("layout_free_buffers", [1])
+    database, runner = _tune_tir(tmp_path, marked)
+    assert (0, [1]) in runner.seen and len(runner.order) > 2
+    default = default_schedule(task.mod, task.target, [1])
+    for mod in (IRModule({"main": marked}), task.mod):
+        best = ms.tir_integration.compile_tir(database, mod, "c")
+        assert candidate_hash(best) == candidate_hash(default)
+        assert _packing_blocks(best.mod["main"])
+        assert best.mod["main"].get_attr("layout_free_buffers") is None
+
+
+def test_tune_tir_without_the_attribute_times_the_packing(tmp_path, task):
+    """Unmarked, nothing is known constant: no candidate is timed with packed inputs."""
+    _, runner = _tune_tir(tmp_path, task.mod["main"])
+    assert runner.seen and all(packed == [] for _, packed in runner.seen)
+
+
+@pytest.mark.parametrize("value, message", [
+    ([5], r"positions \[5\], but the kernel has 3 parameters"),
+    (["w"], r"must list parameter positions \(integers\), got \['w'\]"),
+])
+def test_tune_tir_refuses_a_bad_layout_free_buffers(tmp_path, task, value, message):
+    with pytest.raises(ValueError, match=message):
+        _tune_tir(tmp_path, task.mod["main"].with_attr("layout_free_buffers", value))
