@@ -91,10 +91,14 @@ def test_the_runner_packs_with_the_builds_preproc(task):
     sch = default_schedule(task.mod, task.target, task.layout_free)
     (pre,) = measured_module(sch.mod["main"], task.layout_free)[1]
     weight = np.arange(32 * 128, dtype="float32").reshape(32, 128)
-    packed = pack_inputs({"preprocs": [pre], "seed": 0, "args_info": []},
-                         [np.zeros((16, 32), "float32"), weight])[1]
+    spec = {"preprocs": [pre], "seed": 0, "args_info": []}
+    packed = pack_inputs(spec, [np.zeros((16, 32), "float32"), weight])[1]
     np.testing.assert_array_equal(packed, pre.apply(weight))
     np.testing.assert_array_equal(packed[1, 3], weight[3, 32:64])  # panels of 32 columns
+    # The same inputs (seed, shapes) and layout: packed once per worker.
+    assert pack_inputs(spec, [np.zeros((16, 32), "float32"), weight])[1] is packed
+    other = pack_inputs(dict(spec, seed=1), [np.zeros((16, 32), "float32"), weight + 1])[1]
+    np.testing.assert_array_equal(other, pre.apply(weight + 1))
 
 
 def _spec(built, task, reference):
