@@ -2,7 +2,8 @@
 
 What travels to a worker is plain data: the candidate's C source, the C
 source of the unscheduled reference kernel, the arguments' shapes and the
-evaluator config. The trace stays with the tuner, which records it. Each
+evaluator config, and the ``Preproc`` of each input the candidate takes packed
+(index expressions, which pickle: the worker packs its random inputs with it). The trace stays with the tuner, which records it. Each
 worker is a Ray actor holding a WorkerPool of one process, so on its node a
 candidate is compiled (through that node's kernel cache) and checked and
 timed exactly as ``LocalRunner`` does it: with a time limit, a crash or a

@@ -3,25 +3,29 @@
 A schedule may copy an input into a packed layout in a nest marked
 ``meta_schedule.layout_rewrite_preproc`` (``rvm.dlight.cpu.pack``). When that input is
 a constant at every call (a bound weight: ``layout_free`` positions of the task), the
-build takes the nest out of the kernel and packs the constant once
-(``relax.transform.SplitLayoutRewritePreproc``), so a call runs only the compute.
-The tuner must time the same thing, or a kernel that packs a weight is measured
-slower than it runs and loses to candidates that do not pack.
+build takes the nest out of the kernel and packs the constant once, in numpy
+(``relax.transform.SplitLayoutRewritePreproc``: its ``split_kernel`` and
+``Preproc.apply``), so a call runs only the compute. The tuner must time the same
+thing, or a kernel that packs a weight is measured slower than it runs and loses to
+candidates that do not pack.
 
-``measured_module(func, layout_free)`` splits the kernel the same way
-(``split_kernel``, the build's own analysis): "main" is the compute kernel, taking
-each packed buffer in its input's place, and ``PREPROC`` is a kernel doing the
-packing (inputs then packed buffers). The runner calls ``PREPROC`` once on the random
-inputs and times "main" alone (``runner/evaluate.py``).
+``measured_module(func, layout_free)`` splits the kernel with the build's own analysis:
+{"main": the compute kernel}, taking each packed buffer in its input's place, and the
+``Preproc`` of each packed input. Only the compute kernel is lowered and compiled; the
+runner packs the random inputs with ``Preproc.apply`` (numpy, as the build packs its
+constants) and times "main" alone (``runner/evaluate.py``). A Preproc pickles, so it
+travels in the job a runner's worker gets (local or on Ray).
+
+The split of a kernel is kept for as long as the kernel lives: the candidate lowered
+for the cost model's features and the builder share it (``lowered.py``).
 """
+import weakref
+
 from rvm.dlight.cpu.pack import LAYOUT_FREE
 from rvm.ir.module import IRModule
 from rvm.relax.transform.split_layout_rewrite_preproc import split_kernel
-from rvm.tir.expr import Var
-from rvm.tir.function import PrimFunc
-from rvm.tir.stmt import SeqStmt, stmt_seq
 
-PREPROC = "main_layout_preproc"
+_SPLIT = weakref.WeakKeyDictionary()  # PrimFunc -> (layout_free, (module or None, preprocs))
 
 
 def mark_layout_free(func, layout_free):
@@ -30,34 +34,42 @@ def mark_layout_free(func, layout_free):
     return func.with_attr(LAYOUT_FREE, marked) if marked else func
 
 
-def _children(realize):
-    body = realize.block.body
-    return list(body.seq) if isinstance(body, SeqStmt) else [body]
+def unmark_layout_free(func):
+    """(``func`` without its ``layout_free_buffers`` attribute, the positions it listed):
+    how a kernel given to ``tune_tir`` says which of its inputs are constants at every
+    call (TVM's attribute), split into the workload and the task's ``layout_free``."""
+    marked = func.get_attr(LAYOUT_FREE)
+    if marked is None:
+        return func, []
+    values = [getattr(k, "value", k) for k in marked] if isinstance(marked, (list, tuple)) \
+        else None
+    if values is None or not all(isinstance(k, int) and not isinstance(k, bool)
+                                 for k in values):
+        raise ValueError(f"layout_free_buffers must list parameter positions (integers), "
+                         f"got {marked!r}")
+    positions = sorted(set(values))
+    if any(not 0 <= k < len(func.params) for k in positions):
+        raise ValueError(f"layout_free_buffers lists parameter positions {positions}, but the "
+                         f"kernel has {len(func.params)} parameters")
+    attrs = {k: v for k, v in func.attrs.items() if k != LAYOUT_FREE}
+    return func.with_fields(attrs=attrs), positions
 
 
 def measured_module(func, layout_free):
-    """(module, packs) of ``func`` measured as the build runs it: module {"main": compute,
-    PREPROC: packing} and packs [(input position, packed shape, dtype)], or (None, [])
-    when no packing of a ``layout_free`` input is hoisted."""
-    if not layout_free:
+    """(module, preprocs) of ``func`` measured as the build runs it: module {"main": the
+    compute kernel} and the ``Preproc`` of each packed input, or
+    (None, []) when no packing of a ``layout_free`` input is hoisted."""
+    key = tuple(int(k) for k in layout_free or ())
+    if not key:
         return None, []
-    compute, found = split_kernel(mark_layout_free(func, layout_free),
-                                  [int(k) for k in layout_free])
-    if not found:
-        return None, []
-    kept = _children(compute.body)
-    nests = [c for c in _children(func.body) if not any(c is k for k in kept)]
-    params, buffer_map, packs = [], {}, []
-    for pre in found:
-        source = func.params[pre.position]
-        packed = Var(pre.packed.name, "handle")
-        params += [source, packed]
-        buffer_map[source] = func.buffer_map[source]
-        buffer_map[packed] = pre.packed
-        packs.append((pre.position, [int(d) for d in pre.packed.shape], str(pre.packed.dtype)))
-    root = func.body.block.with_fields(body=stmt_seq(*nests), alloc_buffers=())
-    attrs = {k: v for k, v in func.attrs.items() if k != LAYOUT_FREE}
-    attrs["global_symbol"] = PREPROC
-    preproc = PrimFunc(params, func.body.with_fields(block=root), func.ret_type, buffer_map,
-                       attrs, func.span)
-    return IRModule({"main": compute, PREPROC: preproc}), packs
+    cached = _SPLIT.get(func)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    compute, found = split_kernel(mark_layout_free(func, key), list(key))
+    if found:
+        attrs = {k: v for k, v in compute.attrs.items() if k != LAYOUT_FREE}
+        result = (IRModule({"main": compute.with_fields(attrs=attrs)}), list(found))
+    else:
+        result = (None, [])
+    _SPLIT[func] = (key, result)
+    return result

@@ -1,5 +1,6 @@
 """The main job of the README runs end to end (training, build, VM, export, reload, tuning
 with a budget kept in a work dir, tuned kernels swapped in), and its two functions agree."""
+import os
 import pathlib
 import subprocess
 import sys
@@ -7,7 +8,11 @@ import sys
 import numpy as np
 import pytest
 
-EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "mlp_digits.py"
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "mlp_digits.py"
+# The example imports the rvm of this tree, not whichever one is installed.
+ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(
+    [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
 
 
 @pytest.mark.slow
@@ -15,7 +20,8 @@ def test_mlp_digits_example_runs(tmp_path):
     pytest.importorskip("sklearn")
     work_dir = tmp_path / "tuning"
     command = [sys.executable, str(EXAMPLE), "--work-dir", str(work_dir), "--trials", "4"]
-    out = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    out = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                         env=ENV)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "rvm VM test accuracy" in out.stdout
     assert "reloaded: identical results" in out.stdout
@@ -27,7 +33,8 @@ def test_mlp_digits_example_runs(tmp_path):
     # again at the end of the run)
     assert len([r for r in records.splitlines() if '"remeasured":true' not in r]) == 4 * 4
     # A second run finds the records: nothing is measured again.
-    again = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    again = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                           env=ENV)
     assert again.returncode == 0, again.stdout + again.stderr
     assert (work_dir / "database_tuning_record.json").read_text() == records
 

@@ -9,9 +9,11 @@ kernel ``functions`` it exports, so a remote runner can rebuild it) or an
 
 class BuilderInput:
     """A candidate to build: ``mod`` (an IRModule of one kernel) for ``target``;
-    ``lowered``, when given, is ``mod`` already lowered (the builder then skips lowering);
     ``layout_free``: the input positions that are constants at every call, whose packing
-    the build hoists and the builder therefore splits off (``layout_preproc``)."""
+    the build hoists and the builder therefore splits off (``layout_preproc``);
+    ``lowered``, when given, is ``mod`` as measured (that packing split off) already
+    lowered, as ``meta_schedule.lowered.lowered_module`` gives it (the builder then
+    skips lowering)."""
 
     def __init__(self, mod, target, params=None, lowered=None, layout_free=()):
         self.mod = mod
@@ -26,11 +28,12 @@ class BuilderInput:
 
 class BuilderResult:
     """A built candidate: ``artifact_path`` or ``error_msg`` (exactly one is set);
-    ``packs``: the (input position, packed shape, dtype) of each input the library's
-    ``layout_preproc.PREPROC`` kernel packs before "main" is timed (none: no packing)."""
+    ``preprocs``: the ``Preproc`` (``relax.transform.split_layout_rewrite_preproc``) of
+    each input "main" takes packed: the runner packs those inputs with it, once, before
+    "main" is checked and timed (none: no packing)."""
 
     def __init__(self, artifact_path=None, error_msg=None, source=None, functions=None,
-                 use_openmp=False, packs=()):
+                 use_openmp=False, preprocs=()):
         if (artifact_path is None) == (error_msg is None):
             raise ValueError("a BuilderResult has either an artifact_path or an error_msg")
         self.artifact_path = artifact_path
@@ -38,7 +41,7 @@ class BuilderResult:
         self.source = source
         self.functions = dict(functions or {})
         self.use_openmp = use_openmp
-        self.packs = [(int(k), [int(d) for d in shape], str(dtype)) for k, shape, dtype in packs]
+        self.preprocs = list(preprocs)
 
     def __repr__(self):
         if self.error_msg is not None:

@@ -10,6 +10,7 @@ candidate twice compiles once. A candidate that packs an input the build packs o
 import os
 
 from rvm.codegen.c.target import kernel_source
+from rvm.meta_schedule.arg_info import entry_prim_func
 from rvm.meta_schedule.builder.builder import Builder, BuilderResult
 from rvm.meta_schedule.layout_preproc import measured_module
 from rvm.meta_schedule.tune_target import tune_target
@@ -25,6 +26,19 @@ def compile_source(source, use_openmp, cc):
     """Worker job: compiles ``source`` through the kernel cache; the shared object's path."""
     compiler = Compiler(cc) if cc else default_compiler()
     return str(compiler.compile(source, use_openmp=use_openmp).path)
+
+
+def _takes_packed(func, preprocs):
+    """Whether the lowered ``func`` takes each input of ``preprocs`` in its packed shape
+    (and every other input as the workload has it): it is the compute kernel."""
+    for pre in preprocs:
+        if pre.position >= len(func.params):
+            return False
+        buffer = func.buffer_map.get(func.params[pre.position])
+        if buffer is None or buffer.name != pre.packed.name \
+                or [int(d) for d in buffer.shape] != [int(d) for d in pre.packed.shape]:
+            return False
+    return True
 
 
 def _short(text):
@@ -51,14 +65,13 @@ class LocalBuilder(Builder):
 
     def _render(self, builder_input):
         tune_target(builder_input.target)  # a CPU target, or ValueError saying why not
-        split, packs = measured_module(builder_input.mod["main"], builder_input.layout_free)
+        split, preprocs = measured_module(entry_prim_func(builder_input.mod),
+                                          builder_input.layout_free)
         lowered = builder_input.lowered
-        if split is not None:
-            lowered = lower_module(split)
-        elif lowered is None:
-            lowered = lower_module(builder_input.mod)
+        if lowered is None or not _takes_packed(entry_prim_func(lowered), preprocs):
+            lowered = lower_module(builder_input.mod if split is None else split)
         compiler = Compiler(self.cc) if self.cc else default_compiler()
-        return (*kernel_source(lowered, compiler), packs)
+        return (*kernel_source(lowered, compiler), preprocs)
 
     def build(self, builder_inputs):
         rendered = []
@@ -77,11 +90,11 @@ class LocalBuilder(Builder):
                 results.append(BuilderResult(error_msg=r))
                 continue
             outcome = next(outcomes)
-            source, names, use_openmp, packs = r
+            source, names, use_openmp, preprocs = r
             if outcome.ok:
                 results.append(BuilderResult(outcome.value, source=source,
                                              functions={n: kernel_symbol(n) for n in names},
-                                             use_openmp=use_openmp, packs=packs))
+                                             use_openmp=use_openmp, preprocs=preprocs))
             else:
                 results.append(BuilderResult(error_msg=f"build failed: {_short(outcome.error)}"))
         return results

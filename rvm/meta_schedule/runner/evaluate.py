@@ -10,20 +10,22 @@ compiled in parallel are never timed at once (two measurements at once slow each
 other, and not by the same amount for every schedule, which would reorder the
 candidates). Libraries and the reference's outputs stay loaded in the worker, so
 a workload's reference runs once per worker. A candidate built with its packing of
-constant inputs split off (``spec["packs"]``, see ``meta_schedule.layout_preproc``) has
-the packing kernel run once on the random inputs, then its compute kernel checked and
-timed with the packed buffers in the inputs' places: timed as the build runs it.
+constant inputs split off (``spec["preprocs"]``, see ``meta_schedule.layout_preproc``)
+has those random inputs packed in numpy by the build's own ``Preproc.apply`` (once per
+worker and layout: candidates packing alike share the packed copy), then its compute
+kernel checked and timed with the packed buffers in the inputs' places: timed as the
+build runs it.
 """
 import contextlib
 import fcntl
 import os
 import pathlib
+import pickle
 import tempfile
 
 import numpy as np
 
 from rvm.meta_schedule.arg_info import ArgInfo
-from rvm.meta_schedule.layout_preproc import PREPROC
 from rvm.runtime.compiler import CompiledLibrary, default_compiler
 from rvm.runtime.kernel_library import KernelLibrary
 from rvm.runtime.ndarray import array
@@ -34,6 +36,8 @@ RTOL = 1e-3
 ATOL = 1e-4  # times the largest magnitude of the expected tensor (at least 1)
 _LIBRARIES = {}
 _EXPECTED = {}
+_PACKED = {}  # (seed, args_info, pickled Preproc) -> the packed copy of that input
+_PACKED_SIZE = 16
 
 
 MEASURE_LOCK = pathlib.Path(tempfile.gettempdir()) / "rvm-measure.lock"
@@ -91,20 +95,20 @@ def _run(func, arrays):
 
 
 def pack_inputs(spec, inputs):
-    """``inputs`` with each input of ``spec["packs"]`` replaced by its packed copy (the
-    library's PREPROC kernel run once), or ``inputs`` when nothing is packed."""
-    packs = spec.get("packs") or ()
-    if not packs:
-        return inputs
-    preproc = load_kernel(spec["artifact_path"], spec["functions"], PREPROC)
-    pairs = []
-    for position, shape, dtype in packs:
-        pairs += [inputs[position], np.zeros(shape, dtype)]
-    args = [array(a) for a in pairs]
-    preproc(*args)
+    """``inputs`` with the input of each Preproc of ``spec["preprocs"]`` replaced by its
+    packed copy (``Preproc.apply``, kept per worker for the same inputs and layout), or
+    ``inputs`` when nothing is packed."""
+    preprocs = spec.get("preprocs") or ()
     packed = list(inputs)
-    for k, (position, _, _) in enumerate(packs):
-        packed[position] = args[2 * k + 1].numpy()
+    for pre in preprocs:
+        key = (spec["seed"], repr(spec["args_info"]), pickle.dumps(pre))
+        copy = _PACKED.get(key)
+        if copy is None:
+            copy = pre.apply(inputs[pre.position])
+            if len(_PACKED) >= _PACKED_SIZE:
+                del _PACKED[next(iter(_PACKED))]  # the oldest
+            _PACKED[key] = copy
+        packed[pre.position] = copy
     return packed
 
 
@@ -129,8 +133,9 @@ def evaluate(spec):
     """Worker job: checks the candidate of ``spec`` against its reference, then times it.
 
     ``spec`` holds artifact_path, functions, func_name, args_info (JSON),
-    reference (None or {artifact_path, functions}), seed and config
-    (number, repeat, min_repeat_ms). Returns {"run_secs": [...], "fingerprint": ...}.
+    reference (None or {artifact_path, functions}), seed, preprocs (the Preproc of each
+    input the kernel takes packed) and config (number, repeat, min_repeat_ms). Returns
+    {"run_secs": [...], "fingerprint": ...}.
     """
     args_info = [ArgInfo.from_json(a) for a in spec["args_info"]]
     inputs = random_arguments(args_info, spec["seed"])
@@ -145,8 +150,8 @@ def evaluate(spec):
             expected = _EXPECTED[key] = [a.numpy() for a in _run(ref, inputs)]
         args = _run(func, pack_inputs(spec, inputs))
         got = [a.numpy() for a in args]
-        for position, _, _ in spec.get("packs") or ():
-            got[position] = inputs[position]  # an input, read only: compared unpacked
+        for pre in spec.get("preprocs") or ():
+            got[pre.position] = inputs[pre.position]  # an input, read only: compared unpacked
         check_outputs(got, expected, args_info)
     else:
         args = _run(func, pack_inputs(spec, inputs))

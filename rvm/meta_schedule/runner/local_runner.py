@@ -14,7 +14,8 @@ from rvm.support.worker_pool import WorkerPool
 
 
 def runner_spec(runner_input, config, seed):
-    """The worker job's plain-data description of ``runner_input``."""
+    """The worker job's description of ``runner_input``: plain data, and the ``Preproc``
+    of each packed input (``preprocs``: TIR index expressions, which pickle)."""
     ref = runner_input.reference
     return {
         "artifact_path": runner_input.artifact_path,
@@ -24,7 +25,7 @@ def runner_spec(runner_input, config, seed):
         "reference": None if ref is None else {"artifact_path": ref.artifact_path,
                                                "functions": ref.functions},
         "seed": seed,
-        "packs": [list(p) for p in getattr(runner_input, "packs", ())],
+        "preprocs": list(getattr(runner_input, "preprocs", ())),
         "config": config.as_dict(),
     }
 

@@ -42,11 +42,12 @@ class RunnerInput:
     the kernel to call, ``args_info`` its arguments (TensorInfos), and
     ``reference`` the BuilderResult of the unscheduled kernel whose outputs
     the candidate must reproduce on the same random inputs (None: no check);
-    ``packs`` (BuilderResult.packs): inputs packed once before the timing.
+    ``preprocs`` (BuilderResult.preprocs): how the inputs the kernel takes packed are
+    packed, once, before the check and the timing.
     """
 
     def __init__(self, artifact_path, device_type="cpu", args_info=(), func_name="main",
-                 functions=None, source=None, use_openmp=False, reference=None, packs=()):
+                 functions=None, source=None, use_openmp=False, reference=None, preprocs=()):
         self.artifact_path = artifact_path
         self.device_type = device_type
         self.args_info = list(args_info)
@@ -55,13 +56,13 @@ class RunnerInput:
         self.source = source
         self.use_openmp = use_openmp
         self.reference = reference
-        self.packs = list(packs)
+        self.preprocs = list(preprocs)
 
     @classmethod
     def from_builder_result(cls, result, args_info, func_name="main", reference=None):
         """The input measuring a successful BuilderResult."""
         return cls(result.artifact_path, "cpu", args_info, func_name, result.functions,
-                   result.source, result.use_openmp, reference, result.packs)
+                   result.source, result.use_openmp, reference, result.preprocs)
 
     def __repr__(self):
         return f"RunnerInput({self.artifact_path!r}, func_name={self.func_name!r})"

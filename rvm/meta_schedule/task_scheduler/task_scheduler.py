@@ -195,7 +195,7 @@ class TaskScheduler:
         context = task.context
         self.log.info(f"Sending {len(candidates)} sample(s) to builder")
         built = builder.build([BuilderInput(c.sch.mod, context.target,
-                                            lowered=lowered_module(c.sch),
+                                            lowered=lowered_module(c.sch, context.layout_free),
                                             layout_free=context.layout_free)
                                for c in candidates])
         ok = [(c, b) for c, b in zip(candidates, built) if b.error_msg is None]
@@ -264,7 +264,8 @@ class TaskScheduler:
                 schedules.append(records[k].as_schedule())
             except (ValueError, TypeError, IndexError, KeyError, RuntimeError):
                 schedules.append(None)
-        inputs = [BuilderInput(sch.mod, context.target, lowered=lowered_module(sch),
+        inputs = [BuilderInput(sch.mod, context.target,
+                               lowered=lowered_module(sch, context.layout_free),
                                layout_free=context.layout_free)
                   for sch in schedules if sch is not None]
         built = iter(builder.build(inputs))
