@@ -1,11 +1,14 @@
-"""The attention of torch's ONNX export (``torch.onnx.export`` of a Hugging Face BERT or
-GPT-2 writes it this way): K transposed past the heads with one Transpose (perm 0, 2, 3, 1),
-Q and K^T each scaled by ``sqrt(1 / sqrt(head size))``, MatMul, Add of a mask, Softmax.
+"""Forms ``torch.onnx.export`` writes for a Hugging Face BERT or GPT-2, built with
+onnx.helper at a small size (symbolic batch and sequence), imported with ``from_onnx``,
+built by the default pipeline and run against onnxruntime on both VM engines:
 
-Built with onnx.helper at a small size (symbolic batch and sequence), imported with
-``from_onnx`` and built by the default pipeline: the scores reach the attention rule as an
-NT matmul (FuseTransposeMatmul reads the keys along their head size) and the model matches
-onnxruntime on both VM engines.
+- attention: K transposed past the heads with one Transpose (perm 0, 2, 3, 1), Q and K^T
+  each scaled by ``sqrt(1 / sqrt(head size))``, MatMul, Add of a mask, Softmax; the scores
+  reach the attention rule as an NT matmul (FuseTransposeMatmul reads the keys along their
+  head size);
+- layer normalization below opset 17 (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div,
+  Mul, Add): imported as one ``R.nn.layer_norm`` (ComposeLayerNorm), and a near miss (the
+  epsilon added after the square root) imported op by op.
 """
 import numpy as np
 import pytest
@@ -98,3 +101,46 @@ def test_it_matches_onnxruntime_at_two_shapes(exported, engine):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5,
                                    err_msg=f"batch {batch}, seq {seq}, {engine}")
 
+
+
+def _layer_norm(eps_after_sqrt=False):
+    """x (batch, seq, HIDDEN) -> y: the opset-14 export of ``nn.LayerNorm(HIDDEN)``."""
+    rng = np.random.default_rng(1)
+    inits = [numpy_helper.from_array(rng.standard_normal(HIDDEN).astype("float32"), "gamma"),
+             numpy_helper.from_array(rng.standard_normal(HIDDEN).astype("float32"), "beta"),
+             numpy_helper.from_array(np.array(2.0, dtype="float32"), "two"),
+             numpy_helper.from_array(np.array(1e-5, dtype="float32"), "eps")]
+    node = helper.make_node
+    nodes = [node("ReduceMean", ["x"], ["mean"], axes=[-1]),
+             node("Sub", ["x", "mean"], ["d"]),
+             node("Pow", ["d", "two"], ["sq"]),
+             node("ReduceMean", ["sq"], ["var"], axes=[-1])]
+    if eps_after_sqrt:
+        nodes += [node("Sqrt", ["var"], ["std"]), node("Add", ["std", "eps"], ["den"])]
+    else:
+        nodes += [node("Add", ["var", "eps"], ["ve"]), node("Sqrt", ["ve"], ["den"])]
+    nodes += [node("Div", ["d", "den"], ["n"]), node("Mul", ["n", "gamma"], ["scaled"]),
+              node("Add", ["scaled", "beta"], ["y"])]
+    graph = helper.make_graph(
+        nodes, "layer_norm",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "seq", HIDDEN])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], initializer=inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+
+
+@pytest.mark.parametrize("eps_after_sqrt", [False, True], ids=["layer norm", "near miss"])
+def test_a_spelled_out_layer_norm(eps_after_sqrt):
+    model = _layer_norm(eps_after_sqrt)
+    mod = from_onnx(model)
+    ops = [b.value.op.name for b in mod["main"].body.blocks[0].bindings
+           if hasattr(b.value, "op")]
+    assert ("relax.nn.layer_norm" in ops) != eps_after_sqrt, ops
+    assert ("relax.sqrt" in ops) == eps_after_sqrt, ops
+    session = onnxruntime.InferenceSession(model.SerializeToString(),
+                                           providers=["CPUExecutionProvider"])
+    ex = relax.build(mod, target="c")
+    x = (np.random.default_rng(4).standard_normal((3, 5, HIDDEN)) * 2 + 1).astype("float32")
+    want = session.run(None, {"x": x})[0]
+    for engine in ("python", "native"):
+        got = relax.VirtualMachine(ex, rvm.cpu(), engine=engine)["main"](x).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, err_msg=engine)
