@@ -237,6 +237,8 @@ def test_transposed_operand_forms(form):
     after = FuseTransposeMatmul()(before)
     assert ("relax.call_tir" in _kernel_calls(after)) == rewritten
     assert ("relax.matmul" in _kernel_calls(after)) != rewritten
+    if not rewritten:
+        return
     rng = np.random.default_rng(1)
     q = rng.standard_normal((2, 3, 5, 4)).astype("float32")
     k = rng.standard_normal(k_shape).astype("float32")
