@@ -8,6 +8,21 @@ last two axes) with ``call_tir`` of ``topi.matmul(x, w, transpose_b=True)``,
 which reads ``w`` row by row, as ``topi.nn.dense`` does; the permute_dims is
 left for DeadCodeElimination when nothing else uses it.
 
+Two forms an exported graph (ONNX's attention scores) reaches are read the same way:
+
+- a permute_dims that moves more than the last two axes, when the matmul's reduction
+  axis (the operand's second last) is the input's innermost one: ``K^T =
+  permute_dims(k, [0, 2, 3, 1])`` becomes ``permute_dims(k, [0, 2, 1, 3])`` (a copy that
+  keeps the innermost axis contiguous) read by the NT matmul;
+- a scale between the two, a ``multiply`` or ``divide`` with a tensor of one element (the
+  ``sqrt(1/sqrt(d))`` torch's ONNX export puts on Q and K^T): elementwise with one value,
+  it commutes with any permutation, so it moves to the untransposed side and its numbers
+  do not change.
+
+Either way the scores become ``NT_matmul(q, k)``, the form the attention rule of
+rvm.dlight schedules, instead of an NN matmul over a transposed copy written with a
+strided write per element.
+
 >>> from rvm.relax.block_builder import BlockBuilder
 >>> from rvm.relax.expr import Var
 >>> from rvm.relax.op import matmul, permute_dims
@@ -26,6 +41,8 @@ left for DeadCodeElimination when nothing else uses it.
 """
 from rvm.relax.expr import Call, Constant, Var
 from rvm.relax.expr_functor import ExprMutator
+from rvm.relax.op.binary import divide, multiply
+from rvm.relax.op.manipulate import permute_dims
 from rvm.relax.op.registry import Op
 from rvm.relax.struct_info import TensorStructInfo
 from rvm.topi.matmul import matmul as te_matmul
@@ -42,16 +59,31 @@ def _rank(expr):
     return sinfo.ndim if isinstance(sinfo, TensorStructInfo) else -1
 
 
-def _swaps_last_two(permute):
-    """Whether ``permute`` (a permute_dims call) swaps the last two axes and nothing else."""
+_SCALES = {"relax.multiply": multiply, "relax.divide": divide}
+
+
+def _untransposed_axes(permute):
+    """The axes ``q`` with ``permute_dims(w, q)`` equal to ``permute`` (a permute_dims call
+    of ``w``) with its last two axes swapped back, when ``permute`` puts ``w``'s innermost
+    axis second last (a matmul then reduces along it); None otherwise. ``q`` is the
+    identity when ``permute`` swaps the last two axes and nothing else."""
     ndim = _rank(permute.args[0])
     if ndim < 2:
-        return False
+        return None
     axes = (permute.attrs or {}).get("axes")
-    if axes is None:
-        return ndim == 2
-    axes = [a % ndim for a in axes]
-    return axes == list(range(ndim - 2)) + [ndim - 1, ndim - 2]
+    axes = list(range(ndim))[::-1] if axes is None else [int(a) % ndim for a in axes]
+    if axes[-2] != ndim - 1:
+        return None
+    return axes[:-2] + [axes[-1], axes[-2]]
+
+
+def _one_element(expr, rank):
+    """Whether ``expr`` is a tensor of one element whose broadcast keeps rank ``rank``."""
+    sinfo = expr.struct_info_
+    if not isinstance(sinfo, TensorStructInfo) or sinfo.ndim > rank:
+        return False
+    dims = sinfo.shape_values
+    return dims is not None and all(getattr(d, "value", d) == 1 for d in dims)
 
 
 class _Rewriter(ExprMutator):
@@ -63,17 +95,42 @@ class _Rewriter(ExprMutator):
         call = super().visit_call_(call)
         if not _is_op(call, "relax.matmul") or not isinstance(call.args[1], Var):
             return call
-        permute = self.builder.lookup_binding(call.args[1])
-        if not _is_op(permute, "relax.permute_dims") or not _swaps_last_two(permute):
+        x = call.args[0]
+        found = self._transposed(call.args[1])
+        if found is None or _rank(x) < 2:
             return call
-        x, w = call.args[0], permute.args[0]
+        w, axes, scale = found
         if self.keep_constant_weights and isinstance(w, Constant):
             return call  # FoldConstant transposes the weight once, at build time
-        if _rank(x) < 2:
-            return call
+        if axes != list(range(len(axes))):
+            w = self.builder.emit(permute_dims(w, axes))
+        if scale is not None:
+            op, index, factor = scale
+            w = self.builder.emit(op(w, factor) if index == 0 else op(factor, w))
         return self.builder.call_te(te_matmul, x, w, transpose_b=True,
                                     out_dtype=(call.attrs or {}).get("out_dtype"),
                                     primfunc_name_hint="NT_matmul")
+
+    def _transposed(self, operand):
+        """``(w, q, scale)`` when ``operand`` is ``permute_dims(w)`` read by a matmul along
+        ``w``'s innermost axis (``q``: ``_untransposed_axes``), possibly multiplied or
+        divided by a one-element tensor (``scale``: ``(op, index of the permuted operand,
+        the other operand)``); None otherwise."""
+        value = self.builder.lookup_binding(operand)
+        scale = None
+        if isinstance(value, Call) and isinstance(value.op, Op) and value.op.name in _SCALES:
+            for index in (0, 1):
+                inner, factor = value.args[index], value.args[1 - index]
+                if isinstance(inner, Var) and _one_element(factor, _rank(inner)):
+                    scale = (_SCALES[value.op.name], index, factor)
+                    value = self.builder.lookup_binding(inner)
+                    break
+            else:
+                return None
+        if not _is_op(value, "relax.permute_dims"):
+            return None
+        axes = _untransposed_axes(value)
+        return None if axes is None else (value.args[0], axes, scale)
 
 
 def fuse_transpose_matmul(mod, keep_constant_weights=False):

@@ -1,5 +1,6 @@
 """FuseTransposeMatmul: matmul(x, permute_dims(w)) reads w in place (one NT matmul kernel)."""
 import numpy as np
+import pytest
 
 import rvm
 from rvm import relax, tir, topi
@@ -132,3 +133,122 @@ def test_keep_constant_weights_leaves_a_transposed_constant_to_fold_constant():
     assert not any(isinstance(f, PrimFunc) for f in kept.functions.values())
     # A weight that is a parameter is still read in place.
     assert_structural_equal(FuseTransposeMatmul(keep_constant_weights=True)(Before), Expected)
+
+
+@I.ir_module
+class ScaledKeys:
+    """The attention scores of torch's ONNX export: K^T as permute_dims(k, [0, 2, 3, 1])
+    (k: batch, tokens, heads, head size), scaled by a one-element tensor."""
+
+    @R.function
+    def main(q: R.Tensor((1, 2, 3, 4), "float32"), k: R.Tensor((1, 3, 2, 4), "float32"),
+             s: R.Tensor((1,), "float32")):
+        with R.dataflow():
+            kt = R.permute_dims(k, axes=[0, 2, 3, 1])
+            ks = R.multiply(kt, s)
+            y = R.matmul(q, ks)
+            R.output(y)
+        return y
+
+
+@I.ir_module
+class ScaledKeysExpected:
+    @T.prim_func(private=True)
+    def NT_matmul(q: T.Buffer((T.int64(1), T.int64(2), T.int64(3), T.int64(4)), "float32"),
+                  k: T.Buffer((T.int64(1), T.int64(2), T.int64(3), T.int64(4)), "float32"),
+                  T_matmul_NT: T.Buffer((T.int64(1), T.int64(2), T.int64(3), T.int64(3)),
+                                        "float32")):
+        T.func_attr({"tir.noalias": True})
+        for i0, i1, i2, i3, r in T.grid(T.int64(1), T.int64(2), T.int64(3), T.int64(3),
+                                        T.int64(4)):
+            with T.block("T_matmul_NT"):
+                v_i0, v_i1, v_i2, v_i3, v_k = T.axis.remap("SSSSR", [i0, i1, i2, i3, r])
+                with T.init():
+                    T_matmul_NT[v_i0, v_i1, v_i2, v_i3] = T.float32(0.0)
+                T_matmul_NT[v_i0, v_i1, v_i2, v_i3] = T_matmul_NT[v_i0, v_i1, v_i2, v_i3] \
+                    + q[v_i0, v_i1, v_i2, v_k] * k[v_i0, v_i1, v_i3, v_k]
+
+    @R.function
+    def main(q: R.Tensor((1, 2, 3, 4), "float32"), k: R.Tensor((1, 3, 2, 4), "float32"),
+             s: R.Tensor((1,), "float32")):
+        cls = ScaledKeysExpected
+        with R.dataflow():
+            kt = R.permute_dims(k, axes=[0, 2, 3, 1])
+            ks = R.multiply(kt, s)
+            k_heads = R.permute_dims(k, axes=[0, 2, 1, 3])
+            k_scaled = R.multiply(k_heads, s)
+            y = R.call_tir(cls.NT_matmul, (q, k_scaled),
+                           out_sinfo=R.Tensor((1, 2, 3, 3), "float32"))
+            R.output(y)
+        return y
+
+
+def test_scaled_keys_transposed_past_the_heads_become_an_nt_matmul():
+    # the copy left keeps the head size innermost; the scale moves before the matmul
+    assert_structural_equal(FuseTransposeMatmul()(ScaledKeys), ScaledKeysExpected)
+
+
+def _scores(axes, k_shape, scale=None, scale_first=False, op="multiply"):
+    """matmul(q, [scale op] permute_dims(k, axes)) with q (2, 3, 5, 4)."""
+    bb = relax.BlockBuilder()
+    q = relax.Var("q", relax.TensorStructInfo((2, 3, 5, 4), "float32"))
+    k = relax.Var("k", relax.TensorStructInfo(k_shape, "float32"))
+    params = [q, k]
+    if scale is not None:
+        s = relax.Var("s", relax.TensorStructInfo(scale, "float32"))
+        params.append(s)
+    with bb.function("main", params):
+        with bb.dataflow():
+            kt = bb.emit(relax.op.permute_dims(k, axes))
+            if scale is not None:
+                fn = getattr(relax.op, op)
+                kt = bb.emit(fn(s, kt) if scale_first else fn(kt, s))
+            out = bb.emit_output(relax.op.matmul(q, kt))
+        bb.emit_func_output(out)
+    return bb.get()
+
+
+def _kernel_calls(mod):
+    return [b.value.op.name for b in mod["main"].body.blocks[0].bindings]
+
+
+FORMS = {  # name: (axes, k shape, scale shape, scale first, op, rewritten)
+    "swap of the last two": ([0, 1, 3, 2], (2, 3, 6, 4), None, False, "multiply", True),
+    "heads moved past the tokens": ([0, 2, 3, 1], (2, 6, 3, 4), None, False, "multiply", True),
+    "scaled, scale second": ([0, 2, 3, 1], (2, 6, 3, 4), (1,), False, "multiply", True),
+    "scaled, scale first": ([0, 2, 3, 1], (2, 6, 3, 4), (), True, "multiply", True),
+    "divided by a scale": ([0, 2, 3, 1], (2, 6, 3, 4), (1, 1, 1, 1), False, "divide", True),
+    "a scale divided by the keys": ([0, 2, 3, 1], (2, 6, 3, 4), (1,), True, "divide", True),
+    # near misses: the reduction axis is not the innermost one; a scale of many elements; a
+    # scale whose broadcast adds an axis; an op that is not a scale
+    "reduction along a strided axis": ([0, 2, 1, 3], (2, 4, 3, 6), None, False, "multiply",
+                                       False),
+    "a per-column scale": ([0, 2, 3, 1], (2, 6, 3, 4), (6,), False, "multiply", False),
+    "a scale of higher rank": ([0, 2, 3, 1], (2, 6, 3, 4), (1, 1, 1, 1, 1), False,
+                               "multiply", False),
+    "an added bias": ([0, 2, 3, 1], (2, 6, 3, 4), (1,), False, "add", False),
+}
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_transposed_operand_forms(form):
+    axes, k_shape, scale, scale_first, op, rewritten = FORMS[form]
+    before = _scores(axes, k_shape, scale, scale_first, op)
+    after = FuseTransposeMatmul()(before)
+    assert ("relax.call_tir" in _kernel_calls(after)) == rewritten
+    assert ("relax.matmul" in _kernel_calls(after)) != rewritten
+    if not rewritten:
+        return
+    rng = np.random.default_rng(1)
+    q = rng.standard_normal((2, 3, 5, 4)).astype("float32")
+    k = rng.standard_normal(k_shape).astype("float32")
+    args = [q, k]
+    kt = k.transpose(axes)
+    if scale is not None:
+        s = rng.uniform(0.5, 2.0, scale).astype("float32")
+        args.append(s)
+        fn = getattr(np, op)
+        kt = fn(s, kt) if scale_first else fn(kt, s)
+    expected = q @ kt
+    vm = relax.VirtualMachine(relax.build(before), rvm.cpu())
+    np.testing.assert_allclose(vm["main"](*args).numpy(), expected, rtol=1e-5, atol=1e-5)

@@ -11,6 +11,7 @@ from rvm.relax.frontend.onnx.converters import CONVERTERS
 from rvm.relax.frontend.onnx.strings import STRING, string_input
 from rvm.relax.frontend.onnx.values import from_expr, tensor_value, type_desc
 from rvm.relax.struct_info import ObjectStructInfo, TensorStructInfo
+from rvm.relax.transform.compose_layer_norm import ComposeLayerNorm
 from rvm.runtime.ndarray import array
 
 
@@ -30,6 +31,9 @@ def from_onnx(model, shape_dict=None, dtype_dict=None, opset=None,
     ``opset`` overrides the model's default-domain opset; ``keep_params_in_input`` makes
     the initializers trailing parameters of ``main`` (their arrays in its ``params``
     attribute, for ``relax.frontend.detach_params``) instead of constants.
+
+    A layer normalization spelled out op by op (exports below opset 17 have no
+    LayerNormalization) is imported as ``R.nn.layer_norm`` (ComposeLayerNorm).
     """
     try:
         import onnx
@@ -81,7 +85,7 @@ def from_onnx(model, shape_dict=None, dtype_dict=None, opset=None,
             result = results[0] if len(results) == 1 else Tuple(results)
             output = ctx.bb.emit_output(result)
         ctx.bb.emit_func_output(output)
-    mod = ctx.bb.get()
+    mod = ComposeLayerNorm()(ctx.bb.get())
     if keep_params_in_input:
         mod["main"] = mod["main"].with_attr({"num_input": len(inputs),
                                               "params": list(ctx.param_arrays)})

@@ -1,0 +1,133 @@
+"""ComposeLayerNorm: a layer normalization spelled out op by op becomes R.nn.layer_norm;
+chains that differ from it (the epsilon's place, the axes, the affine parameters' shape)
+are left as they are. Every rewritten form runs against numpy's formula."""
+import numpy as np
+import pytest
+
+import rvm
+from rvm import relax
+from rvm.ir.base import assert_structural_equal
+from rvm.relax import op
+from rvm.relax.transform.compose_layer_norm import ComposeLayerNorm
+from rvm.script import ir as I
+from rvm.script import relax as R
+from rvm.script import tir as T  # noqa: F401  (symbolic shapes in the script modules)
+
+
+@I.ir_module
+class Before:
+    @R.function
+    def main(x: R.Tensor((2, "n", 8), "float32"), g: R.Tensor((8,), "float32"),
+             b: R.Tensor((8,), "float32")):
+        with R.dataflow():
+            m = R.mean(x, axis=[-1], keepdims=True)
+            d = R.subtract(x, m)
+            p = R.power(d, R.const(2.0, "float32"))
+            v = R.mean(p, axis=[-1], keepdims=True)
+            e = R.add(v, R.const(1e-5, "float32"))
+            s = R.sqrt(e)
+            q = R.divide(d, s)
+            y0 = R.multiply(q, g)
+            y = R.add(y0, b)
+            R.output(y)
+        return y
+
+
+@I.ir_module
+class Expected:
+    @R.function
+    def main(x: R.Tensor((2, "n", 8), "float32"), g: R.Tensor((8,), "float32"),
+             b: R.Tensor((8,), "float32")):
+        with R.dataflow():
+            # the epsilon is the float32 constant's value
+            y = R.nn.layer_norm(x, g, b, axes=[2], epsilon=9.999999747378752e-06)
+            R.output(y)
+        return y
+
+
+def test_the_opset_14_export_form_becomes_one_layer_norm():
+    assert_structural_equal(ComposeLayerNorm()(Before), Expected)
+
+
+def _chain(form):
+    """x (2, 3, 4, 8) -> the normalization of ``form`` (FORMS), parameters g and b."""
+    shape, axes, gshape, kwargs = FORMS[form][:4]
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo(shape, "float32"))
+    g = relax.Var("g", relax.TensorStructInfo(gshape, "float32"))
+    b = relax.Var("b", relax.TensorStructInfo(gshape, "float32"))
+    eps = relax.const(kwargs.get("eps", 1e-5), "float32")
+    with bb.function("main", [x, g, b]):
+        with bb.dataflow():
+            d = bb.emit(op.subtract(x, op.mean(x, axis=axes, keepdims=True)))
+            sq = op.multiply(d, d) if kwargs.get("square") == "product" else \
+                op.power(d, relax.const(kwargs.get("power", 2.0), "float32"))
+            v = bb.emit(op.mean(sq, axis=kwargs.get("var_axes", axes), keepdims=True))
+            if kwargs.get("eps_after_sqrt"):
+                s = op.add(op.sqrt(v), eps)
+            else:
+                s = op.sqrt(op.add(eps, v) if kwargs.get("eps_first") else op.add(v, eps))
+            n = bb.emit(op.divide(d, s))
+            y = op.multiply(g, n) if kwargs.get("gamma_first") else op.multiply(n, g)
+            y = op.add(b, y) if kwargs.get("beta_first") else op.add(y, b)
+            out = bb.emit_output(y)
+        bb.emit_func_output(out)
+    return bb.get()
+
+
+FORMS = {  # name: (x shape, axes, gamma shape, options, rewritten)
+    "last axis": ((2, 3, 4, 8), [-1], (8,), {}, True),
+    "last two axes": ((2, 3, 4, 8), [2, 3], (4, 8), {}, True),
+    "square as a product": ((2, 3, 4, 8), [-1], (8,), {"square": "product"}, True),
+    "operands swapped": ((2, 3, 4, 8), [-1], (8,),
+                         {"eps_first": True, "gamma_first": True, "beta_first": True}, True),
+    # near misses
+    "epsilon after the square root": ((2, 3, 4, 8), [-1], (8,), {"eps_after_sqrt": True},
+                                      False),
+    "variance over other axes": ((2, 3, 4, 8), [-1], (8,), {"var_axes": [2, 3]}, False),
+    "axes not trailing": ((2, 3, 8, 8), [2], (8,), {}, False),
+    "a scale of one element": ((2, 3, 4, 8), [-1], (1,), {}, False),
+    "a fourth power": ((2, 3, 4, 8), [-1], (8,), {"power": 4.0}, False),
+}
+
+
+def _numpy(form, x, g, b):
+    axes = tuple(FORMS[form][1])
+    d = x - x.mean(axis=axes, keepdims=True)
+    return d / np.sqrt((d * d).mean(axis=axes, keepdims=True) + 1e-5) * g + b
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_forms_and_near_misses(form):
+    before = _chain(form)
+    after = ComposeLayerNorm()(before)
+    ops = [bd.value.op.name for bd in after["main"].body.blocks[0].bindings]
+    if not FORMS[form][-1]:
+        assert after is before
+        return
+    assert ops == ["relax.nn.layer_norm"], ops
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal(FORMS[form][0]).astype("float32") * 3 + 1
+    g, b = (rng.standard_normal(FORMS[form][2]).astype("float32") for _ in range(2))
+    vm = relax.VirtualMachine(relax.build(after), rvm.cpu())
+    np.testing.assert_allclose(vm["main"](x, g, b).numpy(), _numpy(form, x, g, b),
+                               rtol=1e-4, atol=1e-4)
+
+
+def test_a_difference_used_elsewhere_stays():
+    # the rewrite replaces the root; the difference another output reads is kept
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo((2, 8), "float32"))
+    g, b = (relax.Var(n, relax.TensorStructInfo((8,), "float32")) for n in "gb")
+    with bb.function("main", [x, g, b]):
+        with bb.dataflow():
+            d = bb.emit(op.subtract(x, op.mean(x, axis=[-1], keepdims=True)))
+            v = bb.emit(op.mean(op.power(d, relax.const(2.0, "float32")), axis=[-1],
+                                keepdims=True))
+            n = bb.emit(op.divide(d, op.sqrt(op.add(v, relax.const(1e-5, "float32")))))
+            y = bb.emit(op.add(op.multiply(n, g), b))
+            out = bb.emit_output(relax.Tuple([y, d]))
+        bb.emit_func_output(out)
+    ops = [bd.value.op.name for bd in ComposeLayerNorm()(bb.get())["main"].body.blocks[0]
+           .bindings if hasattr(bd.value, "op")]
+    assert "relax.nn.layer_norm" in ops and "relax.subtract" in ops
