@@ -230,3 +230,23 @@ def test_t_namespace_intrinsics_work_on_expressions():
     assert T.exp(x).op == "tir.exp"
     assert isinstance(T.max(x, T.float32(0)), _e.Max)
     assert T.int64(3).dtype == "int64"
+
+
+def test_variables_inside_a_dimension_are_declared_before_the_buffer():
+    """GPT-2's flattened rows: the first buffer's dimension is ``s72 * s70`` (no buffer
+    defines the variables by itself), so they are declared before that buffer's line."""
+    f = from_source('''
+@T.prim_func
+def rows(a: T.handle, b: T.handle):
+    s72 = T.int64()
+    s70 = T.int64()
+    A = T.match_buffer(a, (s72 * s70, 128))
+    B = T.match_buffer(b, (s72, s70, 128))
+    for i, j, k in T.grid(s72, s70, 128):
+        with T.block("B"):
+            vi, vj, vk = T.axis.remap("SSS", [i, j, k])
+            B[vi, vj, vk] = A[vi * s70 + vj, vk]
+''')
+    text = f.script()
+    assert text.index("s72 = T.int64()") < text.index("T.match_buffer(a, (s72 * s70")
+    assert_structural_equal(from_source(text), f)

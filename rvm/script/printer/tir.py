@@ -128,10 +128,12 @@ class TIRPrinter:
         return ", ".join(args)
 
     def declare_shape_vars(self, buf, depth):
-        """``n = T.int64()`` lines for the variables a buffer's shape introduces."""
-        for dim in tuple(buf.shape) + tuple(buf.strides) + (buf.elem_offset,):
-            if isinstance(dim, _e.Var) and not self.names.has(dim):
-                self.emit(depth, f"{self.define(dim, dim.name_hint)} = {var_decl(dim)}")
+        """``n = T.int64()`` lines for the variables a buffer's shape introduces, those inside
+        a dimension such as ``n * m`` included (the buffer's line uses them)."""
+        dims = list(buf.shape) + list(buf.strides) + [buf.elem_offset]
+        for var in used_vars(dims).values():
+            if var.dtype != "handle" and not self.names.has(var):
+                self.emit(depth, f"{self.define(var, var.name_hint)} = {var_decl(var)}")
 
     def region(self, region):
         """A buffer region: ``A[vi, 0:4]``."""
