@@ -250,3 +250,25 @@ def rows(a: T.handle, b: T.handle):
     text = f.script()
     assert text.index("s72 = T.int64()") < text.index("T.match_buffer(a, (s72 * s70")
     assert_structural_equal(from_source(text), f)
+
+
+def test_an_assert_above_the_root_block_round_trips():
+    """A check on the arguments above the root block (not inside it) prints as an assert
+    followed by ``with T.block("root")`` and reads back as that assert, not wrapped in a
+    second, implicit root block."""
+    f = from_source('''
+@T.prim_func
+def copy(a: T.handle, b: T.handle):
+    n = T.int64()
+    A = T.match_buffer(a, (n,), "float32")
+    B = T.match_buffer(b, (n,), "float32")
+    for i in range(n):
+        with T.block("B"):
+            vi = T.axis.remap("S", [i])
+            B[vi] = A[vi]
+''')
+    n = f.buffer_map[f.params[0]].shape[0]
+    checked = f.with_body(_s.AssertStmt(n > 0, _e.StringImm("n must be positive"), f.body))
+    back = from_source(checked.script())
+    assert isinstance(back.body, _s.AssertStmt)
+    assert_structural_equal(back, checked)

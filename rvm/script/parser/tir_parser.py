@@ -19,6 +19,19 @@ from rvm.script.parser.tir_ops import build_binop
 _BLOCK_STATEMENTS = ("reads", "writes", "where", "block_attr")
 
 
+def _is_root(stmt):
+    return isinstance(stmt, _s.BlockRealize) and stmt.block.name_hint == "root"
+
+
+def _asserts_over_root(stmt):
+    """Whether ``stmt`` is one or more asserts whose body is a root block."""
+    if not isinstance(stmt, _s.AssertStmt):
+        return False
+    while isinstance(stmt, _s.AssertStmt):
+        stmt = stmt.body
+    return _is_root(stmt)
+
+
 def _contains_block(stmt):
     found = []
 
@@ -95,7 +108,9 @@ class TIRParser(ScriptParser):
         body = self.parse_body(fdef.body, fdef)
         self.frames.pop()
         if frame.alloc_buffers or _contains_block(body):
-            if not (isinstance(body, _s.BlockRealize) and body.block.name_hint == "root"):
+            # asserts written above an explicit root block (checks on the arguments, as the
+            # printer writes them) stay above it
+            if not _is_root(body) and not (not frame.alloc_buffers and _asserts_over_root(body)):
                 root = _s.Block([], [], [], "root", body, alloc_buffers=frame.alloc_buffers)
                 body = _s.BlockRealize([], True, root)
         attrs = dict(self.attrs)
