@@ -272,3 +272,30 @@ def copy(a: T.handle, b: T.handle):
     back = from_source(checked.script())
     assert isinstance(back.body, _s.AssertStmt)
     assert_structural_equal(back, checked)
+
+
+def _bound_twice():
+    """One variable bound by two LetStmts one after the other (as unrolled copies of a
+    loop body bind it), and two variables of the same name in sibling loops."""
+    from rvm.tir.buffer import decl_buffer
+    from rvm.tir.function import PrimFunc
+
+    A = decl_buffer((4,), "int32", name="A")
+    a, x = _e.Var("a", "handle"), _e.Var("x", "int32")
+    store = [_s.LetStmt(x, _e.IntImm("int32", k), _s.BufferStore(A, x + k, [_e.IntImm(
+        "int32", k)])) for k in (1, 2)]
+    loops = []
+    for k in (0, 1):
+        i, y = _e.Var("i", "int32"), _e.Var("y", "int32")
+        loops.append(_s.For(i, _e.IntImm("int32", 0), _e.IntImm("int32", 2), _s.ForKind.SERIAL,
+                            _s.LetStmt(y, i + k, _s.BufferStore(A, y, [i]))))
+    return PrimFunc([a], _s.SeqStmt(store + loops), buffer_map={a: A})
+
+
+def test_a_variable_bound_twice_keeps_its_name_through_save_json():
+    from rvm.ir import load_json, save_json
+
+    f = _bound_twice()
+    text = f.script()
+    assert "x_1" not in text and "y_1" in text  # one x; the sibling loops' two y differ
+    assert_structural_equal(load_json(save_json(f)), f)

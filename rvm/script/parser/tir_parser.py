@@ -61,6 +61,7 @@ class TIRParser(ScriptParser):
         super().__init__(source, env, aliases)
         self.frames = []
         self.loops = {}
+        self.let_vars = {}  # name -> the variable the last LetStmt of that name bound
         self.attrs = {}
         self.buffer_map = {}
         self.params = []
@@ -118,6 +119,18 @@ class TIRParser(ScriptParser):
             attrs["global_symbol"] = name
         return PrimFunc(self.params, body, buffer_map=self.buffer_map, attrs=attrs,
                         span=self.span(fdef))
+
+    def let_var(self, name, dtype):
+        """The variable a LetStmt binds to ``name``: the one an earlier LetStmt of the
+        function bound to that name and dtype once its scope has ended (the printer gives a
+        variable bound twice one name, and distinct LetStmt variables distinct names),
+        else a new one."""
+        old = self.let_vars.get(name)
+        if old is not None and old.dtype == dtype and not self.lookup_local(name)[0]:
+            return old
+        var = _e.Var(name, dtype)
+        self.let_vars[name] = var
+        return var
 
     def parse_param(self, arg):
         """Adds one parameter: a handle, a T.Buffer annotation or a scalar."""
@@ -243,7 +256,7 @@ class TIRParser(ScriptParser):
         if not (isinstance(ann, Builtin) and ann.name in DTYPES):
             raise self.error(node.annotation, "expected a dtype annotation such as T.int32")
         value = self.eval(node.value)
-        var = _e.Var(node.target.id, ann.name)
+        var = self.let_var(node.target.id, ann.name)
         with self.scope():
             self.define(node.target.id, var)
             body = self.parse_body(rest, node)
@@ -278,7 +291,7 @@ class TIRParser(ScriptParser):
             return self.spec_assign(target, value, node, rest)
         if isinstance(value, PrimExpr):
             name = self.target_names(target, 1)[0]
-            var = _e.Var(name, value.dtype)
+            var = self.let_var(name, value.dtype)
             with self.scope():
                 self.define(name, var)
                 body = self.parse_body(rest, node)

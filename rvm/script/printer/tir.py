@@ -90,6 +90,7 @@ class TIRPrinter:
     def __init__(self, names):
         self.names = names
         self.root = names
+        self.let_names = {}  # id(var) -> name of each LetStmt variable printed so far
         self.lines = []
         self.loops = {}
         self.free_vars = []
@@ -99,6 +100,22 @@ class TIRPrinter:
         self.free_vars.append(var)
         name = self.root.define(var, var.name_hint)
         self.names.used.add(name)
+        return name
+
+    def let_name(self, var):
+        """The name of a LetStmt's variable: unique in the function (reserved in every
+        enclosing scope), and the same each time one variable is bound again, so the parser
+        reads a name bound again after its first binding's scope as the same variable."""
+        name = self.let_names.get(id(var))
+        if name is not None:
+            self.names.names[id(var)] = name
+            return name
+        name = self.names.define(var, var.name_hint)
+        table = self.names.parent
+        while table is not None:
+            table.used.add(name)
+            table = table.parent
+        self.let_names[id(var)] = name
         return name
 
     def emit(self, depth, text):
@@ -165,7 +182,7 @@ class TIRPrinter:
                 head = f"T.Assert({self.expr(item.condition)}, {self.expr(item.message)})"
             elif isinstance(item, _s.LetStmt):
                 value = self.expr(item.value)
-                head = f"T.LetStmt({value}) as {self.define(item.var, item.var.name_hint)}"
+                head = f"T.LetStmt({value}) as {self.let_name(item.var)}"
             else:
                 name, call = self._binder(item)
                 head = f"{call} as {name}"
@@ -200,7 +217,7 @@ class TIRPrinter:
 
     def _LetStmt(self, node, depth):
         value = self.expr(node.value)
-        name = self.define(node.var, node.var.name_hint)
+        name = self.let_name(node.var)
         self.emit(depth, f"{name}: T.{node.var.dtype} = {value}")
         self.stmt(node.body, depth)
 
