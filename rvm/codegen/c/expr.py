@@ -343,14 +343,16 @@ class CExprPrinter(ExprPrinter):
         return c_narrow.load(buffer.dtype, text) if c_narrow.is_narrow(buffer.dtype) else text
 
     def _branches(self, cond, a, b):
-        """``cond ? a : b`` with the condition known inside each branch."""
-        c = self.expr(cond)
+        """``cond ? a : b`` with the condition known inside each branch (and its index
+        checks done: the condition runs first)."""
+        c, checked = self.checks_in(lambda: self.expr(cond))
         self.prover.push_fact(cond, True)
         then = self.expr(a)
         self.prover.pop()
         self.prover.push_fact(cond, False)
         other = self.expr(b)
         self.prover.pop()
+        self.forget_checks(checked)
         return f"({c} ? {then} : {other})"
 
     def _expect_args(self, e, count, float_args=False):

@@ -56,6 +56,24 @@ class IndexCheckMixin:
         self.index_codes = {}  # message parts -> flag code
         self.simd_frames = []
         self.check_names = 0
+        self.done_checks = set()  # checks a condition evaluated before this expression
+        self.check_records = []  # per condition being rendered: the checks it renders
+
+    def checks_in(self, render):
+        """``(render(), checks)``: a condition's C text, its index checks then counting as
+        done (a branch's ``take`` index normalized as ``i < 0 ? i + n : i`` is checked once)
+        until ``forget_checks(checks)``."""
+        self.check_records.append([])
+        try:
+            text = render()
+        finally:
+            checks = set(self.check_records.pop()) - self.done_checks
+        self.done_checks |= checks
+        return text, checks
+
+    def forget_checks(self, checks):
+        """Ends what ``checks_in`` started (the branches are rendered)."""
+        self.done_checks -= checks
 
     def _index_code(self, parts):
         code = self.index_codes.get(parts)
@@ -93,8 +111,13 @@ class IndexCheckMixin:
         except ValueError as err:
             self.error(str(err))
         code = self._index_code((f"IndexError: {self.name}: {parts[0]}", *parts[1:]))
-        self.helpers.setdefault("rvm_check_index", CHECK_INDEX_HELPERS)
         index, low, high = (self.expr(a) for a in e.args[:3])
+        key = (index, low, high, code)
+        if key in self.done_checks:
+            return f"({index})"
+        for record in self.check_records:
+            record.append(key)
+        self.helpers.setdefault("rvm_check_index", CHECK_INDEX_HELPERS)
         frame = self.simd_frames[-1] if self.simd_frames else None
         # an index the loop does not change (take's row) keeps the branch: the C compiler
         # moves it out of the loop, which a reduction would keep it from doing
