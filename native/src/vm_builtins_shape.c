@@ -79,12 +79,18 @@ int rvm_builtin_match_shape(RVM_VM_BUILTIN_ARGS) {
                     rvm_dims_text(dims, rank, 0).text);
       return -1;
     }
-    if (kind != kRVMMatchStore && kind != kRVMMatchEqualHeap) {
+    if (kind != kRVMMatchStore && kind != kRVMMatchStoreSize && kind != kRVMMatchEqualHeap) {
       rvm_set_error("ValueError: %s: unknown match_shape kind %lld", ctx, (long long)kind);
       return -1;
     }
     if (check_slot(ctx, v, heap_size) != 0) return -1;
-    if (kind == kRVMMatchStore) {
+    if (kind == kRVMMatchStoreSize && dims[i] < 0) {
+      rvm_set_error("ValueError: %s: dimension %lld is %lld, but it defines a size, which "
+                    "must be >= 0 (shape %s)", ctx, (long long)i, (long long)dims[i],
+                    rvm_dims_text(dims, rank, 0).text);
+      return -1;
+    }
+    if (kind == kRVMMatchStore || kind == kRVMMatchStoreSize) {
       slots[v] = dims[i];
     } else if (dims[i] != slots[v]) {
       rvm_set_error("ValueError: %s: dimension %lld expected %lld (bound by an earlier match), "
@@ -109,9 +115,15 @@ int rvm_builtin_match_prim_value(RVM_VM_BUILTIN_ARGS) {
   if (kind == kRVMMatchNoOp) return 0;
   if (kind == kRVMMatchEqualImm) {
     expected = v;
-  } else if (kind == kRVMMatchStore || kind == kRVMMatchEqualHeap) {
+  } else if (kind == kRVMMatchStore || kind == kRVMMatchStoreSize ||
+             kind == kRVMMatchEqualHeap) {
     if (check_slot(ctx, v, heap_size) != 0) return -1;
-    if (kind == kRVMMatchStore) {
+    if (kind == kRVMMatchStoreSize && args[0].v_int64 < 0) {
+      rvm_set_error("ValueError: %s: the value is %lld, but it defines a size, which must be "
+                    ">= 0", ctx, (long long)args[0].v_int64);
+      return -1;
+    }
+    if (kind == kRVMMatchStore || kind == kRVMMatchStoreSize) {
       slots[v] = args[0].v_int64;
       return 0;
     }

@@ -134,6 +134,7 @@ class MatchCode(enum.IntEnum):
     STORE = 1        # heap[value] := dim
     NO_OP = 2        # nothing
     EQUAL_HEAP = 3   # dim == heap[value]
+    STORE_SIZE = 4   # heap[value] := dim, a size: refused when negative
 
 
 class MakeCode(enum.IntEnum):

@@ -23,6 +23,7 @@ from rvm.runtime.packed_func import get_global_func
 from rvm.support.errors import RVMError
 from rvm.tir import expr as E
 from rvm.tir.buffer import Buffer
+from rvm.tir.op import CHECK_INDEX, index_message_parts
 
 
 class EvalError(RVMError, ValueError):
@@ -250,8 +251,26 @@ class Evaluator:
             return lambda env: npt(fn(*[a(env) for a in args]))
         if op == "tir.call_packed":
             return self._call_packed(e)
+        if op == CHECK_INDEX:
+            return self._check_index(e, args)
         raise EvalError(f"kernel '{self.name}': the python target has no definition of "
                         f"intrinsic '{op}'")
+
+    def _check_index(self, e, args):
+        if len(e.args) != 4 or not isinstance(e.args[3], E.StringImm):
+            raise EvalError(f"kernel '{self.name}': {CHECK_INDEX} takes an index, its bounds "
+                            f"and a message, got {len(e.args)} arguments")
+        parts = index_message_parts(e.args[3].value)
+        index, low, high = args[:3]
+
+        def check(env):
+            value, lo, hi = index(env), low(env), high(env)
+            if lo <= value < hi:
+                return value
+            text = "".join(p + str(v) for p, v in zip(parts, (value, lo, hi))) + parts[3]
+            raise IndexError(f"{self.name}: {text}")
+
+        return check
 
     def _call_packed(self, e):
         fname = e.args[0].value

@@ -366,6 +366,34 @@ def if_then_else(cond, t, f):
     return _e.Call(t.dtype, "tir.if_then_else", [cond, t, f])
 
 
+CHECK_INDEX = "tir.check_index"
+
+
+def check_index(index, low, high, message):
+    """``index`` (an int64) when ``low <= index < high``; otherwise the kernel fails with
+    ``IndexError: <kernel>: message``, its three ``{}`` filled with the index, ``low`` and
+    ``high`` (the C kernel finishes its loops first, reading ``low`` in place of the index,
+    and discards its result).
+
+    >>> from rvm.tir.expr import Var
+    >>> check_index(Var("i", "int64"), -5, 5, "take: index {} out of range [{}, {})").op
+    'tir.check_index'
+    """
+    index, low, high = (cast(convert(v), "int64") for v in (index, low, high))
+    index_message_parts(message)
+    return _e.Call("int64", CHECK_INDEX, [index, low, high, _e.StringImm(message)])
+
+
+def index_message_parts(message):
+    """The four literal parts around the three ``{}`` of a check_index message (ValueError
+    when it has another number of them)."""
+    parts = message.split("{}") if isinstance(message, str) else None
+    if parts is None or len(parts) != 4:
+        raise ValueError(f"check_index: the message must be a str with three '{{}}' (index, "
+                         f"low, high), got {message!r}")
+    return parts
+
+
 def call_packed(name, *args):
     """Calls the global packed function ``name`` from inside a kernel (returns int32 status).
 

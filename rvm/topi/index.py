@@ -1,11 +1,12 @@
 """Indexing: take (gather along an axis), gather_elements (torch's gather) and
 strided_slice (numpy's basic slicing).
 
-Every read stays inside the source tensor whatever the indices: ``take``
-clamps (``mode="clip"``, and ``"fast"`` after wrapping negative indices once,
-as numpy reads them) or wraps (``mode="wrap"``) them, ``gather_elements`` reads
-them as ``"fast"`` does, and ``strided_slice``
-clamps its bounds as Python slices do.
+``take`` clamps (``mode="clip"``) or wraps (``mode="wrap"``) its indices; in
+``mode="fast"`` (the default), as ``gather_elements`` always, a negative index
+counts from the end (as numpy reads it) and an index outside ``[-n, n)`` fails
+the kernel with an IndexError naming the index, the range and the axis
+(``tir.check_index``). Every read stays inside the source tensor whatever the
+indices, and ``strided_slice`` clamps its bounds as Python slices do.
 """
 from rvm.tir import op as _op
 from rvm.tir.arith import simplify_size
@@ -16,15 +17,20 @@ from rvm.topi.utils import axis_names, named, normalize_axis
 _MODES = ("fast", "clip", "wrap")
 
 
-def _index_in(index, extent, mode):
-    """``index`` (any int dtype) as an in-bounds int64 index into an axis of ``extent``."""
+def _index_in(index, extent, mode, what=None):
+    """``index`` (any int dtype) as an in-bounds int64 index into an axis of ``extent``; in
+    mode "fast", an index outside ``[-extent, extent)`` fails the kernel with ``what``
+    (``"take ... along axis 0"``: the op's name, then where) around the index and range."""
     i = _op.cast(index, "int64")
     n = _op.cast(extent, "int64")
     zero, one = _op.const(0, "int64"), _op.const(1, "int64")
     if mode == "wrap":
         return _op.floormod(i, n)
     if mode == "fast":
+        op_name, where = what
+        i = _op.check_index(i, -n, n, f"{op_name}: index {{}} out of range [{{}}, {{}}) {where}")
         i = _op.if_then_else(i < zero, i + n, i)
+    # The clamp never changes a checked index: it keeps reads in bounds for the prover
     return _op.max(_op.min(i, n - one), zero)
 
 
@@ -47,7 +53,8 @@ def take(a, indices, axis=None, mode="fast"):
     shape = list(a.shape[:axis]) + list(indices.shape) + list(a.shape[axis + 1:])
 
     def fcompute(*i):
-        where = _index_in(indices[tuple(i[axis:axis + k])], a.shape[axis], mode)
+        where = _index_in(indices[tuple(i[axis:axis + k])], a.shape[axis], mode,
+                          ("take", f"along axis {axis}"))
         return a[tuple(i[:axis]) + (_op.cast(where, a.shape[axis].dtype),) + tuple(i[axis + k:])]
 
     return compute(shape, named(fcompute, axis_names("ax", len(shape))), name="T_take")
@@ -56,7 +63,7 @@ def take(a, indices, axis=None, mode="fast"):
 def gather_elements(a, indices, axis=0):
     """``out[i] = a[i with i[axis] replaced by indices[i]]`` (torch's ``gather``, ONNX's
     GatherElements); ``indices`` has ``a``'s rank and the result its shape. An index is
-    read from the end when negative and clamped into the axis, so every read is in bounds.
+    read from the end when negative; one outside ``[-n, n)`` fails the kernel.
 
     >>> from rvm.te.operation import placeholder
     >>> w = placeholder((10, 4), name="w")
@@ -70,7 +77,8 @@ def gather_elements(a, indices, axis=0):
     axis = normalize_axis(axis, ndim, "gather_elements")
 
     def fcompute(*i):
-        where = _index_in(indices[i], a.shape[axis], "fast")
+        where = _index_in(indices[i], a.shape[axis], "fast",
+                          ("gather_elements", f"along axis {axis}"))
         return a[tuple(i[:axis]) + (_op.cast(where, a.shape[axis].dtype),) + tuple(i[axis + 1:])]
 
     return compute(list(indices.shape), named(fcompute, axis_names("ax", ndim)),

@@ -3,9 +3,9 @@ scatter_nd (ONNX's ScatterND) and gather_nd (ONNX's GatherND).
 
 A scatter copies the data, then writes the updates in order (a later update of the
 same element wins, or combines with ``reduction`` add, mul, max or min) in one
-sequential loop nest. Every access stays inside its tensor whatever the indices: an
-index is read from the end when negative and clamped into its axis, as ``take``'s
-"fast" mode reads it.
+sequential loop nest. An index is read from the end when negative, and one outside
+``[-n, n)`` fails the kernel with an IndexError, as in ``take``'s "fast" mode; every
+access stays inside its tensor whatever the indices.
 
 >>> from rvm.te.operation import placeholder
 >>> d = placeholder((4, 3), name="d")
@@ -37,8 +37,8 @@ def _loops(shape, prefix, make):
     return stmt
 
 
-def _at(index, dim):
-    return _op.cast(_index_in(index, dim, "fast"), dim.dtype)
+def _at(index, dim, op_name, axis):
+    return _op.cast(_index_in(index, dim, "fast", (op_name, f"along axis {axis}")), dim.dtype)
 
 
 def _check_reduction(reduction, what):
@@ -64,7 +64,7 @@ def scatter_elements(data, indices, updates, axis=0, reduction="none"):
 
         def write(u):
             target = list(u)
-            target[axis] = _at(idx.vload(u), data.shape[axis])
+            target[axis] = _at(idx.vload(u), data.shape[axis], "scatter_elements", axis)
             return BufferStore(out, combine(out.vload(target), upd.vload(u)), target)
 
         return stmt_seq(copy, _loops(indices.shape, "u", write))
@@ -99,8 +99,8 @@ def scatter_nd(data, indices, updates, reduction="none"):
         def write(u):
             def inner(r):
                 dims = data.shape
-                target = [_at(idx.vload(list(u) + [_op.const(j, "int64")]), dims[j])
-                          for j in range(depth)] + list(r)
+                target = [_at(idx.vload(list(u) + [_op.const(j, "int64")]), dims[j],
+                              "scatter_nd", j) for j in range(depth)] + list(r)
                 return BufferStore(out, combine(out.vload(target), upd.vload(list(u) +
                                                                             list(r))), target)
 
@@ -129,8 +129,8 @@ def gather_nd(data, indices, batch_dims=0):
 
     def fcompute(*i):
         u, r = list(i[:len(outer)]), list(i[len(outer):])
-        where = [_at(indices[tuple(u + [_op.const(j, "int64")])], data.shape[batch_dims + j])
-                 for j in range(depth)]
+        where = [_at(indices[tuple(u + [_op.const(j, "int64")])], data.shape[batch_dims + j],
+                     "gather_nd", batch_dims + j) for j in range(depth)]
         return data[tuple(u[:batch_dims] + where + r)]
 
     return compute(shape, named(fcompute, axis_names("ax", len(shape))), name="T_gather_nd")

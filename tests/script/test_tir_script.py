@@ -230,3 +230,72 @@ def test_t_namespace_intrinsics_work_on_expressions():
     assert T.exp(x).op == "tir.exp"
     assert isinstance(T.max(x, T.float32(0)), _e.Max)
     assert T.int64(3).dtype == "int64"
+
+
+def test_variables_inside_a_dimension_are_declared_before_the_buffer():
+    """GPT-2's flattened rows: the first buffer's dimension is ``s72 * s70`` (no buffer
+    defines the variables by itself), so they are declared before that buffer's line."""
+    f = from_source('''
+@T.prim_func
+def rows(a: T.handle, b: T.handle):
+    s72 = T.int64()
+    s70 = T.int64()
+    A = T.match_buffer(a, (s72 * s70, 128))
+    B = T.match_buffer(b, (s72, s70, 128))
+    for i, j, k in T.grid(s72, s70, 128):
+        with T.block("B"):
+            vi, vj, vk = T.axis.remap("SSS", [i, j, k])
+            B[vi, vj, vk] = A[vi * s70 + vj, vk]
+''')
+    text = f.script()
+    assert text.index("s72 = T.int64()") < text.index("T.match_buffer(a, (s72 * s70")
+    assert_structural_equal(from_source(text), f)
+
+
+def test_an_assert_above_the_root_block_round_trips():
+    """A check on the arguments above the root block (not inside it) prints as an assert
+    followed by ``with T.block("root")`` and reads back as that assert, not wrapped in a
+    second, implicit root block."""
+    f = from_source('''
+@T.prim_func
+def copy(a: T.handle, b: T.handle):
+    n = T.int64()
+    A = T.match_buffer(a, (n,), "float32")
+    B = T.match_buffer(b, (n,), "float32")
+    for i in range(n):
+        with T.block("B"):
+            vi = T.axis.remap("S", [i])
+            B[vi] = A[vi]
+''')
+    n = f.buffer_map[f.params[0]].shape[0]
+    checked = f.with_body(_s.AssertStmt(n > 0, _e.StringImm("n must be positive"), f.body))
+    back = from_source(checked.script())
+    assert isinstance(back.body, _s.AssertStmt)
+    assert_structural_equal(back, checked)
+
+
+def _bound_twice():
+    """One variable bound by two LetStmts one after the other (as unrolled copies of a
+    loop body bind it), and two variables of the same name in sibling loops."""
+    from rvm.tir.buffer import decl_buffer
+    from rvm.tir.function import PrimFunc
+
+    A = decl_buffer((4,), "int32", name="A")
+    a, x = _e.Var("a", "handle"), _e.Var("x", "int32")
+    store = [_s.LetStmt(x, _e.IntImm("int32", k), _s.BufferStore(A, x + k, [_e.IntImm(
+        "int32", k)])) for k in (1, 2)]
+    loops = []
+    for k in (0, 1):
+        i, y = _e.Var("i", "int32"), _e.Var("y", "int32")
+        loops.append(_s.For(i, _e.IntImm("int32", 0), _e.IntImm("int32", 2), _s.ForKind.SERIAL,
+                            _s.LetStmt(y, i + k, _s.BufferStore(A, y, [i]))))
+    return PrimFunc([a], _s.SeqStmt(store + loops), buffer_map={a: A})
+
+
+def test_a_variable_bound_twice_keeps_its_name_through_save_json():
+    from rvm.ir import load_json, save_json
+
+    f = _bound_twice()
+    text = f.script()
+    assert "x_1" not in text and "y_1" in text  # one x; the sibling loops' two y differ
+    assert_structural_equal(load_json(save_json(f)), f)

@@ -53,6 +53,11 @@ class _Machine:
             if e.op == "tir.if_then_else":
                 c, t, f = e.args
                 return self.expr(t) if self.expr(c) else self.expr(f)
+            if e.op == "tir.check_index":  # as rvm.tir.eval defines it
+                value, low, high = (self.expr(a) for a in e.args[:3])
+                if not low <= value < high:
+                    raise IndexError(e.args[3].value.format(value, low, high))
+                return value
             if e.op == "tir.pow":
                 return self.expr(e.args[0]) ** self.expr(e.args[1])
             return _UNARY[e.op](self.expr(e.args[0]))

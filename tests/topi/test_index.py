@@ -18,13 +18,24 @@ def test_gather_elements_matches_take_along_axis(axis):
     np.testing.assert_array_equal(out, np.take_along_axis(data, idx, axis=axis))
 
 
-def test_negative_indices_count_from_the_end_and_the_rest_are_clamped():
+def test_negative_indices_count_from_the_end():
     data = rand(3, 4)
-    idx = np.array([[-1, 7, 0, -9]] * 3, "int64")
+    idx = np.array([[-1, 3, 0, -4]] * 3, "int64")
     a = te.placeholder(data.shape, "float32", name="a")
     i = te.placeholder(idx.shape, "int64", name="i")
     out = evaluate(gather_elements(a, i, axis=1), [a, i], [data, idx])
     np.testing.assert_array_equal(out, data[:, [3, 3, 0, 0]])
+
+
+@pytest.mark.parametrize("bad", [4, 7, -5, -9])
+def test_an_index_beyond_the_axis_is_refused_not_clamped(bad):
+    a = te.placeholder((3, 4), "float32", name="a")
+    i = te.placeholder((3, 4), "int64", name="i")
+    idx = np.zeros((3, 4), "int64")
+    idx[1, 2] = bad
+    with pytest.raises(IndexError, match=rf"gather_elements: index {bad} out of range "
+                                         r"\[-4, 4\) along axis 1"):
+        evaluate(gather_elements(a, i, axis=1), [a, i], [rand(3, 4), idx])
 
 
 def test_indices_of_another_rank_are_refused():

@@ -12,7 +12,8 @@ from rvm.runtime.ndarray import array, empty
 from rvm.runtime.packed_func import get_global_func
 from rvm.vm.machine import VirtualMachine
 
-MATCH_EQUAL_IMM, MATCH_STORE, MATCH_NO_OP, MATCH_EQUAL_HEAP = (int(c) for c in MatchCode)
+MATCH_EQUAL_IMM, MATCH_STORE, MATCH_NO_OP, MATCH_EQUAL_HEAP, MATCH_STORE_SIZE = (
+    int(c) for c in MatchCode)
 MAKE_IMM, MAKE_LOAD = (int(c) for c in MakeCode)
 PYTHON_BUILTINS = ["make_closure", "invoke_closure", "call_tir_dyn", "tensor_to_shape",
                    "shape_to_tensor"]

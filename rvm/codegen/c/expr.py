@@ -20,6 +20,7 @@ from rvm.codegen.c.prologue import c_string
 from rvm.support.errors import RVMError
 from rvm.tir import expr as E
 from rvm.tir.expr_printer import ExprPrinter
+from rvm.tir.op import CHECK_INDEX
 
 C_TYPES = {
     "bool": "bool", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
@@ -342,14 +343,16 @@ class CExprPrinter(ExprPrinter):
         return c_narrow.load(buffer.dtype, text) if c_narrow.is_narrow(buffer.dtype) else text
 
     def _branches(self, cond, a, b):
-        """``cond ? a : b`` with the condition known inside each branch."""
-        c = self.expr(cond)
+        """``cond ? a : b`` with the condition known inside each branch (and its index
+        checks done: the condition runs first)."""
+        c, checked = self.checks_in(lambda: self.expr(cond))
         self.prover.push_fact(cond, True)
         then = self.expr(a)
         self.prover.pop()
         self.prover.push_fact(cond, False)
         other = self.expr(b)
         self.prover.pop()
+        self.forget_checks(checked)
         return f"({c} ? {then} : {other})"
 
     def _expect_args(self, e, count, float_args=False):
@@ -383,6 +386,8 @@ class CExprPrinter(ExprPrinter):
                 self.error(f"call_extern of {args[0]!r} is refused: kernels loaded from a file "
                            "may call only intrinsics and registered packed functions")
             return f"{args[0].value}({', '.join(self.expr(a) for a in args[1:])})"
+        if op == CHECK_INDEX:
+            return self.render_check_index(e)
         if op == "tir.call_packed":
             raise CodegenError(f"kernel '{self.name}': call_packed is supported as a statement "
                                "(T.evaluate(T.call_packed(...))), not inside an expression")

@@ -8,6 +8,7 @@ or compound dimensions are checked against it.
 """
 from rvm.ir.module import IRModule
 from rvm.runtime.data_type import DataType
+from rvm.tir.analysis.size_vars import dimension_sizes
 from rvm.tir.free_vars import free_vars
 from rvm.tir.expr import IntImm, Var
 from rvm.tir.expr_printer import dim_text
@@ -16,7 +17,9 @@ from rvm.tir.function import PrimFunc
 
 class ParamSpec:
     """One parameter: ``name``, ``kind`` ("tensor" or "scalar"), ``dtype``, ``shape``
-    (PrimExprs, tensors only), the parameter ``var`` and its ``buffer`` (or None)."""
+    (PrimExprs, tensors only), the parameter ``var`` and its ``buffer`` (or None);
+    ``is_size``: an integer scalar that is a size in a tensor's shape (a factor of
+    ``n * m``), refused when negative."""
 
     def __init__(self, index, name, kind, dtype, var, buffer=None):
         self.index = index
@@ -26,6 +29,11 @@ class ParamSpec:
         self.var = var
         self.buffer = buffer
         self.shape = tuple(buffer.shape) if buffer is not None else ()
+        self.is_size = False
+
+    def size_error(self, kernel, value):
+        """The text refusing ``value`` for this size parameter of ``kernel``."""
+        return f"{kernel}: parameter '{self.name}' is a size, expected >= 0, got {value}"
 
     @property
     def expect(self):
@@ -75,6 +83,9 @@ class KernelSignature:
                                      f"{var.dtype}; expected a buffer or an int/float/bool scalar")
                 spec = ParamSpec(index, var.name_hint, "scalar", var.dtype, var)
             self.params.append(spec)
+        sizes = {id(v) for p in self.params for d in p.shape for v in dimension_sizes(d)}
+        for p in self.params:
+            p.is_size = p.kind == "scalar" and p.dtype.is_int and id(p.var) in sizes
         self.steps = []
         self.bound = {id(p.var): p.var for p in self.params if p.kind == "scalar"}
         deferred = []

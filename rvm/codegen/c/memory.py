@@ -112,6 +112,11 @@ class MemoryMixin:
                   f"if (!rvm_ixov && rvm_i >= 0 && rvm_i < {size}) "
                   f"{data}[rvm_i] = {value}; else rvm_oob_hit(&rvm_oob, {code}); }}")
 
+    def add_flag_message(self, message):
+        """The flag code of a new failure ``message`` (reported after the loops)."""
+        self.guard_messages.append(message)
+        return _OOM + len(self.guard_messages)
+
     def declare_allocation(self, var, factors, c_size):
         """Registers an allocation of ``var`` (its element count: ``factors``, C ``c_size``)."""
         self.memory[id(var)] = _Memory(var.name_hint, factors, c_size)
@@ -174,8 +179,11 @@ class MemoryMixin:
         tail = [f"if (RVM_UNLIKELY(rvm_oob != 0)) {{",
                 f"  if (rvm_oob == {_OOM}) return {self.workspace_error()};"
                 if self.alloc_count else None,
-                f"  static const char* const rvm_messages[] = {{{table}}};",
-                "  RVMAPISetLastError(rvm_messages[rvm_oob - 1]);",
-                "  return -1;",
-                "}"]
+                f"  static const char* const rvm_messages[] = {{{table}}};"]
+        if self.index_codes:  # the failing index and its bounds (see index_check.py)
+            head.append("int64_t rvm_bad[3] = {0, 0, 0};")
+            tail += ["  " + line for line in self.render_index_failures()]
+        tail += ["  RVMAPISetLastError(rvm_messages[rvm_oob - 1]);",
+                 "  return -1;",
+                 "}"]
         return head, [line for line in tail if line is not None]

@@ -102,6 +102,16 @@ def _scalar_param(p, pname, emitter):
     else:
         accepted = f"type_codes[{i}] != kRVMInt && type_codes[{i}] != kRVMBool"
         read = f"({ctype})args[{i}].v_int64"
-    return [f"if ({accepted}) return rvm_scalar_error(kernel, {pname}, {c_string(p.expect)}, "
-            f"type_codes[{i}]);",
-            f"const {ctype} {name} = {read};"]
+    lines = [f"if ({accepted}) return rvm_scalar_error(kernel, {pname}, {c_string(p.expect)}, "
+             f"type_codes[{i}]);",
+             f"const {ctype} {name} = {read};"]
+    if p.is_size:  # the text around the value is passed as %s arguments (no name in a format)
+        head, _, tail = ("ValueError: " + p.size_error(emitter.name, "\0")).partition("\0")
+        lines += [f"if ({name} < 0) {{",
+                  "  char msg[512];",
+                  f"  snprintf(msg, sizeof(msg), \"%s%lld%s\", {c_string(head)}, "
+                  f"(long long){name}, {c_string(tail)});",
+                  "  RVMAPISetLastError(msg);",
+                  "  return -1;",
+                  "}"]
+    return lines

@@ -13,6 +13,7 @@ buffers become scalars the compiler keeps in registers.
 """
 from rvm.codegen.c.expr import CExprPrinter, CodegenError
 from rvm.codegen.c.narrow import cast, is_narrow
+from rvm.codegen.c.index_check import IndexCheckMixin
 from rvm.codegen.c.memory import STACK_TOTAL_BYTES, MemoryMixin
 from rvm.codegen.c.packed import PackedCallMixin
 from rvm.codegen.c import polls as POLLS
@@ -33,7 +34,7 @@ STACK_LIMIT_BYTES = 32 * 1024
 SIMD_REDUCTION = "rvm.simd_reduction"
 
 
-class CEmitter(MemoryMixin, PackedCallMixin, PollMixin, CExprPrinter):
+class CEmitter(MemoryMixin, IndexCheckMixin, PackedCallMixin, PollMixin, CExprPrinter):
     """Renders one lowered PrimFunc as a packed C function.
 
     A parallel loop runs on at most the function's ``NUM_CORES_ATTR`` threads (set
@@ -47,6 +48,7 @@ class CEmitter(MemoryMixin, PackedCallMixin, PollMixin, CExprPrinter):
     def __init__(self, name, func, helpers, safe=False):
         CExprPrinter.__init__(self, name, helpers)
         self.init_memory(safe)
+        self.init_index_checks()
         self.init_polls()
         self.func = func
         self.noalias = bool(func.get_attr("tir.noalias", False))
@@ -219,6 +221,8 @@ class CEmitter(MemoryMixin, PackedCallMixin, PollMixin, CExprPrinter):
                                           STRIP if body is None else max(1, STRIP // body))
         if pragma:
             self.lines.append(pragma)
+        if simd:
+            self.open_simd_checks(s.loop_var, len(self.lines) - 1)
         self.emit(f"for ({ctype} {var} = {start}; {var} < {end}; ++{var}) {{")
         if (outer or parallel) and not simd and body is None:  # simd allows no exit: no poll
             self.indent += 1
@@ -239,6 +243,9 @@ class CEmitter(MemoryMixin, PackedCallMixin, PollMixin, CExprPrinter):
         self.in_simd -= simd
         self.in_parallel -= parallel
         self.emit("}")
+        if simd:
+            for line in self.close_simd_checks():
+                self.emit(line)
         if region:
             self.close_parallel_region()
         elif strips:

@@ -59,6 +59,8 @@ class PythonKernel:
         if isinstance(value, (bool, np.bool_)) and (dtype.is_bool or dtype.is_int):
             return bool(value) if dtype.is_bool else int(value)
         if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+            if param.is_size and value < 0:
+                raise ValueError(param.size_error(self.name, int(value)))
             return _float_value(dtype, value) if dtype.is_float else int(value)
         if isinstance(value, (float, np.floating)) and dtype.is_float:
             return _float_value(dtype, value)

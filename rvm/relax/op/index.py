@@ -55,8 +55,9 @@ register_op("relax.take", _infer_take, description="gather along an axis",
 
 def take(x, indices, axis=None, mode="fast"):
     """The elements of ``x`` at the integer ``indices`` along ``axis`` (None: ``x`` must be
-    1-D); out-of-range indices are clamped (``"fast"``, ``"clip"``; "fast" first reads a
-    negative index from the end, as numpy) or wrapped (``"wrap"``) (``relax.take``)."""
+    1-D). In mode ``"fast"`` a negative index counts from the end (as numpy) and one outside
+    ``[-n, n)`` fails the call with an IndexError naming it; ``"clip"`` clamps and
+    ``"wrap"`` wraps out-of-range indices (``relax.take``)."""
     name = "relax.take"
     return Call(Op.get(name), [x, indices], attrs={
         "axis": None if axis is None else int_attr(axis, name, "axis"),
@@ -88,8 +89,9 @@ register_op("relax.gather_elements", _infer_gather_elements,
 
 def gather_elements(x, indices, axis=0):
     """``out[i] = x[i with i[axis] replaced by indices[i]]``: ``indices`` has ``x``'s rank
-    and the result its shape; a negative index counts from the end and indices beyond the
-    axis are clamped (``relax.gather_elements``, torch's ``gather``)."""
+    and the result its shape; a negative index counts from the end and one outside
+    ``[-n, n)`` fails the call with an IndexError (``relax.gather_elements``, torch's
+    ``gather``)."""
     name = "relax.gather_elements"
     return Call(Op.get(name), [x, indices], attrs={"axis": int_attr(axis, name, "axis")})
 

@@ -72,7 +72,8 @@ register_op("relax.scatter_nd", _infer_scatter("relax.scatter_nd", False),
 def scatter_elements(data, indices, updates, axis=0, reduction="none"):
     """``data`` with ``updates[u]`` written (or combined by ``reduction``: add, mul, max,
     min) at ``u`` with ``u[axis]`` replaced by ``indices[u]``, in order; a negative index
-    counts from the end, one beyond the axis is clamped (``relax.scatter_elements``)."""
+    counts from the end, one outside ``[-n, n)`` fails the call with an IndexError
+    (``relax.scatter_elements``)."""
     name = "relax.scatter_elements"
     return Call(Op.get(name), [data, indices, updates], attrs={
         "axis": int_attr(axis, name, "axis"),

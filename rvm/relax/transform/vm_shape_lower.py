@@ -10,7 +10,10 @@ For each Relax function:
    then ``vm.builtin.match_shape`` (``match_prim_value`` for an ``R.Prim(value=n)``
    parameter) stores the dimensions that define symbolic
    variables into the heap and checks the others (constants, variables seen
-   before). The error context of every check reads
+   before). A variable that is a size in some tensor's shape in the function
+   (``n``, or a factor of ``n * m``: rvm.tir.analysis.size_vars) is refused there
+   when bound to a negative value, naming the parameter (``STORE_SIZE``), rather
+   than deep inside a kernel. The error context of every check reads
    ``"main: parameter 'w0' expects float32[n, m]"``, so a failure names the
    function, the parameter, and expected vs actual values.
 3. Derived dimensions are computed by a generated shape-function PrimFunc
@@ -43,6 +46,7 @@ from rvm.relax.struct_info import (
     FuncStructInfo, ObjectStructInfo, PrimStructInfo, ShapeStructInfo, TensorStructInfo,
     TupleStructInfo,
 )
+from rvm.tir.analysis.size_vars import dimension_sizes
 from rvm.tir.expr import FloatImm, IntImm, Var as TirVar
 from rvm.relax.transform.lowering_util import bind
 from rvm.ir.transform import ModulePass, PassInfo
@@ -50,8 +54,9 @@ from rvm.relax.transform.shape_func import HeapLayout, make_shape_func, tir_vars
 from rvm.relax.transform.sinfo_text import dim_text as sinfo_text_dim
 from rvm.relax.transform.sinfo_text import sinfo_text
 
-MATCH_EQUAL_IMM, MATCH_STORE, MATCH_NO_OP, MATCH_EQUAL_HEAP = (
-    int(c) for c in (MatchCode.EQUAL_IMM, MatchCode.STORE, MatchCode.NO_OP, MatchCode.EQUAL_HEAP))
+MATCH_EQUAL_IMM, MATCH_STORE, MATCH_NO_OP, MATCH_EQUAL_HEAP, MATCH_STORE_SIZE = (
+    int(c) for c in (MatchCode.EQUAL_IMM, MatchCode.STORE, MatchCode.NO_OP, MatchCode.EQUAL_HEAP,
+                     MatchCode.STORE_SIZE))
 MAKE_IMM, MAKE_LOAD = int(MakeCode.IMM), int(MakeCode.LOAD)
 
 
@@ -71,6 +76,7 @@ class _PrimCollector(ExprVisitor):
     def __init__(self):
         self.found = []
         self.variables = []
+        self.sizes = set()  # ids of the variables that are a tensor's dimension somewhere
 
     def add(self, expr):
         if isinstance(expr, TirVar):
@@ -102,6 +108,21 @@ class _PrimCollector(ExprVisitor):
         super().visit_match_cast_(binding)
         self.add_sinfo(binding.struct_info)
 
+    def visit_var_def(self, var):
+        super().visit_var_def(var)
+        add_sizes(var.struct_info_, self.sizes)
+
+
+def add_sizes(sinfo, sizes):
+    """Adds to ``sizes`` the ids of the variables that are sizes in a tensor's shape in
+    ``sinfo`` (``n`` or a factor of ``n * m``: a negative value bound to one is refused
+    where it is bound)."""
+    if isinstance(sinfo, TensorStructInfo):
+        sizes.update(id(v) for d in sinfo.shape_values or () for v in dimension_sizes(d))
+    elif isinstance(sinfo, TupleStructInfo):
+        for field in sinfo.fields:
+            add_sizes(field, sizes)
+
 
 class _FunctionLowerer:
     def __init__(self, func, name, new_func_name):
@@ -115,7 +136,10 @@ class _FunctionLowerer:
         collector = _PrimCollector()
         for param in func.params:
             collector.add_sinfo(param.struct_info_)
+            add_sizes(param.struct_info_, collector.sizes)
         collector.visit_expr(func.body)
+        add_sizes(func.ret_struct_info, collector.sizes)
+        self.sizes = collector.sizes
         for var in collector.variables:
             self.layout.var_slot(var)
         self.pending = []
@@ -140,7 +164,8 @@ class _FunctionLowerer:
                 dtype = DataTypeImm(sinfo.dtype) if sinfo.dtype is not None else StringImm("")
                 out.append(bind("_", _extern("vm.builtin.check_tensor_info", [
                     value, PrimValue(sinfo.ndim), dtype, err]))[1])
-            self.match_dims(value, sinfo.shape_values, out, phase, err)
+            # a tensor's dimensions are never negative: no size check needed
+            self.match_dims(value, sinfo.shape_values, out, phase, err, nonneg=True)
         elif isinstance(sinfo, ShapeStructInfo):
             if phase == 1:
                 out.append(bind("_", _extern("vm.builtin.check_shape_info", [
@@ -181,7 +206,7 @@ class _FunctionLowerer:
             out.append(bind("_", _extern("vm.builtin.match_prim_value", [
                 value, self.heap, PrimValue(codes[0]), PrimValue(codes[1]), err]))[1])
 
-    def match_dims(self, value, dims, out, phase, err, codes_out=None):
+    def match_dims(self, value, dims, out, phase, err, codes_out=None, nonneg=False):
         if dims is None:
             return
         codes = []
@@ -213,7 +238,8 @@ class _FunctionLowerer:
                 useful = True
             elif isinstance(dim, TirVar):
                 slot = self.layout.var_slot(dim)
-                codes += [MATCH_EQUAL_HEAP if id(dim) in self.defined else MATCH_STORE, slot]
+                store = MATCH_STORE_SIZE if id(dim) in self.sizes and not nonneg else MATCH_STORE
+                codes += [MATCH_EQUAL_HEAP if id(dim) in self.defined else store, slot]
                 self.defined.add(id(dim))
                 useful = True
             else:

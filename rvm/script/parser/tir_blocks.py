@@ -134,7 +134,7 @@ def parse_with(parser, node):
         if isinstance(spec, Spec) and spec.kind == "LetStmt":
             parser.check_arity(spec.node, "T.LetStmt", spec.args, 1)
             value = _op.convert(spec.args[0])
-            var = _e.Var(item.optional_vars.id, value.dtype)
+            var = parser.let_var(item.optional_vars.id, value.dtype)
             with parser.scope():
                 parser.define(var.name_hint, var)
                 return _s.LetStmt(var, value, parser.parse_body(node.body, node))

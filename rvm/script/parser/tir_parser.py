@@ -19,6 +19,19 @@ from rvm.script.parser.tir_ops import build_binop
 _BLOCK_STATEMENTS = ("reads", "writes", "where", "block_attr")
 
 
+def _is_root(stmt):
+    return isinstance(stmt, _s.BlockRealize) and stmt.block.name_hint == "root"
+
+
+def _asserts_over_root(stmt):
+    """Whether ``stmt`` is one or more asserts whose body is a root block."""
+    if not isinstance(stmt, _s.AssertStmt):
+        return False
+    while isinstance(stmt, _s.AssertStmt):
+        stmt = stmt.body
+    return _is_root(stmt)
+
+
 def _contains_block(stmt):
     found = []
 
@@ -48,6 +61,7 @@ class TIRParser(ScriptParser):
         super().__init__(source, env, aliases)
         self.frames = []
         self.loops = {}
+        self.let_vars = {}  # name -> the variable the last LetStmt of that name bound
         self.attrs = {}
         self.buffer_map = {}
         self.params = []
@@ -95,7 +109,9 @@ class TIRParser(ScriptParser):
         body = self.parse_body(fdef.body, fdef)
         self.frames.pop()
         if frame.alloc_buffers or _contains_block(body):
-            if not (isinstance(body, _s.BlockRealize) and body.block.name_hint == "root"):
+            # asserts written above an explicit root block (checks on the arguments, as the
+            # printer writes them) stay above it
+            if not _is_root(body) and not (not frame.alloc_buffers and _asserts_over_root(body)):
                 root = _s.Block([], [], [], "root", body, alloc_buffers=frame.alloc_buffers)
                 body = _s.BlockRealize([], True, root)
         attrs = dict(self.attrs)
@@ -103,6 +119,18 @@ class TIRParser(ScriptParser):
             attrs["global_symbol"] = name
         return PrimFunc(self.params, body, buffer_map=self.buffer_map, attrs=attrs,
                         span=self.span(fdef))
+
+    def let_var(self, name, dtype):
+        """The variable a LetStmt binds to ``name``: the one an earlier LetStmt of the
+        function bound to that name and dtype once its scope has ended (the printer gives a
+        variable bound twice one name, and distinct LetStmt variables distinct names),
+        else a new one."""
+        old = self.let_vars.get(name)
+        if old is not None and old.dtype == dtype and not self.lookup_local(name)[0]:
+            return old
+        var = _e.Var(name, dtype)
+        self.let_vars[name] = var
+        return var
 
     def parse_param(self, arg):
         """Adds one parameter: a handle, a T.Buffer annotation or a scalar."""
@@ -228,7 +256,7 @@ class TIRParser(ScriptParser):
         if not (isinstance(ann, Builtin) and ann.name in DTYPES):
             raise self.error(node.annotation, "expected a dtype annotation such as T.int32")
         value = self.eval(node.value)
-        var = _e.Var(node.target.id, ann.name)
+        var = self.let_var(node.target.id, ann.name)
         with self.scope():
             self.define(node.target.id, var)
             body = self.parse_body(rest, node)
@@ -263,7 +291,7 @@ class TIRParser(ScriptParser):
             return self.spec_assign(target, value, node, rest)
         if isinstance(value, PrimExpr):
             name = self.target_names(target, 1)[0]
-            var = _e.Var(name, value.dtype)
+            var = self.let_var(name, value.dtype)
             with self.scope():
                 self.define(name, var)
                 body = self.parse_body(rest, node)

@@ -90,6 +90,7 @@ class TIRPrinter:
     def __init__(self, names):
         self.names = names
         self.root = names
+        self.let_names = {}  # id(var) -> name of each LetStmt variable printed so far
         self.lines = []
         self.loops = {}
         self.free_vars = []
@@ -99,6 +100,22 @@ class TIRPrinter:
         self.free_vars.append(var)
         name = self.root.define(var, var.name_hint)
         self.names.used.add(name)
+        return name
+
+    def let_name(self, var):
+        """The name of a LetStmt's variable: unique in the function (reserved in every
+        enclosing scope), and the same each time one variable is bound again, so the parser
+        reads a name bound again after its first binding's scope as the same variable."""
+        name = self.let_names.get(id(var))
+        if name is not None:
+            self.names.names[id(var)] = name
+            return name
+        name = self.names.define(var, var.name_hint)
+        table = self.names.parent
+        while table is not None:
+            table.used.add(name)
+            table = table.parent
+        self.let_names[id(var)] = name
         return name
 
     def emit(self, depth, text):
@@ -128,10 +145,12 @@ class TIRPrinter:
         return ", ".join(args)
 
     def declare_shape_vars(self, buf, depth):
-        """``n = T.int64()`` lines for the variables a buffer's shape introduces."""
-        for dim in tuple(buf.shape) + tuple(buf.strides) + (buf.elem_offset,):
-            if isinstance(dim, _e.Var) and not self.names.has(dim):
-                self.emit(depth, f"{self.define(dim, dim.name_hint)} = {var_decl(dim)}")
+        """``n = T.int64()`` lines for the variables a buffer's shape introduces, those inside
+        a dimension such as ``n * m`` included (the buffer's line uses them)."""
+        dims = list(buf.shape) + list(buf.strides) + [buf.elem_offset]
+        for var in used_vars(dims).values():
+            if var.dtype != "handle" and not self.names.has(var):
+                self.emit(depth, f"{self.define(var, var.name_hint)} = {var_decl(var)}")
 
     def region(self, region):
         """A buffer region: ``A[vi, 0:4]``."""
@@ -163,7 +182,7 @@ class TIRPrinter:
                 head = f"T.Assert({self.expr(item.condition)}, {self.expr(item.message)})"
             elif isinstance(item, _s.LetStmt):
                 value = self.expr(item.value)
-                head = f"T.LetStmt({value}) as {self.define(item.var, item.var.name_hint)}"
+                head = f"T.LetStmt({value}) as {self.let_name(item.var)}"
             else:
                 name, call = self._binder(item)
                 head = f"{call} as {name}"
@@ -198,7 +217,7 @@ class TIRPrinter:
 
     def _LetStmt(self, node, depth):
         value = self.expr(node.value)
-        name = self.define(node.var, node.var.name_hint)
+        name = self.let_name(node.var)
         self.emit(depth, f"{name}: T.{node.var.dtype} = {value}")
         self.stmt(node.body, depth)
 

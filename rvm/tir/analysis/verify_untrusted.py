@@ -51,6 +51,7 @@ from rvm.ir.expr import PrimExpr
 from rvm.tir import expr as E
 from rvm.tir import stmt as S
 from rvm.tir.buffer import Buffer
+from rvm.tir.op import CHECK_INDEX, index_message_parts
 from rvm.tir.serialize import TIRFormatError
 
 MAX_UNROLL_EXTENT = 64
@@ -195,6 +196,9 @@ class _Checker:
                       f"bound to a value of dtype {node.value.dtype}: {_show(node.value)}")
 
     def e_call(self, e):
+        if e.op == CHECK_INDEX:
+            self.check_index(e)
+            return
         packed = e.op in _PACKED_CALLS
         steps = []
         for arg in e.args:
@@ -203,6 +207,20 @@ class _Checker:
             steps.append((self.buffer if packed and isinstance(arg, Buffer) else self.value,
                           arg))
         self.later(*steps)
+
+    def check_index(self, e):
+        if len(e.args) != 4 or not isinstance(e.args[3], E.StringImm):
+            self.fail("check-index", f"{_show(e)}; expected {CHECK_INDEX}(index, low, high, "
+                      "message)")
+        try:
+            index_message_parts(e.args[3].value)
+        except ValueError as err:
+            self.fail("check-index", str(err))
+        for arg in e.args[:3]:
+            if not isinstance(arg, PrimExpr) or arg.dtype != "int64":
+                self.fail("check-index", f"{_show(arg)} in {_show(e)}; expected an int64 "
+                          "index and bounds")
+        self.later(*[(self.value, arg) for arg in e.args[:3]])
 
     def e_load(self, e):
         self.access(e.buffer, e.indices)

@@ -193,7 +193,8 @@ def test_a_kernel_over_a_product_dimension_guards_nothing_and_checks_its_scalars
         np.testing.assert_array_equal(z, x * 2)
     with pytest.raises(ValueError, match="rows"):
         lib["rows"](x, np.zeros((7, 8), "float32"), -7, 1)  # not the dimension
-    with pytest.raises(ValueError, match="rows: the argument sizes"):
+    with pytest.raises(ValueError, match="rows: parameter 'a' is a size, expected >= 0, "
+                                         "got -7"):
         # the product is the dimension, but its factors are sizes too (Simplify divides by
         # them): rejected on entry
         lib["rows"](x, np.zeros((7, 8), "float32"), -7, -1)
@@ -299,8 +300,10 @@ def test_a_default_scheduled_reshape_over_symbolic_rows_is_proven_and_computes_t
         z = np.zeros((15, 512), "float32")
         lib["gelu_rows"](x, z, 3, 5)
         np.testing.assert_allclose(z, np.tanh(x), rtol=1e-5, atol=1e-6)
-    with pytest.raises(ValueError, match="gelu_rows: the argument sizes"):
-        build(func, "c")["gelu_rows"](x, np.zeros((15, 512), "float32"), -3, -5)
+    for target in ("c", "python"):  # factors of a dimension: sizes, checked on entry
+        with pytest.raises(ValueError, match="gelu_rows: parameter 's72' is a size, expected "
+                                             ">= 0, got -3"):
+            build(func, target)["gelu_rows"](x, np.zeros((15, 512), "float32"), -3, -5)
 
 
 def _gather(clamped):

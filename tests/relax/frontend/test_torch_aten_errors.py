@@ -21,7 +21,7 @@ X3 = ((3, 2, 2), "float32")  # an unbatched image
 ATEN = torch.ops.aten
 OUT = r"the keyword argument 'out' is not supported; expected input"
 DIM = r"dimension 5 is out of range for a tensor of rank 2; expected -2 to 1"
-SYMBOLIC = r"a tensor combined with the symbolic size n is not supported"
+STR = r"relax.%s: operands must be Relax expressions or scalars, got str"
 COMPLEX = r"unsupported torch dtype torch.complex64"
 RANK4 = (r"pool2d expects a rank-4 \(N, C, H, W\) tensor, got rank 3; an unbatched "
          r"\(C, H, W\) input needs x\[None\] first")
@@ -31,8 +31,9 @@ BOOL_ONLY = r"bitwise operators of (float32|int64) are not supported; expected b
 class Bad:
     """``fn`` of the inputs imported ``via`` "fx" or "export", refused with ``message``."""
 
-    def __init__(self, fn, message, *inputs, via="fx"):
+    def __init__(self, fn, message, *inputs, via="fx", other=None):
         self.fn, self.message, self.inputs, self.via = fn, message, inputs or (X,), via
+        self.other = other  # via "graph": the second operand (None: x.size(0))
 
 
 def _bool(name):
@@ -80,7 +81,7 @@ BAD = {
     "abs": Bad(torch.abs, _bool("abs"), BOOL),
     "adaptive_avg_pool2d": Bad(lambda x: F.adaptive_avg_pool2d(x, 1), RANK4, X3),
     "add": Bad(lambda x: torch.add(x, x, out=x), OUT),
-    "add_": Bad(lambda x: x.add_(x.size(0)), SYMBOLIC),
+    "add_": Bad(lambda x: x.add_(x, out=x), r"the keyword argument 'out' is not supported"),
     "addmm": Bad(lambda x: torch.addmm(x, x, x, out=x), OUT),
     "all": Bad(lambda x: x.all(5), DIM),
     "alpha_dropout": Bad(lambda x: F.alpha_dropout(x, 0.5, True), _dropout("alpha_dropout")),
@@ -140,7 +141,7 @@ BAD = {
                            _dropout("feature_dropout")),
     "flatten": Bad(lambda x: torch.flatten(x, 5), DIM),
     "floor_divide": Bad(lambda x: torch.floor_divide(x, 2, out=x), OUT),
-    "floordiv": Bad(lambda x: x // x.size(0), SYMBOLIC),
+    "floordiv": Bad(lambda x: x // "a", STR % "floor_divide"),
     "full": Bad(lambda x: torch.full((x.size(0),), 1.0, dtype=torch.complex64), COMPLEX),
     "full_like": Bad(lambda x: torch.full_like(x, 1, dtype=torch.complex64), COMPLEX),
     "gather": Bad(lambda x: torch.gather(x, 5, x.long()), DIM),
@@ -158,13 +159,13 @@ BAD = {
     "hardswish": Bad(F.hardswish, r"hardsigmoid/hardswish of a int64", I64),
     "hardswish_": Bad(ATEN.hardswish_, r"hardsigmoid/hardswish of a int64", I64),
     "hardtanh": Bad(lambda x: F.hardtanh(x, x), r"a bound must be a number or None"),
-    "iadd": Bad(operator.iadd, SYMBOLIC, via="graph"),
-    "imul": Bad(operator.imul, SYMBOLIC, via="graph"),
+    "iadd": Bad(operator.iadd, STR % "add", via="graph", other="a"),
+    "imul": Bad(operator.imul, STR % "multiply", via="graph", other="a"),
     "index": Bad(lambda x: x[IDX, :, IDX], r"index: the index tensors must be on adjacent "
                                            r"axes \(x\[:, i, j\]\), got them on axes \[0, 2\]",
                  (("n", 3, 3), "float32"), via="export"),
     "index_select": Bad(lambda x: torch.index_select(x, 5, IDX), DIM),
-    "isub": Bad(operator.isub, SYMBOLIC, via="graph"),
+    "isub": Bad(operator.isub, STR % "subtract", via="graph", other="a"),
     "layer_norm": Bad(lambda x: F.layer_norm(x, (4,)), r"layer_norm"),
     "le": Bad(lambda x: torch.le(x, x, out=x), OUT),
     "linear": Bad(lambda x: F.linear(x, W23.T), r"matmul"),
@@ -192,7 +193,7 @@ BAD = {
     "mm": Bad(lambda x: torch.mm(x, x), r"mm expects two rank-2 tensors, got ranks 4 and 4",
               X4),
     "mul": Bad(lambda x: torch.mul(x, x, out=x), OUT),
-    "mul_": Bad(lambda x: x.mul_(x.size(0)), SYMBOLIC),
+    "mul_": Bad(lambda x: x.mul_(x, out=x), r"the keyword argument 'out' is not supported"),
     "multiply": Bad(lambda x: torch.multiply(x, x, out=x), OUT),
     "native_group_norm": Bad(lambda x: ATEN.native_group_norm(x, None, None, 2, 3, 4, 2, 1e-5),
                              r"group", X4),
@@ -215,7 +216,7 @@ BAD = {
     "relu_": Bad(torch.relu_, _bool("relu_"), BOOL),
     "reshape": Bad(lambda x: x.reshape(x), r"a size must be an int"),
     "rsqrt": Bad(lambda x: torch.rsqrt(x, out=x), OUT),
-    "rsub": Bad(lambda x: torch.rsub(x, x.size(0)), SYMBOLIC),
+    "rsub": Bad(torch.rsub, STR % "subtract", via="graph", other="a"),
     "scalar_tensor": Bad(lambda x: torch.scalar_tensor(x.size(0)), r"scalar_tensor"),
     "scaled_dot_product_attention": Bad(
         lambda x: F.scaled_dot_product_attention(x, x, x, dropout_p=0.5),
@@ -237,7 +238,7 @@ BAD = {
     "stack": Bad(lambda x: torch.stack([x, x], 5), r"dimension 5 is out of range for a tensor "
                                                    r"of rank 3"),
     "sub": Bad(lambda x: torch.sub(x, x, out=x), r"keyword argument 'out'"),
-    "sub_": Bad(lambda x: x.sub_(x.size(0)), SYMBOLIC),
+    "sub_": Bad(lambda x: x.sub_(x, out=x), r"the keyword argument 'out' is not supported"),
     "subtract": Bad(lambda x: torch.subtract(x, x, out=x), r"keyword argument 'out'"),
     "sum": Bad(lambda x: x.sum(5), DIM),
     "swapaxes": Bad(lambda x: torch.swapaxes(x, 0, 5), DIM),
@@ -248,7 +249,7 @@ BAD = {
     "transpose": Bad(lambda x: x.transpose(0, 5), DIM),
     "tril": Bad(lambda x: torch.tril(x[0]), r"tril needs a tensor of rank >= 2"),
     "triu": Bad(lambda x: torch.triu(x[0]), r"triu needs a tensor of rank >= 2"),
-    "truediv": Bad(lambda x: x / x.size(0), SYMBOLIC),
+    "truediv": Bad(lambda x: x / "a", STR % "divide"),
     "type": Bad(lambda x: x.type(), r"type\(\) without a dtype gives the name of the tensor "
                                     r"type, which is not supported"),
     "type_as": Bad(lambda x: x.type_as(2), r"other must be a tensor, got int"),
@@ -273,10 +274,11 @@ def test_every_operator_has_a_refused_input_or_a_reason():
 
 
 def _import(bad):
-    if bad.via == "graph":  # as torch.compile records ``x += x.size(0)``
+    if bad.via == "graph":  # as torch.compile records ``x += 2``
         graph = torch.fx.Graph()
         x = graph.placeholder("x")
-        graph.output(graph.call_function(bad.fn, (x, graph.call_method("size", (x, 0)))))
+        other = graph.call_method("size", (x, 0)) if bad.other is None else bad.other
+        graph.output(graph.call_function(bad.fn, (x, other)))
         return from_fx(torch.fx.GraphModule(torch.nn.Module(), graph), [X])
     m = module(bad.fn, len(bad.inputs))
     if bad.via == "fx":

@@ -98,9 +98,19 @@ def test_a_transposed_convolution_is_refused_naming_the_node():
         from_exported_program(_export(lambda m, x: deconv(x), (4, 3, 3), "float32", True))
 
 
-def test_a_tensor_times_a_symbolic_size_is_refused_naming_the_node():
-    with pytest.raises(GraphImportError, match=r"\(call_function aten.mul.Tensor\) in the top "
-                                               r"module \(Fn\): a tensor combined with the "
-                                               r"symbolic size s\w+ \* T.int64\(3\) is not "
-                                               r"supported"):
-        from_exported_program(_export(lambda m, x: x * x.numel(), (3,), "float32", False))
+@pytest.mark.parametrize("fn, dtype", [
+    (lambda m, x: x * x.numel(), "float32"), (lambda m, x: x * x.size(0), "float32"),
+    (lambda m, x: x / x.size(0), "int32"), (lambda m, x: x.size(0) - x, "int64"),
+    (lambda m, x: x // x.size(0), "float32")], ids=["numel", "size", "div", "rsub", "floordiv"])
+def test_a_tensor_combined_with_a_symbolic_size_matches_torch(fn, dtype):
+    """x.size(0) is a Python int to torch: the tensor keeps its dtype (an int tensor divided
+    by it becomes float32), at every length."""
+    mod = from_exported_program(_export(fn, (3,), dtype, False), unwrap_unit_return_tuple=True)
+    vm = relax.VirtualMachine(relax.build(mod), rvm.cpu())
+    for n in (3, 7):
+        x = (np.random.default_rng(n).standard_normal((n, 3)) * 9 + 1).astype(dtype)
+        with torch.no_grad():
+            expected = fn(None, torch.from_numpy(x)).numpy()
+        actual = vm["main"](x).numpy()
+        assert actual.dtype == expected.dtype
+        np.testing.assert_allclose(actual, expected, rtol=1e-6)

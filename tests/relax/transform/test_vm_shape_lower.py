@@ -253,3 +253,16 @@ def test_callable_parameters_and_tuple_fields_are_checked():
     bindings = lowered.body.blocks[0].bindings
     assert bindings[1].value.args[1].value == "g: parameter 'f' expects Callable"
     assert bindings[-1].value.args[1].value == "g: parameter 't' field 1 expects Callable"
+
+
+def test_a_shape_variable_that_is_a_size_is_stored_checked():
+    """m is a tensor's dimension (a size: STORE_SIZE, refused when negative), k only inside
+    a sum (STORE: may be negative); a tensor's own dimensions need no check."""
+    m, k = tir.Var("m", "int64"), tir.Var("k", "int64")
+    s = Var("s", ShapeStructInfo([m, k]))
+    x = Var("x", TensorStructInfo((m, k + 1), "float32"))
+    f = VMShapeLower()(IRModule({"f": FunctionBuilder([s, x]).finish(x)}))["f"]
+    matches = [b.value for b in f.body.blocks[0].bindings
+               if getattr(b.value.op, "global_symbol", "") == "vm.builtin.match_shape"]
+    assert [a.value.value for a in matches[0].args[2:7]] == [2, 4, 0, 1, 1]
+    assert [a.value.value for a in matches[1].args[2:5]] == [2, 3, 0]  # x: m == heap[0]

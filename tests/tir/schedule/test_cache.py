@@ -112,3 +112,85 @@ def test_cache_read_rejects_a_consumer_that_does_not_read_the_buffer():
     sch = Schedule(MatmulRelu)
     with pytest.raises(ScheduleError, match="must read the buffer"):
         sch.cache_read(sch.get_block("C"), 0, "local", consumer_blocks=[sch.get_block("D")])
+
+
+@I.ir_module
+class PaddedPool:
+    @T.prim_func
+    def main(x: T.Buffer((1, 1, 8, 8), "float32"), y: T.Buffer((1, 1, 4, 4), "float32")):
+        T.func_attr({"tir.noalias": True})
+        for n, c, h, w, kh, kw in T.grid(1, 1, 4, 4, 3, 3):
+            with T.block("pool"):
+                vn, vc, vh, vw, vkh, vkw = T.axis.remap("SSSSRR", [n, c, h, w, kh, kw])
+                with T.init():
+                    y[vn, vc, vh, vw] = T.float32(-3.0e38)
+                y[vn, vc, vh, vw] = T.max(y[vn, vc, vh, vw], T.if_then_else(
+                    1 <= vh * 2 + vkh and vh * 2 + vkh < 9 and 1 <= vw * 2 + vkw
+                    and vw * 2 + vkw < 9, x[vn, vc, vh * 2 + vkh - 1, vw * 2 + vkw - 1],
+                    T.float32(-3.0e38)))
+
+
+@I.ir_module
+class PaddedWindow:
+    @T.prim_func
+    def main(a: T.handle, b: T.handle):
+        T.func_attr({"tir.noalias": True})
+        n = T.int64()
+        x = T.match_buffer(a, (n,), "float32")
+        y = T.match_buffer(b, (n,), "float32")
+        for i, k in T.grid(n, T.int64(3)):
+            with T.block("window"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    y[vi] = T.float32(0)
+                y[vi] = y[vi] + T.if_then_else(T.int64(1) <= vi + vk and vi + vk < n + T.int64(1),
+                                               x[vi + vk - T.int64(1)], T.float32(0))
+
+
+def _guarded_accesses(mod):
+    from rvm.codegen.c.kernel_signature import kernel_functions
+    from rvm.codegen.c.source import render_c_source
+    from rvm.tir.transform.pipeline import lower_module
+
+    return render_c_source(kernel_functions(lower_module(mod)), False).count("rvm_i >= 0")
+
+
+def test_cache_read_of_a_padded_window_copies_only_the_buffer():
+    """A pool's window reaches x[-1] and x[8] under its bounds test: the copy takes x[0:8],
+    never an index outside x, and the bounds prover proves it."""
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(x: T.Buffer((1, 1, 8, 8), "float32"), y: T.Buffer((1, 1, 4, 4), "float32")):
+            T.func_attr({"tir.noalias": True})
+            x_global = T.alloc_buffer((1, 1, 8, 8))
+            for ax0, ax1, ax2, ax3 in T.grid(1, 1, 8, 8):
+                with T.block("x_global"):
+                    v0, v1, v2, v3 = T.axis.remap("SSSS", [ax0, ax1, ax2, ax3])
+                    x_global[v0, v1, v2, v3] = x[v0, v1, v2, v3]
+            for n, c, h, w, kh, kw in T.grid(1, 1, 4, 4, 3, 3):
+                with T.block("pool"):
+                    vn, vc, vh, vw, vkh, vkw = T.axis.remap("SSSSRR", [n, c, h, w, kh, kw])
+                    with T.init():
+                        y[vn, vc, vh, vw] = T.float32(-3.0e38)
+                    y[vn, vc, vh, vw] = T.max(y[vn, vc, vh, vw], T.if_then_else(
+                        1 <= vh * 2 + vkh and vh * 2 + vkh < 9 and 1 <= vw * 2 + vkw
+                        and vw * 2 + vkw < 9, x_global[vn, vc, vh * 2 + vkh - 1,
+                                                       vw * 2 + vkw - 1],
+                        T.float32(-3.0e38)))
+
+    sch = Schedule(PaddedPool, debug_mask="all")
+    sch.cache_read(sch.get_block("pool"), 0, "global")
+    check_schedule(sch, PaddedPool, Expected)
+    # the copy is proven (the pool's own read under its two-sided test stays guarded)
+    assert _guarded_accesses(sch.mod) == _guarded_accesses(PaddedPool) == 1
+
+
+def test_cache_read_of_a_symbolic_padded_window_stays_inside_the_buffer():
+    sch = Schedule(PaddedWindow, debug_mask="all")
+    copy = sch.cache_read(sch.get_block("window"), 0, "global")
+    loop = sch.get(sch.get_loops(copy)[0])
+    n = PaddedWindow["main"].buffer_map[PaddedWindow["main"].params[0]].shape[0]
+    assert loop.min.value == 0 and loop.extent.same_as(n)  # x[0:n], not x[-1:n + 1]
+    check_schedule(sch, PaddedWindow, numeric=False)
+    assert _guarded_accesses(sch.mod) == 0

@@ -20,8 +20,10 @@ from rvm.ir.expr import PrimExpr, RelaxExpr
 from rvm.relax.op import binary, linear_algebra, statistical, unary
 from rvm.relax.op.manipulate import permute_dims
 from rvm.relax.op.nn import activation
+from rvm.relax.expr import PrimValue
 from rvm.relax.struct_info import TensorStructInfo
 from rvm.relax.frontend.torch.importer import torch_dtype
+from rvm.tir import op as tir_op
 
 CONVERTERS = {}
 REQUIRED = object()
@@ -130,17 +132,32 @@ def binary_op(imp, relax_fn, python_fn, lhs, rhs, alpha=1):
     if not isinstance(lhs, RelaxExpr) and not isinstance(rhs, RelaxExpr):
         return python_fn(lhs, rhs)  # arithmetic on sizes, possibly symbolic
     lhs, rhs = _static(lhs), _static(rhs)
-    lhs, rhs = _promote_scalar(imp, lhs, rhs), _promote_scalar(imp, rhs, lhs)
+    lhs = _promote_scalar(imp, lhs, _as_number(rhs))
+    rhs = _promote_scalar(imp, rhs, _as_number(lhs))
     if alpha != 1:
         rhs = imp.emit(binary.multiply(rhs, alpha)) if is_tensor(rhs) else rhs * alpha
     lhs, rhs = promote(imp, lhs, rhs)
     dtype = tensor_sinfo(lhs if is_tensor(lhs) else rhs).dtype
     if relax_fn is binary.divide and dtype is not None and not dtype.is_float:
-        lhs, rhs = (imp.emit(unary.astype(v, "float32")) if is_tensor(v) else float(v)
-                    for v in (lhs, rhs))
+        lhs, rhs = (imp.emit(unary.astype(v, "float32")) if is_tensor(v) else
+                    v if _is_symbolic(v) else float(v) for v in (lhs, rhs))
+        dtype = tensor_sinfo(lhs if is_tensor(lhs) else rhs).dtype
     if relax_fn is binary.power and dtype is not None and not dtype.is_float:
         raise TypeError(f"pow of a {dtype} tensor is not supported; expected a float tensor")
+    # a symbolic size (x.size(0)) acts as a Python int: a scalar of the tensor's dtype
+    lhs, rhs = (PrimValue(tir_op.cast(v, str(dtype))) if _is_symbolic(v) and dtype is not None
+                else v for v in (lhs, rhs))
     return imp.emit(relax_fn(lhs, rhs))
+
+
+def _is_symbolic(value):
+    return isinstance(value, PrimExpr) and not isinstance(value, RelaxExpr)
+
+
+def _as_number(value):
+    """A symbolic size as the Python int it stands for (for type promotion: its value is
+    not needed), anything else as it is."""
+    return 0 if _is_symbolic(value) else value
 
 
 def _promote_scalar(imp, value, scalar):
@@ -159,13 +176,9 @@ def _promote_scalar(imp, value, scalar):
 
 
 def _static(value):
-    """A size as an int when it is one; a symbolic size next to a tensor is refused."""
-    if isinstance(value, PrimExpr) and not isinstance(value, RelaxExpr):
-        known = getattr(value, "value", None)
-        if not isinstance(known, int):
-            raise TypeError(f"a tensor combined with the symbolic size {value} is not "
-                            "supported; expected a tensor or a number")
-        return known
+    """A size as an int when it is a constant; a symbolic size stays as it is."""
+    if _is_symbolic(value) and isinstance(getattr(value, "value", None), int):
+        return value.value
     return value
 
 

@@ -10,6 +10,8 @@ from rvm.tir import op as _op
 from rvm.tir.buffer import decl_buffer
 from rvm.tir.expr import BufferLoad, IterVar, Range, Var
 from rvm.tir.analysis.region import union_ranges
+from rvm.tir.arith import Analyzer
+from rvm.tir.free_vars import used_vars
 from rvm.tir.schedule import analysis as _an
 from rvm.tir.schedule.rv import BlockRV
 from rvm.tir.schedule.state import children_of
@@ -102,7 +104,9 @@ class CacheReadWrite:
         readers = self._consumers_of(name, buffer, scope, consumer_blocks)
         cache = decl_buffer(buffer.shape, buffer.dtype, name=f"{buffer.name}_{storage_scope}",
                             scope=storage_scope)
-        region = self._scope_region(readers, buffer, "reads")
+        # a padded window (a pool's or conv's input read under a bounds test) reaches past
+        # the buffer: the copy takes only the part inside it, which is all that is read
+        region = _inside(self._scope_region(readers, buffer, "reads"), buffer.shape)
         nest, copy_block = _copy_nest(f"{buffer.name}_{storage_scope}", cache, buffer, region)
         children = _scope_children(scope_sref)
         writers = scope.writers_of(buffer)
@@ -192,6 +196,28 @@ class CacheReadWrite:
         reuse[scope_block] = new_scope
         self._replace(sref, {scope_sref.realize: scope_sref.realize.with_fields(block=new_scope)},
                       reuse)
+
+
+def _inside(region, shape):
+    """``region`` (Ranges) cut to the buffer's ``shape``: a start that may be negative
+    becomes ``max(start, 0)`` and an end provably past the dimension (``n + 1``, a window's
+    right padding) becomes the dimension. An end the analyzer cannot place (``s // 64 *
+    64``) is kept: a copy reaching past it would be refused by the kernel's guard."""
+    ana = Analyzer()
+    for var in used_vars(list(shape)).values():  # dimensions count elements: never negative
+        ana.bind(var, Range.from_min_extent(_op.const(0, var.dtype),
+                                            _op.const(1 << 62, var.dtype)))
+    out = []
+    for rng, dim in zip(region, shape):
+        zero = _op.const(0, dim.dtype)
+        lo, hi = _op.cast(rng.min, dim.dtype), _op.cast(rng.min + rng.extent, dim.dtype)
+        if not ana.can_prove(lo >= zero):
+            lo = _op.max(lo, zero)
+        if ana.can_prove(hi > dim):
+            hi = dim
+        lo = ana.simplify(lo)
+        out.append(Range.from_min_extent(lo, ana.simplify(hi - lo)))
+    return out
 
 
 def _scope_children(scope_sref):
