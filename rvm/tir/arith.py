@@ -46,6 +46,7 @@ class Analyzer:
         self._ranges = {}
         self._symbolic_ranges = {}  # id(var) -> (min, extent) of a range not all constant
         self._quotients = 0  # bounds being simplified (arith_poly._quotient)
+        self._simplified = {}  # _memo_key -> (expr, vars it depends on, simplified)
 
     def bind(self, var, value):
         """Declares ``var`` to range over ``value`` (a Range) or to equal an expression."""
@@ -155,8 +156,28 @@ class Analyzer:
             self._ranges.update(saved)
 
     def simplify(self, expr):
-        """``expr`` (an expression or statement) with every expression simplified."""
+        """``expr`` (an expression or statement) with every expression simplified.
+
+        Integer expressions and conditions are remembered: one structurally equal to an
+        expression simplified before, over variables whose known ranges are the same as
+        then, gets the same result (passes simplify the same index many times)."""
         return _Simplifier(self).visit(expr)
+
+    def _remembered(self, expr, compute):
+        """``compute(expr)``, or what it gave for an equal expression in the same state."""
+        depends = {}
+        key = _memo_key(self, expr, depends)
+        if key is None:
+            return compute(expr)
+        found = self._simplified.get(key)
+        if found is not None:
+            # an expression left as it was is returned itself, as a first simplification does
+            return expr if found[2] is found[0] else found[2]
+        out = compute(expr)
+        if len(self._simplified) >= MEMO_SIZE:
+            self._simplified.clear()
+        self._simplified[key] = (expr, list(depends.values()), out)
+        return out
 
     def can_prove(self, cond):
         """Whether ``cond`` is provably true."""
@@ -167,6 +188,68 @@ class Analyzer:
         """Whether ``a == b`` provably (their difference simplifies to zero)."""
         diff = self.simplify(_op.subtract(a, b))
         return isinstance(diff, (_e.IntImm, _e.FloatImm)) and diff.value == 0
+
+
+# Expressions simplify remembers, and the nodes their keys may hold.
+_MEMO_TYPES = (_e.Add, _e.Sub, _e.Mul, _e.FloorDiv, _e.FloorMod, _e.Min, _e.Max, _e.EQ,
+               _e.NE, _e.LT, _e.LE, _e.GT, _e.GE, _e.And, _e.Or, _e.Not, _e.Cast, _e.Var,
+               _e.IntImm)
+# Expressions remembered at the top (variables and constants are as quick to simplify).
+_MEMO_ROOTS = frozenset(_MEMO_TYPES) - {_e.Var, _e.IntImm}
+# Results one Analyzer remembers before it starts afresh.
+MEMO_SIZE = 8192
+
+
+def _expr_key(expr, depends):
+    """A structural key of an expression made of ``_MEMO_TYPES`` nodes (variables by
+    identity, added to ``depends``), or None for one holding another node."""
+    kind = type(expr)
+    if kind is _e.IntImm:
+        return (_e.IntImm, expr.dtype, expr.value)
+    if kind is _e.Var or kind is _e.SizeVar:
+        depends[id(expr)] = expr
+        return id(expr)
+    if kind is _e.Cast:
+        inner = _expr_key(expr.value, depends)
+        return None if inner is None else (_e.Cast, expr.dtype, inner)
+    if kind is _e.Not:
+        inner = _expr_key(expr.a, depends)
+        return None if inner is None else (_e.Not, inner)
+    if kind not in _MEMO_TYPES:
+        return None
+    a = _expr_key(expr.a, depends)
+    if a is None:
+        return None
+    b = _expr_key(expr.b, depends)
+    return None if b is None else (kind, a, b)
+
+
+def _memo_key(analyzer, expr, depends):
+    """The key of simplifying ``expr`` in the analyzer's present state: its structure and
+    what the analyzer knows of each variable it depends on (its constant bounds and
+    symbolic range, and, in turn, the variables of that range); None when ``expr`` is not
+    remembered."""
+    key = _expr_key(expr, depends)
+    if key is None:
+        return None
+    facts, done, todo = [], set(), list(depends.values())
+    while todo:
+        var = todo.pop()
+        if id(var) in done:
+            continue
+        done.add(id(var))
+        known = analyzer._ranges.get(id(var))
+        bounds = None if known is None else (known[1], known[2])
+        symbolic = analyzer._symbolic_ranges.get(id(var))
+        if symbolic is not None:
+            before = len(depends)
+            parts = (_expr_key(symbolic[0], depends), _expr_key(symbolic[1], depends))
+            if None in parts:
+                return None
+            todo.extend(list(depends.values())[before:])
+            symbolic = parts
+        facts.append((id(var), bounds, symbolic))
+    return key, tuple(facts), analyzer._quotients
 
 
 _CMP = {_e.EQ: lambda lo, hi: (lo == 0 == hi, lo > 0 or hi < 0),
@@ -183,6 +266,20 @@ _BUILD = {_e.FloorDiv: _op.floordiv, _e.FloorMod: _op.floormod, _e.Div: _op.div,
 class _Simplifier(StmtExprMutator):
     def __init__(self, analyzer):
         self.ana = analyzer
+        self._inside = 0  # depth in an expression being remembered
+
+    def visit_expr(self, expr):
+        if self._inside or type(expr) not in _MEMO_ROOTS or \
+                not (_is_int(expr.dtype) or expr.dtype.is_bool):
+            return super().visit_expr(expr)
+        return self.ana._remembered(expr, self._visit_remembered)
+
+    def _visit_remembered(self, expr):
+        self._inside += 1
+        try:
+            return super().visit_expr(expr)
+        finally:
+            self._inside -= 1
 
     def _linear_rebuild(self, op):
         op = self._generic(op)

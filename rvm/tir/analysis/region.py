@@ -10,7 +10,8 @@ from rvm.ir.expr import PrimExpr
 from rvm.tir import op as _op
 from rvm.tir.arith import simplify
 from rvm.tir.expr import (
-    Add, BufferLoad, Cast, FloorDiv, FloorMod, IntImm, Max, Min, Mul, Range, Sub, Var,
+    Add, BinaryOpExpr, BufferLoad, Cast, FloorDiv, FloorMod, IntImm, Max, Min, Mul, Range,
+    SizeVar, Sub, Var,
 )
 from rvm.tir.free_vars import used_vars
 from rvm.tir.stmt import BufferRegion
@@ -39,21 +40,35 @@ def buffer_subscript(buffer, indices):
     return BufferRegion(buffer, region)
 
 
-def relax_bounds(expr, ranges, analyzer):
+def relax_bounds(expr, ranges, analyzer, memo=None):
     """(lower, upper) inclusive bounds of an integer expression when the variables in
-    ``ranges`` ({id(var): Range}) take any value of their range; None if unknown."""
+    ``ranges`` ({id(var): Range}) take any value of their range; None if unknown.
+
+    ``memo`` (a dict, empty at first) lets calls with the same ``ranges`` and analyzer
+    share the bounds of the subexpressions they have in common."""
+    if memo is None:
+        memo = {}
+    key = id(expr)
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = (expr, _relax_bounds(expr, ranges, analyzer, memo))
+    return found[1]
+
+
+def _relax_bounds(expr, ranges, analyzer, memo):
     if not isinstance(expr, PrimExpr):
         return None
-    if not used_vars(expr).keys() & ranges.keys():
+    if not _var_ids(expr, memo) & ranges.keys():
         return expr, expr
     if isinstance(expr, Var):
         rng = ranges[id(expr)]
         return rng.min, _op.subtract(_op.add(rng.min, rng.extent), 1)
     if isinstance(expr, Cast):
-        inner = relax_bounds(expr.value, ranges, analyzer)
+        inner = relax_bounds(expr.value, ranges, analyzer, memo)
         return None if inner is None else tuple(_op.cast(b, expr.dtype) for b in inner)
     if isinstance(expr, (Add, Sub)):
-        a, b = relax_bounds(expr.a, ranges, analyzer), relax_bounds(expr.b, ranges, analyzer)
+        a = relax_bounds(expr.a, ranges, analyzer, memo)
+        b = relax_bounds(expr.b, ranges, analyzer, memo)
         if a is None or b is None:
             return None
         if isinstance(expr, Add):
@@ -62,7 +77,7 @@ def relax_bounds(expr, ranges, analyzer):
     if isinstance(expr, Mul):
         for x, c in ((expr.a, expr.b), (expr.b, expr.a)):
             if isinstance(c, IntImm):
-                inner = relax_bounds(x, ranges, analyzer)
+                inner = relax_bounds(x, ranges, analyzer, memo)
                 if inner is None:
                     return None
                 lo, hi = _op.multiply(inner[0], c), _op.multiply(inner[1], c)
@@ -70,7 +85,7 @@ def relax_bounds(expr, ranges, analyzer):
         return None
     if isinstance(expr, (FloorDiv, FloorMod)) and isinstance(expr.b, IntImm) \
             and expr.b.value > 0:
-        inner = relax_bounds(expr.a, ranges, analyzer)
+        inner = relax_bounds(expr.a, ranges, analyzer, memo)
         if inner is None:
             return None
         lo_q = analyzer.simplify(_op.floordiv(inner[0], expr.b))
@@ -82,7 +97,8 @@ def relax_bounds(expr, ranges, analyzer):
                     analyzer.simplify(_op.floormod(inner[1], expr.b)))
         return _op.const(0, expr.dtype), _op.const(expr.b.value - 1, expr.dtype)
     if isinstance(expr, (Min, Max)):
-        a, b = relax_bounds(expr.a, ranges, analyzer), relax_bounds(expr.b, ranges, analyzer)
+        a = relax_bounds(expr.a, ranges, analyzer, memo)
+        b = relax_bounds(expr.b, ranges, analyzer, memo)
         if a is None or b is None:
             return None
         pick = _op.min if isinstance(expr, Min) else _op.max
@@ -90,11 +106,34 @@ def relax_bounds(expr, ranges, analyzer):
     return None
 
 
+def _var_ids(expr, memo):
+    """The ids of the variables ``expr`` uses (``used_vars``), sharing ``memo`` with the
+    bounds (under the key ``("vars", id(expr))``)."""
+    key = ("vars", id(expr))
+    found = memo.get(key)
+    if found is not None:
+        return found[1]
+    kind = type(expr)
+    if kind is Var or kind is SizeVar:
+        ids = {id(expr)}
+    elif kind is IntImm:
+        ids = set()
+    elif kind is Cast:
+        ids = _var_ids(expr.value, memo)
+    elif isinstance(expr, BinaryOpExpr):
+        ids = _var_ids(expr.a, memo) | _var_ids(expr.b, memo)
+    else:
+        ids = used_vars(expr).keys()
+    memo[key] = (expr, ids)
+    return ids
+
+
 def relax_range(rng, ranges, analyzer):
     """The Range covered by ``rng`` (a Range of indices) over the relaxed variables, or None."""
-    lo = relax_bounds(rng.min, ranges, analyzer)
+    memo = {}  # the last index holds the first: its bounds are computed once
+    lo = relax_bounds(rng.min, ranges, analyzer, memo)
     last = _op.subtract(_op.add(rng.min, rng.extent), 1)
-    hi = relax_bounds(last, ranges, analyzer)
+    hi = relax_bounds(last, ranges, analyzer, memo)
     if lo is None or hi is None:
         return None
     start = analyzer.simplify(lo[0])

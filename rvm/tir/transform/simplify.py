@@ -14,18 +14,37 @@ from rvm.tir.expr import IntImm, Range
 from rvm.tir.free_vars import free_vars
 from rvm.tir.op import const, max_value
 from rvm.tir.stmt import Evaluate, SeqStmt, stmt_seq
-from rvm.tir.stmt_functor import StmtMutator, substitute
+from rvm.tir.stmt_functor import StmtExprMutator, StmtMutator
 from rvm.tir.transform.prim_func_pass import prim_func_pass
 
 
-class _UnitLoopRemover(StmtMutator):
-    """Replaces loops of one iteration by their body at the loop's start."""
+class _UnitLoopRemover(StmtExprMutator):
+    """Replaces loops of one iteration by their body at the loop's start: in one walk, the
+    variables of the unit loops around a statement replaced as it is met (nested unit
+    loops are not substituted into one another's bodies again and again)."""
+
+    def __init__(self):
+        self.values = {}  # id(loop variable of an enclosing unit loop) -> its start
+
+    def visit_expr(self, expr):
+        return super().visit_expr(expr) if self.values else expr
+
+    def visit_var_(self, op):
+        return self.values.get(id(op), op)
 
     def visit_for_(self, op):
-        op = self._generic(op)
-        if isinstance(op.extent, IntImm) and op.extent.value == 1:
-            return substitute(op.body, {op.loop_var: op.min})
-        return op
+        if not (isinstance(op.extent, IntImm) and op.extent.value == 1):
+            return self._generic(op)
+        key = id(op.loop_var)
+        saved = self.values.get(key)
+        self.values[key] = self.visit_expr(op.min)
+        try:
+            return self.visit_stmt(op.body)
+        finally:
+            if saved is None:
+                del self.values[key]
+            else:
+                self.values[key] = saved
 
 
 class _DeadBranchRemover(StmtMutator):
