@@ -11,7 +11,7 @@ import textwrap
 
 from rvm.bytecode.serialize import dump_executable, undump_executable
 from rvm.tir.serialize import load_prim_funcs, save_prim_funcs
-from tests.security.fork_runner import run_python
+from tests.fork_runner import run_python
 
 ENGINES = ("native", "python")
 _KERNEL_MAGIC = b"RVMCKL\x00\x01"

@@ -12,7 +12,7 @@ from rvm import relax
 from tests.e2e.test_safe_loading import AddOne
 from tests.security.attack import ENGINES, environment, kernel_tir, run_untrusted, \
     with_kernels
-from tests.security.fork_runner import run_python
+from tests.fork_runner import run_python
 
 
 @pytest.fixture(scope="module")
