@@ -24,7 +24,7 @@ import tempfile
 import textwrap
 
 _SERVER = textwrap.dedent("""
-    import importlib, json, os, sys, traceback
+    import importlib, json, os, sys
     for name in sys.argv[1:]:  # what the jobs import, imported once here
         importlib.import_module(name)
 
@@ -41,21 +41,10 @@ _SERVER = textwrap.dedent("""
         os.environ.update(job["env"])
         os.chdir(job["cwd"])
         sys.argv = ["-c"] + job["argv"]
-        status = 0
-        try:
-            exec(compile(job["code"], "<string>", "exec"), {"__name__": "__main__"})
-        except SystemExit as err:
-            if err.code is None or isinstance(err.code, int):
-                status = err.code or 0
-            else:
-                print(err.code, file=sys.stderr)
-                status = 1
-        except BaseException:
-            traceback.print_exc()
-            status = 1
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(status)
+        # an exception or sys.exit() leaves the server's loop too, so the child ends as an
+        # interpreter does: traceback or exit status, atexit functions, threads joined
+        exec(compile(job["code"], "<string>", "exec"), {"__name__": "__main__"})
+        sys.exit(0)
 
     for line in requests:
         job = json.loads(line)

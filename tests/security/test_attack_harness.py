@@ -52,6 +52,8 @@ def test_the_fork_runner_reports_signals_exit_codes_and_output_as_a_subprocess_w
     assert crashed.returncode == -signal.SIGSEGV
     raised = run_python("raise KeyError('boom')\n", [], env, timeout=60)
     assert raised.returncode == 1 and "KeyError: 'boom'" in raised.stderr
+    ended = run_python("import atexit\natexit.register(print, 'at exit')\n", [], env, timeout=60)
+    assert (ended.returncode, ended.stdout) == (0, "at exit\n")  # ends as an interpreter does
 
 
 def test_the_fork_runner_kills_a_child_at_the_timeout_and_goes_on():
