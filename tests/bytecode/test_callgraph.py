@@ -12,6 +12,7 @@ from rvm.bytecode.errors import BytecodeVerificationError
 from rvm.bytecode.executable import Executable
 from rvm.bytecode.function import FuncInfo, FuncKind
 from rvm.bytecode.instruction import Arg, Instruction
+from rvm.support.recursion import DEPTH
 
 
 def on_a_cycle_by_search(graph):
@@ -51,7 +52,9 @@ def _chain(n, closed):
 
 
 def test_a_long_chain_needs_no_recursion():
-    n = 200_000  # far past Python's recursion limit
+    # far past Python's recursion limit, and three times the one rvm raises it to for IR
+    # walks (rvm.support.recursion.DEPTH)
+    n = 3 * DEPTH
     assert functions_on_cycles(_chain(n, False)) == set()
     assert len(functions_on_cycles(_chain(n, True))) == n  # closed: every node on the cycle
 

@@ -1,12 +1,13 @@
-"""The ``rvm`` command line end to end, in subprocesses: each command, bad files, bad inputs."""
+"""The ``rvm`` command line end to end, in processes of its own: each command, bad files, bad
+inputs."""
 import os
 import pathlib
-import subprocess
-import sys
 import tomllib
 
 import numpy as np
 import pytest
+
+from tests.fork_runner import run_python
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 MODEL = '''
@@ -35,14 +36,18 @@ class Module:
 '''
 
 
+# what ``python -m rvm.driver.cli`` and the ``rvm`` console script run
+_CLI = "import sys\nfrom rvm.driver.cli import main\nsys.exit(main())\n"
+
+
 def rvm(*args, cwd, stdin=None):
     """Runs the command line of the rvm under test (this checkout's, whatever is installed),
-    with ``stdin`` (text) as its input."""
+    as the ``rvm`` console script would, with ``stdin`` (text) as its input: in a fresh
+    process forked from one that has imported it (tests/fork_runner.py)."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [str(ROOT)] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
-    return subprocess.run([sys.executable, "-m", "rvm.driver.cli", *map(str, args)], cwd=cwd,
-                          capture_output=True, text=True, timeout=300, env=env,
-                          input=stdin)
+    return run_python(_CLI, list(map(str, args)), env, timeout=300, cwd=cwd, stdin=stdin,
+                      preload=("numpy", "rvm", "rvm.driver.cli"))
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,5 @@
 """Tools for attack tests: edit the parts of a saved executable, then load and run it in a
-fresh subprocess (a crash, a hang or a side effect there cannot take the test run down).
+fresh process (a crash, a hang or a side effect there cannot take the test run down).
 
 Each test under tests/security/ builds its hostile file in the test, writes it to a
 temporary directory and runs ``run_untrusted`` on both engines.
@@ -7,12 +7,11 @@ temporary directory and runs ``run_untrusted`` on both engines.
 import json
 import os
 import struct
-import subprocess
-import sys
 import textwrap
 
 from rvm.bytecode.serialize import dump_executable, undump_executable
 from rvm.tir.serialize import load_prim_funcs, save_prim_funcs
+from tests.fork_runner import run_python
 
 ENGINES = ("native", "python")
 _KERNEL_MAGIC = b"RVMCKL\x00\x01"
@@ -82,9 +81,10 @@ _RUNNER = textwrap.dedent("""
 def run_untrusted(path, inputs=(), engine="native", func="main", timeout=60, env=None,
                   limits=None):
     """Loads ``path`` with ``load_module`` (no trust) and calls ``func(*inputs)`` on
-    ``engine`` in a subprocess; a CompletedProcess (returncode 0 ran, 3 load error,
-    4 run error, negative: killed by that signal). ``limits`` are VirtualMachine
-    keyword arguments (memory_limit, step_limit, ...)."""
+    ``engine`` in a fresh process (forked from one that has imported rvm, see
+    fork_runner); a CompletedProcess (returncode 0 ran, 3 load error, 4 run error,
+    negative: killed by that signal). ``limits`` are VirtualMachine keyword arguments
+    (memory_limit, step_limit, ...)."""
     import numpy as np
     directory = os.path.dirname(str(path))
     files = []
@@ -93,8 +93,13 @@ def run_untrusted(path, inputs=(), engine="native", func="main", timeout=60, env
         np.save(name, np.asarray(x))
         files.append(name)
     code = "LIMITS = " + repr(dict(limits or {})) + "\n" + _RUNNER
-    environment = dict(os.environ, **(env or {}))
+    return run_python(code, [str(path), engine, func, *files], environment(env), timeout)
+
+
+def environment(env=None):
+    """This process's environment with ``env`` added and this checkout first on the path:
+    the environment of an attack run."""
+    environ = dict(os.environ, **(env or {}))
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    environment["PYTHONPATH"] = root + os.pathsep + environment.get("PYTHONPATH", "")
-    return subprocess.run([sys.executable, "-c", code, str(path), engine, func, *files],
-                          capture_output=True, text=True, timeout=timeout, env=environment)
+    environ["PYTHONPATH"] = root + os.pathsep + environ.get("PYTHONPATH", "")
+    return environ
