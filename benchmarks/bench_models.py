@@ -3,7 +3,7 @@ the MLP's int8 and fp16 ONNX variants against onnxruntime.
 
     python benchmarks/bench_models.py [--trials 0] [--batches 1 64]
                                       [--models mlp cnn encoder mlp-int8 mlp-fp16]
-                                      [--sources rvm torch onnxruntime rvm-onnx ort-default]
+                                      [--sources rvm torch onnxruntime rvm-onnx ort-default rvm-default]
                                       [--repeat 15] [--threads 1] [--competitor]
 
 The models are the ones the importer tests check (tests/relax/frontend/torch_models.py):
@@ -15,6 +15,8 @@ native VM engine. ``rvm-onnx`` is the ONNX path: the model exported with
 ``torch.onnx.export`` (a symbolic batch) and imported with ``from_onnx``, built the same
 way; ``ort-default`` is onnxruntime with its default thread count (``onnxruntime``,
 torch and rvm's kernels use ``--threads``; rvm's through ``rvm.runtime.set_num_threads``).
+``rvm-default`` is ``rvm``'s build without tuning records: with ``--trials`` it shows
+what tuning adds in the same run.
 
 ``--competitor`` measures every row twice in the same run, quiet and with one
 competing CPU-bound process running (benchmarks/competitor.py), every call timed on
@@ -174,7 +176,7 @@ def _tune(mod, case):
     return relax.transform.MetaScheduleApplyDatabase(work_dir)(mod)
 
 
-def prepare_rvm(case):
+def prepare_rvm(case, tuned=True):
     if case.variant:
         return None
     import torch
@@ -182,19 +184,26 @@ def prepare_rvm(case):
     from rvm.relax.frontend.torch import from_fx
 
     mod = from_fx(torch.fx.symbolic_trace(case.model), [((case.batch,) + case.shape, "float32")])
-    if case.options.trials:
+    if tuned and case.options.trials:
         mod = _tune(mod, case)
     vm = relax.VirtualMachine(relax.build(mod, target=TARGET), rvm.cpu())
     main = vm["main"]
     return lambda x: main(x).numpy()
 
 
+def prepare_rvm_default(case):
+    """``rvm``'s build without tuning records, whatever ``--trials`` says: next to a
+    tuned ``rvm`` column it shows what tuning adds in the same run."""
+    return prepare_rvm(case, tuned=False)
+
+
 # name -> prepare(case); a column of the table each, in this order.
 SOURCES = {"rvm": prepare_rvm, "torch": prepare_torch, "onnxruntime": prepare_onnxruntime,
-           "rvm-onnx": prepare_rvm_onnx, "ort-default": prepare_onnxruntime_default}
+           "rvm-onnx": prepare_rvm_onnx, "ort-default": prepare_onnxruntime_default,
+           "rvm-default": prepare_rvm_default}
 # (numerator, denominator) columns of the ratio part of the table
 RATIOS = [("rvm", "torch"), ("rvm", "onnxruntime"), ("rvm-onnx", "onnxruntime"),
-          ("rvm-onnx", "ort-default")]
+          ("rvm-onnx", "ort-default"), ("rvm", "rvm-default")]
 
 
 def check(runs, case, expected):
