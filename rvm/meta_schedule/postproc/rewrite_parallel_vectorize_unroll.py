@@ -5,8 +5,10 @@ every block under them are fused (a perfect nest: each the only statement of the
 one before), as long as their extents multiply to at
 most the ``meta_schedule.parallel`` limit (the first such loop of more than one
 iteration is taken whatever its extent), and run in parallel, unless the target
-has one core or the nest does too little work to pay for threads (fewer than
-``PARALLEL_MIN_WORK`` iterations, the default rules' threshold: measured in a loop
+has one core or the nest does too little work to pay for threads (fewer iterations
+than the default rules' threshold for its kind, ``MATMUL_PARALLEL_MIN_WORK`` for a
+reduction, ``PARALLEL_MIN_WORK`` otherwise, so that a candidate threads where the default
+schedule it competes with does: measured in a loop
 of calls, a tiny parallel kernel finds its threads awake and looks fast; in a model,
 between other kernels or beside another process, every call wakes them); the
 innermost loop, when spatial and within the ``meta_schedule.vectorize``
@@ -15,19 +17,28 @@ first, while the product of their extents stays within the sampled
 ``meta_schedule.unroll_explicit`` step (a register tile of 4 rows of
 64-lane vectors unrolls with a step of 16). The annotations are removed.
 """
-from rvm.dlight.analysis import PARALLEL_MIN_WORK, work
+from rvm.dlight.analysis import MATMUL_PARALLEL_MIN_WORK, PARALLEL_MIN_WORK, work
 from rvm.meta_schedule.loop_analysis import SPATIAL, loop_types
 from rvm.meta_schedule.postproc.postproc import Postproc
 from rvm.meta_schedule.schedule_rule.parallel_vectorize_unroll import (
     PARALLEL, UNROLL_EXPLICIT, UNROLL_IMPLICIT, VECTORIZE,
 )
 from rvm.meta_schedule.tune_target import num_cores
-from rvm.tir.schedule.analysis import const_extent
+from rvm.tir.schedule.analysis import const_extent, is_reduction_block
 from rvm.tir.stmt import ForKind
 
 
 def _spatial(sch, loop):
     return loop_types(sch, loop) <= {SPATIAL} and const_extent(sch.get(loop)) is not None
+
+
+def _min_work(sch, block):
+    """The iterations from which ``block``'s nest runs on threads: the default matmul rule's
+    threshold for a reduction (every iteration a multiply-add), the default rules' general
+    one otherwise, so a candidate threads where the default schedule of its kernel does."""
+    if is_reduction_block(sch.get(block)):
+        return MATMUL_PARALLEL_MIN_WORK
+    return PARALLEL_MIN_WORK
 
 
 class RewriteParallelVectorizeUnroll(Postproc):
@@ -51,7 +62,7 @@ class RewriteParallelVectorizeUnroll(Postproc):
             loops = sch.get_loops(block)
             if not loops:
                 continue
-            if max_parallel > 1 and work(sch, loops) >= PARALLEL_MIN_WORK:
+            if max_parallel > 1 and work(sch, loops) >= _min_work(sch, block):
                 loops = self._parallelize(sch, block, loops, max_parallel)
             vectorized = self._vectorize(sch, loops, max_vector) if max_vector > 1 else None
             if unroll > 1:

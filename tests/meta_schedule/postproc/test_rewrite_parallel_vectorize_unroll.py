@@ -30,6 +30,17 @@ class MixedIndexTypes:
                 Z[vi, vj] = Z[vi, vj] + X[vi, vr] * W[vj, vr]
 
 
+@I.ir_module
+class Elementwise:
+    @T.prim_func
+    def main(A: T.Buffer((2048, 1024), "float32"), B: T.Buffer((2048, 1024), "float32"),
+             C: T.Buffer((2048, 1024), "float32")):
+        for i, j in T.grid(2048, 1024):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = A[vi, vj] + B[vi, vj]
+
+
 def _candidates(mod, count, cores=2):
     ctx = ms.TuneContext(mod, target=f"llvm --num-cores={cores}", rand_state=5,
                          space_generator=with_packed_spaces(f"llvm --num-cores={cores}"))
@@ -60,8 +71,7 @@ def _parallel_limit(sch):
 
 
 @pytest.mark.slow
-def test_matmul_candidates_get_parallel_vector_and_unrolled_loops(monkeypatch):
-    monkeypatch.setattr(rpvu, "PARALLEL_MIN_WORK", 1)  # 128^3 is below the threshold
+def test_matmul_candidates_get_parallel_vector_and_unrolled_loops():
     candidates = _candidates(MyModule, 12)
     limits = [_parallel_limit(sch) for sch in candidates]
     assert set(limits) == {1, 32}  # one thread or 16 jobs per core, both drawn
@@ -85,12 +95,22 @@ def test_matmul_candidates_get_parallel_vector_and_unrolled_loops(monkeypatch):
 
 
 def test_a_nest_too_small_to_pay_for_threads_stays_serial(monkeypatch):
-    # 128^3 = 2^21 iterations, below the default rules' threshold: never parallel,
-    # whatever the sampled limit
-    assert rpvu.PARALLEL_MIN_WORK > 128 ** 3
-    assert all(ForKind.PARALLEL not in _kinds(s) for s in _candidates(MyModule, 4))
-    monkeypatch.setattr(rpvu, "PARALLEL_MIN_WORK", 128 ** 3)  # at the threshold: parallel
+    # A reduction threads from the default matmul rule's threshold, as its default kernel
+    # does: 128^3 = 2^21 multiply-adds is at it, so candidates that sampled a parallel
+    # limit run in parallel; one iteration short of the threshold, none does.
+    assert rpvu.MATMUL_PARALLEL_MIN_WORK == 128 ** 3
     assert any(ForKind.PARALLEL in _kinds(s) for s in _candidates(MyModule, 4))
+    monkeypatch.setattr(rpvu, "MATMUL_PARALLEL_MIN_WORK", 128 ** 3 + 1)
+    assert all(ForKind.PARALLEL not in _kinds(s) for s in _candidates(MyModule, 4))
+
+
+def test_an_elementwise_nest_keeps_the_general_threshold(monkeypatch):
+    # 2^21 additions (one load pair and a store each) do not pay for threads where as many
+    # multiply-adds do: the general threshold applies
+    assert rpvu.PARALLEL_MIN_WORK > 2048 * 1024
+    assert all(ForKind.PARALLEL not in _kinds(s) for s in _candidates(Elementwise, 4))
+    monkeypatch.setattr(rpvu, "PARALLEL_MIN_WORK", 2048 * 1024)  # at the threshold: parallel
+    assert any(ForKind.PARALLEL in _kinds(s) for s in _candidates(Elementwise, 4))
 
 
 def test_one_core_targets_get_no_parallel_loop(monkeypatch):
