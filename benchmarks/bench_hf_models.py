@@ -144,8 +144,8 @@ def main(argv=None):
           f"relax.build defaults (target 'c'); {options.threads} thread(s) each; "
           f"sequence {options.length}, image {options.image}x{options.image}; "
           f"median [range] of {options.repeat} alternating rounds, ms per call")
-    print(f"{'model':8s}{'batch':>6s}" + "".join(f"{s:>22s}" for s in SOURCES)
-          + f"{'rvm / torch':>13s}{'rvm-onnx / ort':>16s}")
+    print(f"{'model':8s}{'batch':>6s}" + "".join(f"{s:>25s}" for s in SOURCES)
+          + f"{'rvm / torch':>13s}{'rvm / ort':>11s}{'rvm-onnx / ort':>16s}")
     builds = {}
     for name in options.models:
         kind, size, runs, builds[name] = prepare(name, options)
@@ -156,9 +156,10 @@ def main(argv=None):
                 samples = alternating_samples({s: (lambda r=r: r(x)) for s, r in runs.items()},
                                               options.repeat)
             med = {s: statistics.median(v) for s, v in samples.items()}
-            cells = "".join(f"{med[s] * 1e3:9.2f} [{min(samples[s]) * 1e3:.2f}-"
-                            f"{max(samples[s]) * 1e3:.2f}]".rjust(22) for s in SOURCES)
+            cells = "".join(f"{med[s] * 1e3:9.3f} [{min(samples[s]) * 1e3:.3f}-"
+                            f"{max(samples[s]) * 1e3:.3f}]".rjust(25) for s in SOURCES)
             print(f"{name:8s}{batch:6d}{cells}{med['rvm'] / med['torch']:13.2f}"
+                  f"{med['rvm'] / med['onnxruntime']:11.2f}"
                   f"{med['rvm-onnx'] / med['onnxruntime']:16.2f}")
             sys.stdout.flush()
     print("\nexport, import and build (s; one build serves every batch)")
