@@ -41,6 +41,12 @@ SYMBOLIC_EXTENT = 64
 #     time of the serial form on one thread (64 x 32 x 28 x 28 2 x 2 pool: 0.253 against
 #     0.256 ms; the ResNet's: 0.038-0.045 against 0.038-0.042 ms; it took 1.8x before the
 #     window rule fused two loops only).
+#   - PAD_PARALLEL_MIN_WORK, the padded copy in front of a conv or pool (an elementwise loop
+#     nest, its outer loops unfused): 0.08-0.11 ns an element (the ResNet's pads at batch 8,
+#     3 x 70 x 70 to 32 x 10 x 10 maps, 0.03-0.15 million elements in 2.8-13 us), so 2^17 is
+#     11-14 us; its parallel form (threads over the batch) takes the same CPU time on one
+#     thread (0.96-1.12x), and a built batch of 1 runs one thread (a team is capped by the
+#     loop's iterations).
 #   - GROUPED_PARALLEL_MIN_WORK, the window rule without rows for depthwise and grouped
 #     convs (whose input read follows the output channel): 0.075 ns a depthwise
 #     multiply-add, but in the parallel form a grouped conv takes 4x the CPU time of the
@@ -52,6 +58,7 @@ MATMUL_PARALLEL_MIN_WORK = 1 << 21
 CONV_PARALLEL_MIN_WORK = 1 << 18
 WINDOW_PARALLEL_MIN_WORK = 1 << 20
 POOL_PARALLEL_MIN_WORK = 1 << 17
+PAD_PARALLEL_MIN_WORK = 1 << 17
 GROUPED_PARALLEL_MIN_WORK = PARALLEL_MIN_WORK
 SPATIAL, REDUCTION = IterVar.DataPar, IterVar.CommReduce
 # Math functions the C backend calls in libm, one element at a time (no vector form without

@@ -47,6 +47,20 @@ class Conv:
 
 @I.ir_module
 class Pool:
+    # a 3 x 3 window at stride 2: neighbouring windows overlap by a column
+    @T.prim_func
+    def main(x: T.Buffer((1, 8, 33, 33), "float32"), y: T.Buffer((1, 8, 16, 16), "float32")):
+        for n, c, h, v, ry, rx in T.grid(1, 8, 16, 16, 3, 3):
+            with T.block("pool"):
+                vn, vc, vh, vw, vy, vx = T.axis.remap("SSSSRR", [n, c, h, v, ry, rx])
+                with T.init():
+                    y[vn, vc, vh, vw] = T.float32(-3.4e38)
+                y[vn, vc, vh, vw] = T.max(y[vn, vc, vh, vw], x[vn, vc, vh * 2 + vy, vw * 2 + vx])
+
+
+@I.ir_module
+class TilingPool:
+    # a 2 x 2 window at stride 2: windows side by side along the row
     @T.prim_func
     def main(x: T.Buffer((1, 8, 32, 32), "float32"), y: T.Buffer((1, 8, 16, 16), "float32")):
         for n, c, h, v, ry, rx in T.grid(1, 8, 16, 16, 2, 2):
@@ -57,71 +71,9 @@ class Pool:
                 y[vn, vc, vh, vw] = T.max(y[vn, vc, vh, vw], x[vn, vc, vh * 2 + vy, vw * 2 + vx])
 
 
-def test_an_nchw_conv_gets_a_tile_of_output_columns_by_output_channels():
-    # (the conv rule, before the window rule in RULES, takes this kernel: test_conv_channels)
-    # the pad computed once (its loops unfused); per (row, 8 channels) a tile of 8 x 32
-    # accumulators (2 registers a channel), rc/ry/rx outside it: one vector of the padded
-    # input feeds 8 FMAs; the batch and channel panels on threads (4.7 million multiply-adds,
-    # above WINDOW_PARALLEL_MIN_WORK)
+def test_an_overlapping_pooling_window_runs_outside_a_vector_of_output_columns():
     @T.prim_func
-    def expected(x: T.Buffer((1, 16, 32, 32), "float32"), w: T.Buffer((32, 16, 3, 3), "float32"),
-                 y: T.Buffer((1, 32, 32, 32), "float32")):
-        T.func_attr({"tir.is_scheduled": "window"})
-        pad = T.alloc_buffer((1, 16, 34, 34))
-        conv_local = T.alloc_buffer((1, 32, 32, 32), scope="local")
-        for n, c, h in T.grid(1, 16, 34):
-            for v in T.vectorized(34):
-                with T.block("pad"):
-                    vn, vc, vh, vw = T.axis.remap("SSSS", [n, c, h, v])
-                    T.reads(x[vn, vc, vh - 1, vw - 1])
-                    T.writes(pad[vn, vc, vh, vw])
-                    pad[vn, vc, vh, vw] = T.if_then_else(
-                        1 <= vh and vh < 33 and 1 <= vw and vw < 33, x[vn, vc, vh - 1, vw - 1],
-                        T.float32(0.0))
-        for n_f_0_fused in T.parallel(4):  # 4.7 million multiply-adds
-            for h, v_0 in T.grid(32, 1):
-                for f_1_init in T.unroll(8):
-                    for v_1_init in T.vectorized(32):
-                        with T.block("conv_init"):
-                            vn = T.axis.spatial(1, 0)
-                            vf = T.axis.spatial(32, n_f_0_fused * 8 + f_1_init)
-                            vh = T.axis.spatial(32, h)
-                            vw = T.axis.spatial(32, v_0 * 32 + v_1_init)
-                            T.reads()
-                            T.writes(conv_local[vn, vf, vh, vw])
-                            conv_local[vn, vf, vh, vw] = T.float32(0.0)
-                for rc, ry, rx in T.grid(16, 3, 3):
-                    for v_1 in T.vectorized(32):
-                        for f_1 in T.unroll(8):
-                            with T.block("conv_update"):
-                                vn = T.axis.spatial(1, 0)
-                                vf = T.axis.spatial(32, n_f_0_fused * 8 + f_1)
-                                vh = T.axis.spatial(32, h)
-                                vw = T.axis.spatial(32, v_0 * 32 + v_1)
-                                vc, vy, vx = T.axis.remap("RRR", [rc, ry, rx])
-                                T.reads(conv_local[vn, vf, vh, vw], pad[vn, vc, vh + vy, vw + vx],
-                                        w[vf, vc, vy, vx])
-                                T.writes(conv_local[vn, vf, vh, vw])
-                                conv_local[vn, vf, vh, vw] = conv_local[vn, vf, vh, vw] \
-                                    + pad[vn, vc, vh + vy, vw + vx] * w[vf, vc, vy, vx]
-                for ax0 in range(8):
-                    for ax1 in T.vectorized(32):
-                        with T.block("conv_local"):
-                            v0 = T.axis.spatial(1, 0)
-                            v1 = T.axis.spatial(32, n_f_0_fused * 8 + ax0)
-                            v2 = T.axis.spatial(32, h)
-                            v3 = T.axis.spatial(32, v_0 * 32 + ax1)
-                            T.reads(conv_local[v0, v1, v2, v3])
-                            T.writes(y[v0, v1, v2, v3])
-                            y[v0, v1, v2, v3] = T.max(conv_local[v0, v1, v2, v3], T.float32(0.0))
-
-    assert_structural_equal(_scheduled(Conv, rules=[Window()]),
-                            expected.with_attr("global_symbol", "main"))
-
-
-def test_a_pooling_window_runs_outside_a_vector_of_output_columns():
-    @T.prim_func
-    def expected(x: T.Buffer((1, 8, 32, 32), "float32"), y: T.Buffer((1, 8, 16, 16), "float32")):
+    def expected(x: T.Buffer((1, 8, 33, 33), "float32"), y: T.Buffer((1, 8, 16, 16), "float32")):
         T.func_attr({"tir.is_scheduled": "window"})
         y_local = T.alloc_buffer((1, 8, 16, 16), scope="local")
         for n_c_fused, h, v_0 in T.grid(8, 16, 1):
@@ -133,7 +85,7 @@ def test_a_pooling_window_runs_outside_a_vector_of_output_columns():
                     T.reads()
                     T.writes(y_local[vn, vc, vh, vw])
                     y_local[vn, vc, vh, vw] = T.float32(-3.4e+38)
-            for ry, rx in T.grid(2, 2):
+            for ry, rx in T.grid(3, 3):
                 for v_1 in T.vectorized(16):
                     with T.block("pool_update"):
                         vn = T.axis.spatial(1, 0)
@@ -154,6 +106,35 @@ def test_a_pooling_window_runs_outside_a_vector_of_output_columns():
                     y[v0, v1, v2, v3] = y_local[v0, v1, v2, v3]
 
     assert_structural_equal(_scheduled(Pool), expected.with_attr("global_symbol", "main"))
+
+
+def test_a_window_tiling_its_row_runs_inside_the_vector_and_accumulates_in_the_output():
+    # stride 2 = window width: the window's taps inside the vector of columns, one interleaved
+    # group of loads per window row (rvm/dlight/cpu/pool.py), no accumulator copy
+    @T.prim_func
+    def expected(x: T.Buffer((1, 8, 32, 32), "float32"), y: T.Buffer((1, 8, 16, 16), "float32")):
+        T.func_attr({"tir.is_scheduled": "window"})
+        for n_c_fused, h, v_0 in T.grid(8, 16, 1):
+            for v_1 in T.vectorized(16):
+                with T.block("pool_init"):
+                    vn = T.axis.spatial(1, 0)
+                    vc, vh = T.axis.remap("SS", [n_c_fused, h])
+                    vw = T.axis.spatial(16, v_0 * 16 + v_1)
+                    T.reads()
+                    T.writes(y[vn, vc, vh, vw])
+                    y[vn, vc, vh, vw] = T.float32(-3.4e+38)
+                for ry, rx in T.grid(2, 2):
+                    with T.block("pool_update"):
+                        vn = T.axis.spatial(1, 0)
+                        vc, vh = T.axis.remap("SS", [n_c_fused, h])
+                        vw = T.axis.spatial(16, v_0 * 16 + v_1)
+                        vy, vx = T.axis.remap("RR", [ry, rx])
+                        T.reads(y[vn, vc, vh, vw], x[vn, vc, vh * 2 + vy, vw * 2 + vx])
+                        T.writes(y[vn, vc, vh, vw])
+                        y[vn, vc, vh, vw] = T.max(y[vn, vc, vh, vw],
+                                                  x[vn, vc, vh * 2 + vy, vw * 2 + vx])
+
+    assert_structural_equal(_scheduled(TilingPool), expected.with_attr("global_symbol", "main"))
 
 
 def test_an_nhwc_conv_shares_the_weight_vector_across_output_pixels():
@@ -275,7 +256,8 @@ def _prime_conv_func(batch, filters, size):
 def test_the_window_rule_runs_on_threads_from_its_threshold(make, args, work, threshold):
     func = schedule_func(make(*args), RULES, INFO)
     assert func.get_attr("tir.is_scheduled") == "window"
-    assert ("T.parallel(" in func.script()) == (work >= threshold)
+    # the window's outer loops (fused); a padded input has its own threshold (test_pads_...)
+    assert ("_fused in T.parallel(" in func.script()) == (work >= threshold)
     one_core = schedule_func(make(*args), RULES, CPUInfo(vector_bytes=64, cores=1))
     assert "T.parallel(" not in one_core.script()
 

@@ -23,16 +23,18 @@ channel in NHWC) and ``i`` the spatial loop nearest it whose axis an operand rea
 along ``j`` does not use, so one vector load of that operand feeds ``rows`` FMAs
 (NCHW: the output channel, the input vector shared; NHWC: x, the weight vector
 shared); ``(rows, width)`` is the matmul rule's ``tile_shape``. A pooling window has
-no such operand: ``rows`` is 1. The rule leaves kernels whose ``j`` is shorter than
-MIN_WIDTH, or POOL_MIN_WIDTH for a pool (a global pool's 1 x 1 output: the generic rule's
-row reduction fits it).
+no such operand: ``rows`` is 1, and a max pool whose windows tile the input row (2 x 2 / 2)
+puts its window inside the vector loop instead (rvm/dlight/cpu/pool.py). The rule leaves
+kernels whose ``j`` is shorter than MIN_WIDTH, or POOL_MIN_WIDTH for a pool (a global pool's
+1 x 1 output: the generic rule's row reduction fits it).
 """
 from rvm.dlight.analysis import (
-    GROUPED_PARALLEL_MIN_WORK, POOL_PARALLEL_MIN_WORK, SPATIAL, WINDOW_PARALLEL_MIN_WORK,
-    extent_of, loop_kinds, parallel_outer, top_blocks, work, write_dtype,
+    GROUPED_PARALLEL_MIN_WORK, PAD_PARALLEL_MIN_WORK, POOL_PARALLEL_MIN_WORK, SPATIAL,
+    WINDOW_PARALLEL_MIN_WORK, extent_of, loop_kinds, parallel_outer, top_blocks, work, write_dtype,
 )
 from rvm.dlight.cpu.generic import writes_by_axes
 from rvm.dlight.cpu.matmul import tile_shape
+from rvm.dlight.cpu.pool import schedule_tiling_pool, tiles_its_row
 from rvm.dlight.rule import ScheduleRule
 from rvm.tir.free_vars import used_vars
 from rvm.tir.schedule.analysis import const_extent, is_reduction_block
@@ -66,17 +68,22 @@ def _row_loop(sch, block, spatial, j):
     return None
 
 
-def schedule_pad(sch, block):
+def schedule_pad(sch, block, info=None):
     """Vectorizes the innermost loop of a producer of the window's input (the padded input),
-    its other loops left unfused and serial: the C backend range-checks each load of the
-    input under the padding's condition, and with plain loop indices that check is a few
-    additions instead of the floormods of a fused index (ResNet 7 x 7 conv at a symbolic
-    batch 8: 1.16 -> 0.95 ms on one core). A padded input is a few times smaller than the
-    convolution's work, so it stays on one thread. A block that is not elementwise is left
-    as it is."""
+    its other loops left unfused: the C backend range-checks each load of the input under
+    the padding's condition, and with plain loop indices that check is a few additions
+    instead of the floormods of a fused index (ResNet 7 x 7 conv at a symbolic batch 8: 1.16
+    -> 0.95 ms on one core). From PAD_PARALLEL_MIN_WORK elements, and with ``info`` giving
+    cores, its outermost loop longer than 1 (the batch, else the channels) runs on threads.
+    A block that is not elementwise is left as it is."""
     loops = sch.get_loops(block)
-    if loops and writes_by_axes(sch.get(block)):
-        sch.vectorize(loops[-1])
+    if not loops or not writes_by_axes(sch.get(block)):
+        return
+    sch.vectorize(loops[-1])
+    outer = next((loop for loop in loops[:-1] if extent_of(sch, loop) > 1), None)
+    if outer is not None and info is not None and info.cores > 1 \
+            and work(sch, loops) >= PAD_PARALLEL_MIN_WORK:
+        sch.parallel(outer)
 
 
 def one_reduction(sch):
@@ -134,7 +141,7 @@ class Window(ScheduleRule):
         if not inline_epilogue(sch, blocks, index):
             return False
         for pad in blocks[:index]:
-            schedule_pad(sch, pad)
+            schedule_pad(sch, pad, info)
         return _schedule(sch, conv, spatial, reduction, info)
 
 
@@ -145,8 +152,14 @@ def _schedule(sch, conv, spatial, reduction, info):
     total = work(sch, spatial + reduction)
     rows, width = tile_shape(None if i is None else const_extent(sch.get(i)),
                              extent_of(sch, j), lanes)
+    tiling = i is None and _writes_output(sch, conv) \
+        and tiles_its_row(sch, conv, j, reduction[-1])
     j_o, j_i = sch.split(j, [None, width])
     outer = [j_o if loop is j else loop for loop in spatial]
+    if tiling:
+        schedule_tiling_pool(sch, conv, outer, reduction, j_i)
+        parallel_outer(sch, outer[:2], total, info, _parallel_min_work(sch.get(conv), i))
+        return True
     if i is not None:
         i_o, i_i = sch.split(i, [None, rows])
         outer = [i_o if loop is i else loop for loop in outer]
@@ -171,6 +184,11 @@ def _schedule(sch, conv, spatial, reduction, info):
     # vectorizing inside OpenMP's outlined function.
     parallel_outer(sch, outer[:2], total, info, _parallel_min_work(sch.get(conv), i))
     return True
+
+
+def _writes_output(sch, block):
+    """True when ``block`` is the kernel's last block (no epilogue after it: a max pool)."""
+    return sch.get(top_blocks(sch)[-1]) is sch.get(block)
 
 
 def _parallel_min_work(block, row_loop):

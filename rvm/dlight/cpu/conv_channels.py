@@ -150,7 +150,7 @@ class ConvChannels(ScheduleRule):
         if not inline_epilogue(sch, blocks, index):
             return False
         for pad in blocks[:index]:
-            schedule_pad(sch, pad)
+            schedule_pad(sch, pad, info)
         _pack_weight(sch, conv, w_index, f_axis, width)
         return _schedule(sch, conv, spatial, reduction, f, x, width, rows, info)
 
