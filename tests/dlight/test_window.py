@@ -137,6 +137,58 @@ def test_a_window_tiling_its_row_runs_inside_the_vector_and_accumulates_in_the_o
     assert_structural_equal(_scheduled(TilingPool), expected.with_attr("global_symbol", "main"))
 
 
+@I.ir_module
+class NarrowRowPool:
+    # a 3 x 3 window at stride 1 over 20 output columns (not whole half-vectors)
+    @T.prim_func
+    def main(x: T.Buffer((1, 8, 22, 22), "float32"), y: T.Buffer((1, 8, 20, 20), "float32")):
+        for n, c, h, v, ry, rx in T.grid(1, 8, 20, 20, 3, 3):
+            with T.block("pool"):
+                vn, vc, vh, vw, vy, vx = T.axis.remap("SSSSRR", [n, c, h, v, ry, rx])
+                with T.init():
+                    y[vn, vc, vh, vw] = T.float32(-3.4e38)
+                y[vn, vc, vh, vw] = T.max(y[vn, vc, vh, vw], x[vn, vc, vh + vy, vw + vx])
+
+
+def test_a_pool_row_of_partial_vectors_runs_its_window_inside_the_vector():
+    # 20 columns: the window inside the vector loop, one accumulator per lane, so the row's
+    # tail is vectorized once rather than once per tap (rvm/dlight/cpu/pool.py)
+    @T.prim_func
+    def expected(x: T.Buffer((1, 8, 22, 22), "float32"), y: T.Buffer((1, 8, 20, 20), "float32")):
+        T.func_attr({"tir.is_scheduled": "window"})
+        y_local = T.alloc_buffer((1, 8, 20, 20), scope="local")
+        for n_c_fused, h, v_0 in T.grid(8, 20, 1):
+            for v_1 in T.vectorized(20):
+                with T.block("pool_init"):
+                    vn = T.axis.spatial(1, 0)
+                    vc, vh = T.axis.remap("SS", [n_c_fused, h])
+                    vw = T.axis.spatial(20, v_0 * 20 + v_1)
+                    T.reads()
+                    T.writes(y_local[vn, vc, vh, vw])
+                    y_local[vn, vc, vh, vw] = T.float32(-3.4e+38)
+                for ry, rx in T.grid(3, 3):
+                    with T.block("pool_update"):
+                        vn = T.axis.spatial(1, 0)
+                        vc, vh = T.axis.remap("SS", [n_c_fused, h])
+                        vw = T.axis.spatial(20, v_0 * 20 + v_1)
+                        vy, vx = T.axis.remap("RR", [ry, rx])
+                        T.reads(y_local[vn, vc, vh, vw], x[vn, vc, vh + vy, vw + vx])
+                        T.writes(y_local[vn, vc, vh, vw])
+                        y_local[vn, vc, vh, vw] = T.max(y_local[vn, vc, vh, vw],
+                                                        x[vn, vc, vh + vy, vw + vx])
+            for ax0 in T.vectorized(20):
+                with T.block("y_local"):
+                    v0 = T.axis.spatial(1, 0)
+                    v1, v2 = T.axis.remap("SS", [n_c_fused, h])
+                    v3 = T.axis.spatial(20, v_0 * 20 + ax0)
+                    T.reads(y_local[v0, v1, v2, v3])
+                    T.writes(y[v0, v1, v2, v3])
+                    y[v0, v1, v2, v3] = y_local[v0, v1, v2, v3]
+
+    assert_structural_equal(_scheduled(NarrowRowPool),
+                            expected.with_attr("global_symbol", "main"))
+
+
 def test_an_nhwc_conv_shares_the_weight_vector_across_output_pixels():
     # NHWC: the vector runs over output channels (the weight's contiguous axis), the
     # unrolled rows over output pixels, each a broadcast of one input element

@@ -23,8 +23,9 @@ channel in NHWC) and ``i`` the spatial loop nearest it whose axis an operand rea
 along ``j`` does not use, so one vector load of that operand feeds ``rows`` FMAs
 (NCHW: the output channel, the input vector shared; NHWC: x, the weight vector
 shared); ``(rows, width)`` is the matmul rule's ``tile_shape``. A pooling window has
-no such operand: ``rows`` is 1, and a max pool whose windows tile the input row (2 x 2 / 2)
-puts its window inside the vector loop instead (rvm/dlight/cpu/pool.py). The rule leaves
+no such operand: ``rows`` is 1, and a pool may put its window inside the vector loop
+instead (rvm/dlight/cpu/pool.py: windows tiling the input row, or rows of columns that are
+not whole half-vectors). The rule leaves
 kernels whose ``j`` is shorter than MIN_WIDTH, or POOL_MIN_WIDTH for a pool (a global pool's
 1 x 1 output: the generic rule's row reduction fits it).
 """
@@ -34,7 +35,7 @@ from rvm.dlight.analysis import (
 )
 from rvm.dlight.cpu.generic import writes_by_axes
 from rvm.dlight.cpu.matmul import tile_shape
-from rvm.dlight.cpu.pool import schedule_tiling_pool, tiles_its_row
+from rvm.dlight.cpu.pool import pool_order
 from rvm.dlight.rule import ScheduleRule
 from rvm.tir.free_vars import used_vars
 from rvm.tir.schedule.analysis import const_extent, is_reduction_block
@@ -152,13 +153,13 @@ def _schedule(sch, conv, spatial, reduction, info):
     total = work(sch, spatial + reduction)
     rows, width = tile_shape(None if i is None else const_extent(sch.get(i)),
                              extent_of(sch, j), lanes)
-    tiling = i is None and _writes_output(sch, conv) \
-        and tiles_its_row(sch, conv, j, reduction[-1])
+    order = pool_order(sch, conv, j, reduction[-1], width, lanes) \
+        if i is None and _reads_one_input(sch.get(conv)) else None
     j_o, j_i = sch.split(j, [None, width])
     outer = [j_o if loop is j else loop for loop in spatial]
-    if tiling:
-        schedule_tiling_pool(sch, conv, outer, reduction, j_i)
-        parallel_outer(sch, outer[:2], total, info, _parallel_min_work(sch.get(conv), i))
+    if order is not None:
+        order(sch, conv, outer, reduction, j_i)
+        parallel_outer(sch, outer[:2], total, info, POOL_PARALLEL_MIN_WORK)
         return True
     if i is not None:
         i_o, i_i = sch.split(i, [None, rows])
@@ -186,9 +187,10 @@ def _schedule(sch, conv, spatial, reduction, info):
     return True
 
 
-def _writes_output(sch, block):
-    """True when ``block`` is the kernel's last block (no epilogue after it: a max pool)."""
-    return sch.get(top_blocks(sch)[-1]) is sch.get(block)
+def _reads_one_input(block):
+    """True when ``block`` reads one buffer besides its accumulator (a pool, not a conv)."""
+    out = block.writes[0].buffer
+    return len({id(region.buffer) for region in block.reads if region.buffer is not out}) == 1
 
 
 def _parallel_min_work(block, row_loop):
@@ -196,6 +198,4 @@ def _parallel_min_work(block, row_loop):
     (one buffer read besides the accumulator), or a depthwise or grouped conv (analysis.py)."""
     if row_loop is not None:
         return WINDOW_PARALLEL_MIN_WORK
-    out = block.writes[0].buffer
-    inputs = {id(region.buffer) for region in block.reads if region.buffer is not out}
-    return POOL_PARALLEL_MIN_WORK if len(inputs) == 1 else GROUPED_PARALLEL_MIN_WORK
+    return POOL_PARALLEL_MIN_WORK if _reads_one_input(block) else GROUPED_PARALLEL_MIN_WORK
