@@ -25,13 +25,14 @@ along ``j`` does not use, so one vector load of that operand feeds ``rows`` FMAs
 shared); ``(rows, width)`` is the matmul rule's ``tile_shape``. A pooling window has
 no such operand: ``rows`` is 1, and a pool may put its window inside the vector loop
 instead (rvm/dlight/cpu/pool.py: windows tiling the input row, or rows of columns that are
-not whole half-vectors). The rule leaves
-kernels whose ``j`` is shorter than MIN_WIDTH, or POOL_MIN_WIDTH for a pool (a global pool's
-1 x 1 output: the generic rule's row reduction fits it).
+not whole half-vectors). The rule leaves kernels whose ``j`` is shorter than MIN_WIDTH, or
+POOL_MIN_WIDTH for a pool (a global pool's 1 x 1 output: the generic rule's row reduction
+fits it).
 """
 from rvm.dlight.analysis import (
     GROUPED_PARALLEL_MIN_WORK, PAD_PARALLEL_MIN_WORK, POOL_PARALLEL_MIN_WORK, SPATIAL,
-    WINDOW_PARALLEL_MIN_WORK, extent_of, loop_kinds, parallel_outer, top_blocks, work, write_dtype,
+    WINDOW_PARALLEL_MIN_WORK, extent_of, loop_kinds, parallel_outer, top_blocks, work,
+    write_dtype,
 )
 from rvm.dlight.cpu.generic import writes_by_axes
 from rvm.dlight.cpu.matmul import tile_shape
