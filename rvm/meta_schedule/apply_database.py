@@ -5,7 +5,11 @@ module is first prepared as for tuning (operators legalized into kernels);
 then every PrimFunc whose workload has records in the database is replaced
 by its best schedule, keeping the function's name and ``global_symbol``, and
 marked opaque (``op_pattern``) so the build does not fuse it any further.
-Kernels without records stay as they are (``enable_warning`` lists them).
+Kernels without records stay as they are (``enable_warning`` lists them), and so does a
+kernel whose best record no longer replays on it (a trace of primitives that changed
+since it was recorded; a RuntimeWarning names it): the build gives both the default
+schedule, as to any kernel without a schedule, never the unscheduled loop nest nor the
+second best record (which measured slower than the best one, the default kernel perhaps).
 """
 import warnings
 
@@ -19,6 +23,9 @@ from rvm.ir.transform import ModulePass, PassInfo
 
 # TVM's kOpaque: the build's fusion passes must not merge a tuned kernel into another.
 OPAQUE = 8
+# What replaying a trace raises when it does not fit the kernel (ScheduleError is a
+# ValueError; an instruction kind this version does not know, a KeyError).
+REPLAY_ERRORS = (ValueError, TypeError, IndexError, KeyError, RuntimeError)
 
 
 def _tuned(func, original):
@@ -36,7 +43,7 @@ def apply_database(mod, database, target=None, enable_warning=False):
     """``mod`` with every kernel that has records replaced by its best schedule."""
     prepared = prepare_for_tuning(mod)
     result = prepared.copy()
-    missing = []
+    missing, unreplayed = [], []
     for gv, func in prepared.functions.items():
         if not isinstance(func, PrimFunc):
             continue
@@ -44,11 +51,20 @@ def apply_database(mod, database, target=None, enable_warning=False):
             ArgInfo.from_prim_func(func)
         except ValueError:
             continue  # symbolic shapes: never tuned
-        tuned = database.query_ir_module(func, target)
+        try:
+            tuned = database.query_ir_module(func, target)
+        except REPLAY_ERRORS as err:
+            unreplayed.append(f"{gv.name_hint} ({type(err).__name__}: "
+                              f"{str(err).splitlines()[0][:120] if str(err) else ''})")
+            continue
         if tuned is None:
             missing.append(gv.name_hint)
             continue
         result.update_func(gv, _tuned(tuned["main"], func))
+    if unreplayed:
+        warnings.warn("MetaScheduleApplyDatabase: the best record does not replay on "
+                      f"{'; '.join(unreplayed)}; the default schedule is used instead",
+                      RuntimeWarning, stacklevel=3)
     if missing and enable_warning:
         warnings.warn(f"MetaScheduleApplyDatabase: no tuning records for {', '.join(missing)}",
                       RuntimeWarning, stacklevel=3)

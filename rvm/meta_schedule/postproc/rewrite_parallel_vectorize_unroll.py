@@ -5,10 +5,12 @@ every block under them are fused (a perfect nest: each the only statement of the
 one before), as long as their extents multiply to at
 most the ``meta_schedule.parallel`` limit (the first such loop of more than one
 iteration is taken whatever its extent), and run in parallel, unless the target
-has one core or the nest does too little work to pay for threads (fewer iterations
-than the default rules' threshold for its kind, ``MATMUL_PARALLEL_MIN_WORK`` for a
-reduction, ``PARALLEL_MIN_WORK`` otherwise, so that a candidate threads where the default
-schedule it competes with does: measured in a loop
+has one core or the nest does too little work to pay for threads: fewer iterations than
+the threshold of the default rule that schedules the kernel
+(``rvm.dlight.parallel_threshold``: a matmul's, a conv's, a pool's... for a reduction
+block, the general ``PARALLEL_MIN_WORK`` for an elementwise one; without a tune context,
+or for a kernel no rule schedules, ``MATMUL_PARALLEL_MIN_WORK`` for a reduction), so that
+a candidate threads where the default schedule it competes with does (measured in a loop
 of calls, a tiny parallel kernel finds its threads awake and looks fast; in a model,
 between other kernels or beside another process, every call wakes them); the
 innermost loop, when spatial and within the ``meta_schedule.vectorize``
@@ -18,6 +20,10 @@ first, while the product of their extents stays within the sampled
 64-lane vectors unrolls with a step of 16). The annotations are removed.
 """
 from rvm.dlight.analysis import MATMUL_PARALLEL_MIN_WORK, PARALLEL_MIN_WORK, work
+from rvm.dlight.parallel_threshold import parallel_min_work
+from rvm.dlight.target import CPUInfo
+from rvm.ir.module import IRModule
+from rvm.meta_schedule.layout_preproc import mark_layout_free
 from rvm.meta_schedule.loop_analysis import SPATIAL, loop_types
 from rvm.meta_schedule.postproc.postproc import Postproc
 from rvm.meta_schedule.schedule_rule.parallel_vectorize_unroll import (
@@ -32,17 +38,35 @@ def _spatial(sch, loop):
     return loop_types(sch, loop) <= {SPATIAL} and const_extent(sch.get(loop)) is not None
 
 
-def _min_work(sch, block):
-    """The iterations from which ``block``'s nest runs on threads: the default matmul rule's
-    threshold for a reduction (every iteration a multiply-add), the default rules' general
-    one otherwise, so a candidate threads where the default schedule of its kernel does."""
+def _min_work(sch, block, reduction_min_work):
+    """The iterations from which ``block``'s nest runs on threads: ``reduction_min_work``
+    (the default rule's threshold) for a reduction block, the general threshold for an
+    elementwise one."""
     if is_reduction_block(sch.get(block)):
-        return MATMUL_PARALLEL_MIN_WORK
+        return reduction_min_work
     return PARALLEL_MIN_WORK
 
 
+def default_min_work(context):
+    """``(rule name, threshold)`` of the default rule of ``context``'s workload for its
+    target (its constant inputs marked as the build marks them), or None."""
+    func = mark_layout_free(context.mod["main"], getattr(context, "layout_free", ()))
+    return parallel_min_work(IRModule({"main": func}), CPUInfo.from_target(context.target))
+
+
 class RewriteParallelVectorizeUnroll(Postproc):
-    """Turns the root's parallel/vectorize/unroll annotations into loop kinds."""
+    """Turns the root's parallel/vectorize/unroll annotations into loop kinds.
+
+    ``default_rule`` names the default rule of the tune context's workload (None without
+    one) and ``reduction_min_work`` is its threshold, the one a reduction block uses."""
+
+    default_rule = None
+    reduction_min_work = MATMUL_PARALLEL_MIN_WORK
+
+    def initialize_with_tune_context(self, context):
+        super().initialize_with_tune_context(context)
+        found = default_min_work(context) if context.mod is not None else None
+        self.default_rule, self.reduction_min_work = found or (None, MATMUL_PARALLEL_MIN_WORK)
 
     def apply(self, sch):
         root = sch.get_block("root")
@@ -62,7 +86,8 @@ class RewriteParallelVectorizeUnroll(Postproc):
             loops = sch.get_loops(block)
             if not loops:
                 continue
-            if max_parallel > 1 and work(sch, loops) >= _min_work(sch, block):
+            threshold = _min_work(sch, block, self.reduction_min_work)
+            if max_parallel > 1 and work(sch, loops) >= threshold:
                 loops = self._parallelize(sch, block, loops, max_parallel)
             vectorized = self._vectorize(sch, loops, max_vector) if max_vector > 1 else None
             if unroll > 1:

@@ -10,12 +10,13 @@ from rvm.meta_schedule.space_generator.space_generator import (
 
 def create(kind="post-order-apply"):
     """A space generator from what ``tune_tir``'s ``space`` accepts: "post-order-apply" or
-    None (the default space), a SpaceGenerator as it is, a function of a Schedule
+    None (the default space), a SpaceGenerator (as it is, or its clone when a tune context
+    holds it already: one generator given to several tasks), a function of a Schedule
     (ScheduleFn), or a list of these (their union)."""
     if kind is None or kind == "post-order-apply":
         return PostOrderApply()
     if isinstance(kind, SpaceGenerator):
-        return kind
+        return kind if kind.context is None else kind.clone()
     if isinstance(kind, (list, tuple)):
         return SpaceGeneratorUnion([create(k) for k in kind])
     if callable(kind):

@@ -4,8 +4,12 @@ A space generator turns a workload into design spaces (Schedules whose
 traces contain sampling instructions); the search re-samples and mutates
 their decisions. Each generator also carries the schedule rules, the
 postprocessors run on every candidate, and the mutators' probabilities;
-"from-target" picks the defaults for the tune context's target.
+"from-target" picks the defaults for the tune context's target. A generator is bound to
+one tune context (its postprocessors read the task's workload): one given to several
+tasks is cloned for each after the first (``space_generator.create``).
 """
+import copy
+
 from rvm.meta_schedule.default_config import (
     mutator_probs as default_mutator_probs, postprocs as default_postprocs,
     schedule_rules as default_schedule_rules,
@@ -40,6 +44,20 @@ class SpaceGenerator:
 
     def generate_design_space(self, mod):
         raise NotImplementedError
+
+    def clone(self):
+        """An unbound copy of the generator, its rules, postprocessors and mutators copied
+        too (each binds to its own context: a postprocessor reads the task's default
+        rule)."""
+        new = copy.copy(self)
+        new.context = None
+        if isinstance(self.sch_rules, (list, tuple)):
+            new.sch_rules = [copy.copy(rule) for rule in self.sch_rules]
+        if isinstance(self.postprocs, (list, tuple)):
+            new.postprocs = [copy.copy(postproc) for postproc in self.postprocs]
+        if isinstance(self.mutator_probs, dict):
+            new.mutator_probs = {copy.copy(m): p for m, p in self.mutator_probs.items()}
+        return new
 
     def _new_schedule(self, mod):
         seed = self.context.fork_seed() if self.context is not None else None
@@ -86,6 +104,11 @@ class SpaceGeneratorUnion(SpaceGenerator):
         super().initialize_with_tune_context(context)
         for gen in self.space_generators:
             gen.initialize_with_tune_context(context)
+
+    def clone(self):
+        new = super().clone()
+        new.space_generators = [gen.clone() for gen in self.space_generators]
+        return new
 
     def generate_design_space(self, mod):
         return [sch for gen in self.space_generators for sch in gen.generate_design_space(mod)]

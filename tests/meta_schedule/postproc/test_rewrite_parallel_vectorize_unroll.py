@@ -7,6 +7,7 @@ import pytest
 
 import rvm
 from rvm import meta_schedule as ms
+from rvm.dlight import parallel_threshold
 from rvm.meta_schedule.postproc import rewrite_parallel_vectorize_unroll as rpvu
 from rvm.meta_schedule.search_strategy.search_strategy import replay, without_decisions
 from rvm.script import ir as I, tir as T  # noqa: E741
@@ -98,9 +99,9 @@ def test_a_nest_too_small_to_pay_for_threads_stays_serial(monkeypatch):
     # A reduction threads from the default matmul rule's threshold, as its default kernel
     # does: 128^3 = 2^21 multiply-adds is at it, so candidates that sampled a parallel
     # limit run in parallel; one iteration short of the threshold, none does.
-    assert rpvu.MATMUL_PARALLEL_MIN_WORK == 128 ** 3
+    assert parallel_threshold.RULE_MIN_WORK["matmul"] == 128 ** 3
     assert any(ForKind.PARALLEL in _kinds(s) for s in _candidates(MyModule, 4))
-    monkeypatch.setattr(rpvu, "MATMUL_PARALLEL_MIN_WORK", 128 ** 3 + 1)
+    monkeypatch.setitem(parallel_threshold.RULE_MIN_WORK, "matmul", 128 ** 3 + 1)
     assert all(ForKind.PARALLEL not in _kinds(s) for s in _candidates(MyModule, 4))
 
 
