@@ -39,7 +39,9 @@ def test_an_nchw_conv_gets_a_tile_of_output_columns_by_a_vector_of_channels():
     # the weight packed into [f // 16, c, ky, kx, f % 16] (a copy SplitLayoutRewritePreproc
     # applies at build to a bound weight); per output row and 16 channels, 14 columns of
     # vector accumulators stored [.., x, f], rc/ry/rx outside them: one load of the packed
-    # weight feeds 14 FMAs, each with one input element broadcast
+    # weight feeds 14 FMAs, each with one input element broadcast; 14 columns fill no
+    # vector of STORE_LANES, so the write-back runs over the columns with the channels
+    # unrolled inside (one interleaved read of the tile that gcc transposes with permutes)
     @T.prim_func
     def expected(x: T.Buffer((1, 16, 16, 16), "float32"), w: T.Buffer((32, 16, 3, 3), "float32"),
                  b: T.Buffer((32,), "float32"), y: T.Buffer((1, 32, 14, 14), "float32")):
@@ -81,8 +83,8 @@ def test_an_nchw_conv_gets_a_tile_of_output_columns_by_a_vector_of_channels():
                                 conv_local[vn, vh, vw, vf] = conv_local[vn, vh, vw, vf] \
                                     + x[vn, vc, vh + vy, vw + vx] * w_global[vf // 16, vc, vy, vx,
                                                                              vf % 16]
-                for ax1 in range(14):
-                    for ax0 in T.vectorized(16):
+                for ax1 in T.vectorized(14):
+                    for ax0 in T.unroll(16):
                         with T.block("conv_local"):
                             v0 = T.axis.spatial(1, 0)
                             v1 = T.axis.spatial(32, f_0 * 16 + ax0)
@@ -293,11 +295,16 @@ def test_output_rows_run_in_parallel_from_parallel_min_macs(batch, channels, fil
 @pytest.mark.parametrize("size,store", [(32, "for ax1 in T.vectorized(8):"),    # 8 columns
                                         (16, "for ax1 in T.vectorized(8):"),
                                         (8, "for ax1 in T.vectorized(8):"),
-                                        (28, "for ax0 in T.vectorized(16):"),   # 14 columns
-                                        (12, "for ax0 in T.vectorized(16):")])  # 12 columns
+                                        (28, "for ax1 in T.vectorized(14):"),   # 14 columns
+                                        (12, "for ax1 in T.vectorized(12):")])  # 12 columns
 def test_the_write_back_runs_over_columns_when_they_fill_store_vectors(size, store):
+    # 8 columns: one vector over the columns per channel; 14 or 12 (no whole vectors of
+    # STORE_LANES): the columns vectorized outside, the channels unrolled inside, never the
+    # channel order (a store per element, a map apart)
     text = schedule_func(_conv_func(1, 3, 16, size), RULES, INFO).script()
     assert store in text
+    assert ("for ax0 in T.unroll(16):" in text) == (size in (28, 12))
+    assert "for ax0 in T.vectorized(16):" not in text
 
 
 @T.prim_func

@@ -16,7 +16,7 @@ The loops become
         for c, ky, kx:
             for f_i in vectorized(width):
                 for x_i in unroll(rows):          acc[x_i, f_i] += in[.., x] * W_global[..]
-        out[n, f, y, x] = epilogue(acc)       (vectorized over f, or x: STORE_LANES)
+        out[n, f, y, x] = epilogue(acc)       (vectorized over x: STORE_LANES)
 
 so one vector load of the packed weight feeds ``rows`` FMAs, each with a broadcast of one
 input element: the output width no longer decides the vector length (a 14- or 28-wide map
@@ -56,13 +56,18 @@ MAX_ROWS = 14
 # 64 (28 x 28 maps, 8 channels): 0.33 -> 0.28 ms on one core.
 MAX_HALF_ROWS = 28
 # The write-back runs over the tile's columns (contiguous stores) when they fill vectors of
-# STORE_LANES; otherwise over its channels, one store per element ``H x W`` apart, which
-# gcc leaves scalar (a scatter). ResNet 7x7/2 conv at a symbolic batch 8 (32 x 32 maps, 8
-# columns): 0.90 -> 0.64 ms on one core; its 3 x 3 convs on 16 x 16 and 8 x 8 maps (8
-# columns, a residual add in the epilogue): 0.142 -> 0.114 ms and 0.125 -> 0.101 ms at
-# batch 8 (the channel order had been kept below a page between channels' maps when it
-# measured faster there). With the CNN's 14 columns the channel order measured faster
-# (1.42 against 2.2 ms).
+# STORE_LANES: ResNet 7x7/2 conv at a symbolic batch 8 (32 x 32 maps, 8 columns): 0.90 ->
+# 0.64 ms on one core against one store per element ``H x W`` apart (a scatter); its 3 x 3
+# convs on 16 x 16 and 8 x 8 maps (8 columns, a residual add in the epilogue): 0.142 ->
+# 0.114 ms and 0.125 -> 0.101 ms at batch 8. Otherwise (the CNN's 28 and 14 columns) it
+# runs over the columns outside and the channels unrolled inside: gcc then reads the
+# accumulators ``[x, f]`` as one interleaved group and transposes it with vector permutes
+# (vpermt2ps), where the channel order left one scalar store per element (a scatter). The
+# CNN at batch 64, thread CPU time on one core, both orders alternated in one process: its
+# 1 -> 8 channel conv on 28 x 28 maps 0.251 -> 0.212 ms, its 8 -> 16 one on 14 x 14 maps
+# 0.367 -> 0.354 ms. (The columns' order with the channels in a loop, not unrolled, had
+# measured 2.2 against 1.42 ms for the scatter: a strided gather per column.) With 8
+# columns this order measured slower on the ResNet's 7 x 7 stem (0.75 against 0.48 ms).
 STORE_LANES = 8
 # Fewer columns per tile leave the FMAs waiting on each other (a 17-wide map: 1 column).
 MIN_ROWS = 4
@@ -206,7 +211,8 @@ def _schedule(sch, conv, spatial, reduction, f, x, width, rows, info):
     back_f, back_x = sch.get_loops(acc)[-2:]
     if rows % STORE_LANES:
         sch.reorder(back_x, back_f)
-        sch.vectorize(back_f)
+        sch.vectorize(back_x)
+        sch.unroll(back_f)
     else:
         sch.vectorize(back_x)
     outer_loop = fuse_or_first(sch, rows_of_output)
