@@ -58,7 +58,7 @@ def test_an_nchw_conv_gets_a_tile_of_output_columns_by_a_vector_of_channels():
                 w_global[v0 // 16, v1, v2, v3, v0 % 16] = w[v0, v1, v2, v3]
         for n_h_fused in T.parallel(14):
             for f_0, v_0 in T.grid(2, 1):
-                for v_1_init in range(14):
+                for v_1_init in T.unroll(14):
                     for f_1_init in T.vectorized(16):
                         with T.block("conv_init"):
                             vn = T.axis.spatial(1, 0)
@@ -138,7 +138,7 @@ def test_a_batch_one_resnet_conv_on_8x8_runs_its_rows_on_threads_and_stores_colu
                 w_global[v0 // 16, v1, v2, v3, v0 % 16] = w[v0, v1, v2, v3]
         for n_h_fused in T.parallel(8):
             for f_0, v_0 in T.grid(2, 1):
-                for v_1_init in range(8):
+                for v_1_init in T.unroll(8):
                     for f_1_init in T.vectorized(16):
                         with T.block("conv_init"):
                             vn = T.axis.spatial(1, 0)

@@ -12,7 +12,7 @@ The loops become
     W_global[f // width, c, ky, kx, f % width] = W[f, c, ky, kx]   (at build when constant)
     for n, y                                  (fused; parallel from CONV_PARALLEL_MIN_WORK)
       for f_o, x_o:
-        acc[rows, width] = 0                      (vectorized over width)
+        acc[rows, width] = 0                      (vectorized over width, rows unrolled)
         for c, ky, kx:
             for f_i in vectorized(width):
                 for x_i in unroll(rows):          acc[x_i, f_i] += in[.., x] * W_global[..]
@@ -205,6 +205,10 @@ def _schedule(sch, conv, spatial, reduction, f, x, width, rows, info):
     init_f, init_x = sch.get_loops(init)[-2:]
     sch.reorder(init_x, init_f)
     sch.vectorize(init_f)
+    # Unrolled, the zeroing is a vector store per column that gcc keeps in registers;
+    # as a loop, gcc made it a call to memset per tile (the CNN's 1 -> 8 channel conv at
+    # batch 64: 0.215 -> 0.192 ms on one core, alternated in one process).
+    sch.unroll(init_x)
     sch.vectorize(f_i)
     if rows > 1:
         sch.unroll(x_i)
