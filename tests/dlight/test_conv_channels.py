@@ -192,13 +192,15 @@ def test_the_column_tile_is_the_largest_divisor_up_to_max_rows(columns, rows):
 
 
 @pytest.mark.parametrize("width,lanes,vector_bytes,limit", [
-    (8, 16, 64, 28), (3, 16, 64, 28), (16, 16, 64, 14), (10, 16, 64, 14),
-    (4, 8, 32, 14),  # AVX2: 16 registers hold no more accumulators
+    (8, 16, 64, 28), (3, 16, 64, 28), (16, 16, 64, 16), (10, 16, 64, 16),
+    (4, 8, 32, 14), (8, 8, 32, 14),  # AVX2: 16 registers hold no more accumulators
 ])
 def test_half_vector_channel_tiles_take_twice_the_columns_on_avx512(width, lanes,
                                                                     vector_bytes, limit):
     assert max_rows(width, lanes, vector_bytes) == limit
-    assert row_count(28, limit) == limit
+    assert row_count(28, limit) == (28 if limit == 28 else 14)
+    # a 16- or 32-wide map: tiles of 16 columns with AVX-512's 32 registers, 8 with AVX2's 16
+    assert row_count(32, limit) == (16 if vector_bytes == 64 else 8)
 
 
 def _conv_module(xshape, w, stride, padding):
@@ -292,18 +294,20 @@ def test_output_rows_run_in_parallel_from_parallel_min_macs(batch, channels, fil
     assert "T.parallel(" not in one_core.script()
 
 
-@pytest.mark.parametrize("size,store", [(32, "for ax1 in T.vectorized(8):"),    # 8 columns
-                                        (16, "for ax1 in T.vectorized(8):"),
+@pytest.mark.parametrize("size,store", [(32, "for ax1 in T.vectorized(16):"),   # 16 columns
+                                        (16, "for ax1 in T.vectorized(16):"),
                                         (8, "for ax1 in T.vectorized(8):"),
                                         (28, "for ax1 in T.vectorized(14):"),   # 14 columns
                                         (12, "for ax1 in T.vectorized(12):")])  # 12 columns
 def test_the_write_back_runs_over_columns_when_they_fill_store_vectors(size, store):
-    # 8 columns: one vector over the columns per channel; 14 or 12 (no whole vectors of
+    # 16 or 8 columns: one vector over the columns per channel; 14 or 12 (no whole vectors of
     # STORE_LANES): the columns vectorized outside, the channels unrolled inside, never the
     # channel order (a store per element, a map apart)
     text = schedule_func(_conv_func(1, 3, 16, size), RULES, INFO).script()
     assert store in text
     assert ("for ax0 in T.unroll(16):" in text) == (size in (28, 12))
+    columns = {32: 16, 16: 16, 8: 8, 28: 14, 12: 12}[size]  # the tile's, MAX_WIDE_ROWS at most
+    assert f"for xx_1 in T.unroll({columns}):" in text
     assert "for ax0 in T.vectorized(16):" not in text
 
 
