@@ -39,15 +39,17 @@ def test_an_nchw_conv_gets_a_tile_of_output_columns_by_a_vector_of_channels():
     # the weight packed into [f // 16, c, ky, kx, f % 16] (a copy SplitLayoutRewritePreproc
     # applies at build to a bound weight); per output row and 16 channels, 14 columns of
     # vector accumulators stored [.., x, f], rc/ry/rx outside them: one load of the packed
-    # weight feeds 14 FMAs, each with one input element broadcast; 14 columns fill no
-    # vector of STORE_LANES, so the write-back runs over the columns with the channels
-    # unrolled inside (one interleaved read of the tile that gcc transposes with permutes)
+    # weight feeds 14 FMAs, each with one input element broadcast; the bias and relu (read
+    # per channel) run on those vectors of channels into a second tile, y_local; 14 columns
+    # fill no vector of STORE_LANES, so the write-back copies it over the columns with the
+    # channels unrolled inside (an interleaved read that gcc transposes with permutes)
     @T.prim_func
     def expected(x: T.Buffer((1, 16, 16, 16), "float32"), w: T.Buffer((32, 16, 3, 3), "float32"),
                  b: T.Buffer((32,), "float32"), y: T.Buffer((1, 32, 14, 14), "float32")):
         T.func_attr({"tir.is_scheduled": "conv"})
         w_global = T.alloc_buffer((2, 16, 3, 3, 16))
         conv_local = T.alloc_buffer((1, 14, 14, 32), scope="local")
+        y_local = T.alloc_buffer((1, 14, 14, 32), scope="local")
         for ax0_0, ax1, ax2, ax3, ax0_1 in T.grid(2, 16, 3, 3, 16):
             with T.block("w_global"):
                 v0 = T.axis.spatial(32, ax0_0 * 16 + ax0_1)
@@ -83,17 +85,27 @@ def test_an_nchw_conv_gets_a_tile_of_output_columns_by_a_vector_of_channels():
                                 conv_local[vn, vh, vw, vf] = conv_local[vn, vh, vw, vf] \
                                     + x[vn, vc, vh + vy, vw + vx] * w_global[vf // 16, vc, vy, vx,
                                                                              vf % 16]
+                for ax1 in T.unroll(14):
+                    for ax0 in T.vectorized(16):
+                        with T.block("y"):
+                            vn = T.axis.spatial(1, 0)
+                            vf = T.axis.spatial(32, f_0 * 16 + ax0)
+                            vh = T.axis.spatial(14, n_h_fused)
+                            vw = T.axis.spatial(14, v_0 * 14 + ax1)
+                            T.reads(conv_local[vn, vh, vw, vf], b[vf])
+                            T.writes(y_local[vn, vh, vw, vf])
+                            y_local[vn, vh, vw, vf] = T.max(conv_local[vn, vh, vw, vf] + b[vf],
+                                                            T.float32(0.0))
                 for ax1 in T.vectorized(14):
                     for ax0 in T.unroll(16):
-                        with T.block("conv_local"):
+                        with T.block("y_local"):
                             v0 = T.axis.spatial(1, 0)
                             v1 = T.axis.spatial(32, f_0 * 16 + ax0)
                             v2 = T.axis.spatial(14, n_h_fused)
                             v3 = T.axis.spatial(14, v_0 * 14 + ax1)
-                            T.reads(conv_local[v0, v2, v3, v1], b[v1])
+                            T.reads(y_local[v0, v2, v3, v1])
                             T.writes(y[v0, v1, v2, v3])
-                            y[v0, v1, v2, v3] = T.max(conv_local[v0, v2, v3, v1] + b[v1],
-                                                      T.float32(0.0))
+                            y[v0, v1, v2, v3] = y_local[v0, v2, v3, v1]
 
     assert_structural_equal(schedule_func(conv_bias_relu, RULES, INFO),
                             expected.with_attr("global_symbol", "conv_bias_relu"))
@@ -327,3 +339,42 @@ def test_an_eight_channel_conv_tiles_a_whole_28_column_row_on_avx512_and_14_on_a
     assert "for f_1 in T.vectorized(8):" in avx512 and "T.unroll(28)" in avx512
     avx2 = schedule_func(conv_eight, RULES, CPUInfo(vector_bytes=32, cores=2)).script()
     assert "for f_1 in T.vectorized(8):" in avx2 and "T.unroll(14)" in avx2
+
+
+@T.prim_func
+def conv_bias_nhwc(x: T.Buffer((1, 16, 16, 16), "float32"), w: T.Buffer((32, 16, 3, 3), "float32"),
+                   b: T.Buffer((32,), "float32"), y: T.Buffer((1, 14, 14, 32), "float32")):
+    conv = T.alloc_buffer((1, 32, 14, 14))
+    for n, f, h, v, rc, ry, rx in T.grid(1, 32, 14, 14, 16, 3, 3):
+        with T.block("conv"):
+            vn, vf, vh, vw, vc, vy, vx = T.axis.remap("SSSSRRR", [n, f, h, v, rc, ry, rx])
+            with T.init():
+                conv[vn, vf, vh, vw] = T.float32(0)
+            conv[vn, vf, vh, vw] = conv[vn, vf, vh, vw] \
+                + x[vn, vc, vh + vy, vw + vx] * w[vf, vc, vy, vx]
+    for n, f, h, v in T.grid(1, 32, 14, 14):
+        with T.block("y"):
+            vn, vf, vh, vw = T.axis.remap("SSSS", [n, f, h, v])
+            y[vn, vh, vw, vf] = T.max(conv[vn, vf, vh, vw] + b[vf], T.float32(0))
+
+
+@pytest.mark.parametrize("func,on_channels", [
+    (conv_bias_relu, True),    # a bias read per channel: computed on the vectors of channels
+    (conv_residual, False),    # a residual read per column: inlined into the write-back
+    (conv_bias_nhwc, False),   # an epilogue writing another layout than the conv's
+])
+def test_only_a_per_channel_epilogue_runs_on_the_accumulators_channel_vectors(func, on_channels):
+    from rvm.driver.build_module import build
+
+    scheduled = schedule_func(func, RULES, INFO)
+    assert scheduled.get_attr("tir.is_scheduled") == "conv"
+    assert ('T.block("y_local")' in scheduled.script()) == on_channels
+    rng = np.random.default_rng(5)
+    shapes = [tuple(int(d) for d in func.buffer_map[p].shape) for p in func.params]
+    arrays = [rng.standard_normal(s).astype("float32") for s in shapes]
+    outs = []
+    for f in (func, scheduled):
+        args = [rvm.nd.array(a) for a in arrays[:-1]] + [rvm.nd.empty(shapes[-1])]
+        build(f.with_attr("global_symbol", "k"), target="c", name="k")["k"](*args)
+        outs.append(args[-1].numpy())
+    np.testing.assert_allclose(outs[1], outs[0], rtol=1e-4, atol=1e-4)

@@ -47,6 +47,11 @@ def _conv_bias_add(x, w, b, r):
     return op.nn.relu(op.add(op.add(op.nn.conv2d(x, w), b), r))
 
 
+def _conv_batch_norm(x, w, scale, shift):
+    # the CNN's tail: conv, a per-channel scale and shift (batch norm folded), relu
+    return op.nn.relu(op.add(op.multiply(op.nn.conv2d(x, w, padding=1), scale), shift))
+
+
 def _conv_pool(x, w):
     return op.nn.max_pool2d(_conv()(x, w), pool_size=3, strides=2, padding=1)
 
@@ -112,6 +117,14 @@ CASES = [
     ("conv_interleaved_stride2", _conv(2, 1), [(1, 5, 28, 27), (24, 5, 3, 3)], None),
     ("conv_interleaved_residual_sym", _conv_bias_add, [(N, 3, 14, 14), (20, 3, 1, 1),
                                                        (1, 20, 1, 1), (N, 20, 14, 14)], 2),
+    # per-channel epilogues computed on the accumulators' vectors of channels (one tile of
+    # 12 channels, two of 10 at a symbolic batch on 16 columns, a one-channel input on 28)
+    ("conv_channel_epilogue", _conv_batch_norm, [(2, 5, 9, 12), (12, 5, 3, 3), (1, 12, 1, 1),
+                                                 (1, 12, 1, 1)], None),
+    ("conv_channel_epilogue_sym", _conv_batch_norm, [(N, 3, 16, 16), (20, 3, 3, 3),
+                                                     (1, 20, 1, 1), (1, 20, 1, 1)], 3),
+    ("conv_channel_epilogue_one", _conv_batch_norm, [(2, 1, 28, 28), (8, 1, 3, 3),
+                                                     (1, 8, 1, 1), (1, 8, 1, 1)], None),
     ("avg_pool", lambda x: op.nn.avg_pool2d(x, pool_size=2, strides=2), [(1, 3, 18, 22)],
      None),
     ("global_pool", lambda x: op.nn.adaptive_avg_pool2d(x, 1), [(N, 7, 9, 9)], 3),
@@ -166,7 +179,8 @@ EXPECTED_RULE.update({name: ["conv"] for name in (
     "conv_7x7_stride2", "conv_wide_channels", "conv_sym_tiles", "conv_bias_add",
     "conv_parallel", "conv_column_store", "conv_small_parallel", "conv_residual_columns_sym",
     "conv_stride3", "conv_dilated_one_channel", "conv_interleaved_store",
-    "conv_interleaved_stride2", "conv_interleaved_residual_sym")})
+    "conv_interleaved_stride2", "conv_interleaved_residual_sym", "conv_channel_epilogue",
+    "conv_channel_epilogue_sym", "conv_channel_epilogue_one")})
 
 
 def _concrete(shape, n):

@@ -16,7 +16,8 @@ The loops become
         for c, ky, kx:
             for f_i in vectorized(width):
                 for x_i in unroll(rows):          acc[x_i, f_i] += in[.., x] * W_global[..]
-        out[n, f, y, x] = epilogue(acc)       (vectorized over x: STORE_LANES)
+        e[rows, width] = epilogue(acc)        (vectorized over width: a per-channel epilogue)
+        out[n, f, y, x] = e                   (vectorized over x: STORE_LANES)
 
 so one vector load of the packed weight feeds ``rows`` FMAs, each with a broadcast of one
 input element: the output width no longer decides the vector length (a 14- or 28-wide map
@@ -29,6 +30,17 @@ a vector and a vector, else the rule does not apply (the window rule takes the k
 not apply when that is below MIN_ROWS (and the width) or 1: a prime-wide map (where it
 applies, a 32-register target takes up to MAX_WIDE_ROWS columns, or MAX_HALF_ROWS for a
 ``width`` filling at most half a vector).
+
+An epilogue that reads, besides the conv's result, only buffers its columns do not index
+(a bias, a batch norm's scale and shift: ``_channel_epilogue``) runs on the accumulators'
+vectors of channels, into a second local tile that the write-back copies out; any other
+(a residual, read ``[.., x, f]`` that way would be a gather) is inlined into the
+write-back. On the vectors of channels an epilogue costs one operation per column; after
+the write-back's transposition it cost one per channel and part-vector of columns (the CNN
+at batch 64, one core, alternated in one process: its 1 -> 8 channel conv 0.182 -> 0.153
+ms, its 8 -> 16 one 0.339 -> 0.320 ms; the ResNet's at a symbolic batch 8: the 7 x 7 stem
+0.436 -> 0.411 ms, a 3 x 3 on 16 x 16 0.104 -> 0.100 ms, the 1 x 1 0.0139 -> 0.0109 ms,
+the 16 -> 32 channel 3 x 3 on 8 x 8 0.057 -> 0.058 ms).
 
 The weight is packed by a copy that carries ``LAYOUT_REWRITE``: a bound weight
 (``layout_free_buffers``) is packed once, at build, by SplitLayoutRewritePreproc; a
@@ -188,6 +200,43 @@ def _pack_weight(sch, conv, w_index, f_axis, width):
     return copy
 
 
+def _channel_epilogue(sch, block, producer):
+    """True when ``block``, the one consumer of what ``producer`` writes (the conv's result),
+    reads that result at its own output's indices and every other buffer at indices its
+    columns do not feed: a bias, a batch norm's scale and shift, not a residual (whose
+    read in the accumulators' ``[.., x, f]`` order would be a gather)."""
+    blk = sch.get(block)
+    made = sch.get(producer).writes[0].buffer
+    written = [id(r.min) for r in blk.writes[0].region]
+    x_axis = id(blk.iter_vars[-1].var)
+    if not written or written[-1] != x_axis:
+        return False
+    for region in blk.reads:
+        mins = [r.min for r in region.region]
+        if region.buffer is made:
+            if [id(m) for m in mins] != written:
+                return False
+        elif any(x_axis in used_vars(m) for m in mins):
+            return False
+    return True
+
+
+def _epilogue_on_accumulators(sch, copy, epilogue, layout, loop):
+    """Computes ``epilogue`` under ``loop`` on the accumulators (the write-back ``copy`` of
+    the conv's result inlined into it), into a local tile laid out by ``layout`` and
+    vectorized over the channels; returns the copy of that tile to the output."""
+    sch.compute_inline(copy)
+    back = sch.cache_write(epilogue, 0, "local")
+    sch.transform_layout(epilogue, ("write", 0), layout)
+    sch.reverse_compute_at(epilogue, loop)
+    sch.reverse_compute_at(back, loop)
+    e_f, e_x = sch.get_loops(epilogue)[-2:]
+    sch.reorder(e_x, e_f)
+    sch.vectorize(e_f)
+    sch.unroll(e_x)
+    return back
+
+
 def _schedule(sch, conv, spatial, reduction, f, x, width, rows, info):
     total = work(sch, spatial + reduction)
     f_o, f_i = sch.split(f, [None, width])
@@ -206,9 +255,13 @@ def _schedule(sch, conv, spatial, reduction, f, x, width, rows, info):
         return (*[v for k, v in enumerate(idx) if k != f_dim], idx[f_dim])
 
     sch.transform_layout(conv, ("write", 0), channels_last)
-    for consumer in sch.get_consumers(acc):
-        sch.reverse_compute_inline(consumer)
-    sch.reverse_compute_at(acc, outer[-1])
+    consumers = sch.get_consumers(acc)
+    if len(consumers) == 1 and _channel_epilogue(sch, consumers[0], acc):
+        acc = _epilogue_on_accumulators(sch, acc, consumers[0], channels_last, outer[-1])
+    else:
+        for consumer in consumers:
+            sch.reverse_compute_inline(consumer)
+        sch.reverse_compute_at(acc, outer[-1])
     init = sch.decompose_reduction(conv, reduction[0])
     init_f, init_x = sch.get_loops(init)[-2:]
     sch.reorder(init_x, init_f)
