@@ -39,13 +39,17 @@ def test_an_nchw_conv_gets_a_tile_of_output_columns_by_a_vector_of_channels():
     # the weight packed into [f // 16, c, ky, kx, f % 16] (a copy SplitLayoutRewritePreproc
     # applies at build to a bound weight); per output row and 16 channels, 14 columns of
     # vector accumulators stored [.., x, f], rc/ry/rx outside them: one load of the packed
-    # weight feeds 14 FMAs, each with one input element broadcast
+    # weight feeds 14 FMAs, each with one input element broadcast; the bias and relu (read
+    # per channel) run on those vectors of channels into a second tile, y_local; 14 columns
+    # fill no vector of STORE_LANES, so the write-back copies it over the columns with the
+    # channels unrolled inside (an interleaved read that gcc transposes with permutes)
     @T.prim_func
     def expected(x: T.Buffer((1, 16, 16, 16), "float32"), w: T.Buffer((32, 16, 3, 3), "float32"),
                  b: T.Buffer((32,), "float32"), y: T.Buffer((1, 32, 14, 14), "float32")):
         T.func_attr({"tir.is_scheduled": "conv"})
         w_global = T.alloc_buffer((2, 16, 3, 3, 16))
         conv_local = T.alloc_buffer((1, 14, 14, 32), scope="local")
+        y_local = T.alloc_buffer((1, 14, 14, 32), scope="local")
         for ax0_0, ax1, ax2, ax3, ax0_1 in T.grid(2, 16, 3, 3, 16):
             with T.block("w_global"):
                 v0 = T.axis.spatial(32, ax0_0 * 16 + ax0_1)
@@ -56,7 +60,7 @@ def test_an_nchw_conv_gets_a_tile_of_output_columns_by_a_vector_of_channels():
                 w_global[v0 // 16, v1, v2, v3, v0 % 16] = w[v0, v1, v2, v3]
         for n_h_fused in T.parallel(14):
             for f_0, v_0 in T.grid(2, 1):
-                for v_1_init in range(14):
+                for v_1_init in T.unroll(14):
                     for f_1_init in T.vectorized(16):
                         with T.block("conv_init"):
                             vn = T.axis.spatial(1, 0)
@@ -81,17 +85,27 @@ def test_an_nchw_conv_gets_a_tile_of_output_columns_by_a_vector_of_channels():
                                 conv_local[vn, vh, vw, vf] = conv_local[vn, vh, vw, vf] \
                                     + x[vn, vc, vh + vy, vw + vx] * w_global[vf // 16, vc, vy, vx,
                                                                              vf % 16]
-                for ax1 in range(14):
+                for ax1 in T.unroll(14):
                     for ax0 in T.vectorized(16):
-                        with T.block("conv_local"):
+                        with T.block("y"):
+                            vn = T.axis.spatial(1, 0)
+                            vf = T.axis.spatial(32, f_0 * 16 + ax0)
+                            vh = T.axis.spatial(14, n_h_fused)
+                            vw = T.axis.spatial(14, v_0 * 14 + ax1)
+                            T.reads(conv_local[vn, vh, vw, vf], b[vf])
+                            T.writes(y_local[vn, vh, vw, vf])
+                            y_local[vn, vh, vw, vf] = T.max(conv_local[vn, vh, vw, vf] + b[vf],
+                                                            T.float32(0.0))
+                for ax1 in T.vectorized(14):
+                    for ax0 in T.unroll(16):
+                        with T.block("y_local"):
                             v0 = T.axis.spatial(1, 0)
                             v1 = T.axis.spatial(32, f_0 * 16 + ax0)
                             v2 = T.axis.spatial(14, n_h_fused)
                             v3 = T.axis.spatial(14, v_0 * 14 + ax1)
-                            T.reads(conv_local[v0, v2, v3, v1], b[v1])
+                            T.reads(y_local[v0, v2, v3, v1])
                             T.writes(y[v0, v1, v2, v3])
-                            y[v0, v1, v2, v3] = T.max(conv_local[v0, v2, v3, v1] + b[v1],
-                                                      T.float32(0.0))
+                            y[v0, v1, v2, v3] = y_local[v0, v2, v3, v1]
 
     assert_structural_equal(schedule_func(conv_bias_relu, RULES, INFO),
                             expected.with_attr("global_symbol", "conv_bias_relu"))
@@ -136,7 +150,7 @@ def test_a_batch_one_resnet_conv_on_8x8_runs_its_rows_on_threads_and_stores_colu
                 w_global[v0 // 16, v1, v2, v3, v0 % 16] = w[v0, v1, v2, v3]
         for n_h_fused in T.parallel(8):
             for f_0, v_0 in T.grid(2, 1):
-                for v_1_init in range(8):
+                for v_1_init in T.unroll(8):
                     for f_1_init in T.vectorized(16):
                         with T.block("conv_init"):
                             vn = T.axis.spatial(1, 0)
@@ -190,13 +204,15 @@ def test_the_column_tile_is_the_largest_divisor_up_to_max_rows(columns, rows):
 
 
 @pytest.mark.parametrize("width,lanes,vector_bytes,limit", [
-    (8, 16, 64, 28), (3, 16, 64, 28), (16, 16, 64, 14), (10, 16, 64, 14),
-    (4, 8, 32, 14),  # AVX2: 16 registers hold no more accumulators
+    (8, 16, 64, 28), (3, 16, 64, 28), (16, 16, 64, 16), (10, 16, 64, 16),
+    (4, 8, 32, 14), (8, 8, 32, 14),  # AVX2: 16 registers hold no more accumulators
 ])
 def test_half_vector_channel_tiles_take_twice_the_columns_on_avx512(width, lanes,
                                                                     vector_bytes, limit):
     assert max_rows(width, lanes, vector_bytes) == limit
-    assert row_count(28, limit) == limit
+    assert row_count(28, limit) == (28 if limit == 28 else 14)
+    # a 16- or 32-wide map: tiles of 16 columns with AVX-512's 32 registers, 8 with AVX2's 16
+    assert row_count(32, limit) == (16 if vector_bytes == 64 else 8)
 
 
 def _conv_module(xshape, w, stride, padding):
@@ -290,14 +306,21 @@ def test_output_rows_run_in_parallel_from_parallel_min_macs(batch, channels, fil
     assert "T.parallel(" not in one_core.script()
 
 
-@pytest.mark.parametrize("size,store", [(32, "for ax1 in T.vectorized(8):"),    # 8 columns
-                                        (16, "for ax1 in T.vectorized(8):"),
+@pytest.mark.parametrize("size,store", [(32, "for ax1 in T.vectorized(16):"),   # 16 columns
+                                        (16, "for ax1 in T.vectorized(16):"),
                                         (8, "for ax1 in T.vectorized(8):"),
-                                        (28, "for ax0 in T.vectorized(16):"),   # 14 columns
-                                        (12, "for ax0 in T.vectorized(16):")])  # 12 columns
+                                        (28, "for ax1 in T.vectorized(14):"),   # 14 columns
+                                        (12, "for ax1 in T.vectorized(12):")])  # 12 columns
 def test_the_write_back_runs_over_columns_when_they_fill_store_vectors(size, store):
+    # 16 or 8 columns: one vector over the columns per channel; 14 or 12 (no whole vectors of
+    # STORE_LANES): the columns vectorized outside, the channels unrolled inside, never the
+    # channel order (a store per element, a map apart)
     text = schedule_func(_conv_func(1, 3, 16, size), RULES, INFO).script()
     assert store in text
+    assert ("for ax0 in T.unroll(16):" in text) == (size in (28, 12))
+    columns = {32: 16, 16: 16, 8: 8, 28: 14, 12: 12}[size]  # the tile's, MAX_WIDE_ROWS at most
+    assert f"for xx_1 in T.unroll({columns}):" in text
+    assert "for ax0 in T.vectorized(16):" not in text
 
 
 @T.prim_func
@@ -316,3 +339,42 @@ def test_an_eight_channel_conv_tiles_a_whole_28_column_row_on_avx512_and_14_on_a
     assert "for f_1 in T.vectorized(8):" in avx512 and "T.unroll(28)" in avx512
     avx2 = schedule_func(conv_eight, RULES, CPUInfo(vector_bytes=32, cores=2)).script()
     assert "for f_1 in T.vectorized(8):" in avx2 and "T.unroll(14)" in avx2
+
+
+@T.prim_func
+def conv_bias_nhwc(x: T.Buffer((1, 16, 16, 16), "float32"), w: T.Buffer((32, 16, 3, 3), "float32"),
+                   b: T.Buffer((32,), "float32"), y: T.Buffer((1, 14, 14, 32), "float32")):
+    conv = T.alloc_buffer((1, 32, 14, 14))
+    for n, f, h, v, rc, ry, rx in T.grid(1, 32, 14, 14, 16, 3, 3):
+        with T.block("conv"):
+            vn, vf, vh, vw, vc, vy, vx = T.axis.remap("SSSSRRR", [n, f, h, v, rc, ry, rx])
+            with T.init():
+                conv[vn, vf, vh, vw] = T.float32(0)
+            conv[vn, vf, vh, vw] = conv[vn, vf, vh, vw] \
+                + x[vn, vc, vh + vy, vw + vx] * w[vf, vc, vy, vx]
+    for n, f, h, v in T.grid(1, 32, 14, 14):
+        with T.block("y"):
+            vn, vf, vh, vw = T.axis.remap("SSSS", [n, f, h, v])
+            y[vn, vh, vw, vf] = T.max(conv[vn, vf, vh, vw] + b[vf], T.float32(0))
+
+
+@pytest.mark.parametrize("func,on_channels", [
+    (conv_bias_relu, True),    # a bias read per channel: computed on the vectors of channels
+    (conv_residual, False),    # a residual read per column: inlined into the write-back
+    (conv_bias_nhwc, False),   # an epilogue writing another layout than the conv's
+])
+def test_only_a_per_channel_epilogue_runs_on_the_accumulators_channel_vectors(func, on_channels):
+    from rvm.driver.build_module import build
+
+    scheduled = schedule_func(func, RULES, INFO)
+    assert scheduled.get_attr("tir.is_scheduled") == "conv"
+    assert ('T.block("y_local")' in scheduled.script()) == on_channels
+    rng = np.random.default_rng(5)
+    shapes = [tuple(int(d) for d in func.buffer_map[p].shape) for p in func.params]
+    arrays = [rng.standard_normal(s).astype("float32") for s in shapes]
+    outs = []
+    for f in (func, scheduled):
+        args = [rvm.nd.array(a) for a in arrays[:-1]] + [rvm.nd.empty(shapes[-1])]
+        build(f.with_attr("global_symbol", "k"), target="c", name="k")["k"](*args)
+        outs.append(args[-1].numpy())
+    np.testing.assert_allclose(outs[1], outs[0], rtol=1e-4, atol=1e-4)

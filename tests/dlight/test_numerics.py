@@ -47,6 +47,11 @@ def _conv_bias_add(x, w, b, r):
     return op.nn.relu(op.add(op.add(op.nn.conv2d(x, w), b), r))
 
 
+def _conv_batch_norm(x, w, scale, shift):
+    # the CNN's tail: conv, a per-channel scale and shift (batch norm folded), relu
+    return op.nn.relu(op.add(op.multiply(op.nn.conv2d(x, w, padding=1), scale), shift))
+
+
 def _conv_pool(x, w):
     return op.nn.max_pool2d(_conv()(x, w), pool_size=3, strides=2, padding=1)
 
@@ -105,6 +110,21 @@ CASES = [
     ("conv_stride3", _conv(3, 1), [(2, 5, 11, 46), (16, 5, 3, 3)], None),
     ("conv_dilated_one_channel", _conv(1, 2, 2), [(2, 1, 20, 20), (8, 1, 3, 3)], None),
     ("conv_then_pool", _conv_pool, [(1, 2, 19, 19), (3, 2, 3, 3)], None),
+    # write-backs of 12 and 14 columns (no whole vector of STORE_LANES: the columns
+    # vectorized, the channels unrolled): 12 channels in one tile, 24 in two at stride 2,
+    # a residual added at a symbolic batch
+    ("conv_interleaved_store", _conv(), [(2, 3, 12, 12), (12, 3, 3, 3)], None),
+    ("conv_interleaved_stride2", _conv(2, 1), [(1, 5, 28, 27), (24, 5, 3, 3)], None),
+    ("conv_interleaved_residual_sym", _conv_bias_add, [(N, 3, 14, 14), (20, 3, 1, 1),
+                                                       (1, 20, 1, 1), (N, 20, 14, 14)], 2),
+    # per-channel epilogues computed on the accumulators' vectors of channels (one tile of
+    # 12 channels, two of 10 at a symbolic batch on 16 columns, a one-channel input on 28)
+    ("conv_channel_epilogue", _conv_batch_norm, [(2, 5, 9, 12), (12, 5, 3, 3), (1, 12, 1, 1),
+                                                 (1, 12, 1, 1)], None),
+    ("conv_channel_epilogue_sym", _conv_batch_norm, [(N, 3, 16, 16), (20, 3, 3, 3),
+                                                     (1, 20, 1, 1), (1, 20, 1, 1)], 3),
+    ("conv_channel_epilogue_one", _conv_batch_norm, [(2, 1, 28, 28), (8, 1, 3, 3),
+                                                     (1, 8, 1, 1), (1, 8, 1, 1)], None),
     ("avg_pool", lambda x: op.nn.avg_pool2d(x, pool_size=2, strides=2), [(1, 3, 18, 22)],
      None),
     ("global_pool", lambda x: op.nn.adaptive_avg_pool2d(x, 1), [(N, 7, 9, 9)], 3),
@@ -158,7 +178,9 @@ EXPECTED_RULE.update({name: ["conv"] for name in (
     "conv_nchw", "conv_stride_dilation", "conv_narrow", "conv_odd_channels", "conv_one_channel",
     "conv_7x7_stride2", "conv_wide_channels", "conv_sym_tiles", "conv_bias_add",
     "conv_parallel", "conv_column_store", "conv_small_parallel", "conv_residual_columns_sym",
-    "conv_stride3", "conv_dilated_one_channel")})
+    "conv_stride3", "conv_dilated_one_channel", "conv_interleaved_store",
+    "conv_interleaved_stride2", "conv_interleaved_residual_sym", "conv_channel_epilogue",
+    "conv_channel_epilogue_sym", "conv_channel_epilogue_one")})
 
 
 def _concrete(shape, n):
