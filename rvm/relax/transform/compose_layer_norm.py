@@ -1,4 +1,5 @@
-"""ComposeLayerNorm: a layer normalization spelled out op by op becomes ``R.nn.layer_norm``.
+"""ComposeLayerNorm: a layer (or RMS) normalization spelled out op by op becomes
+``R.nn.layer_norm`` (``R.nn.rms_norm``).
 
 ONNX has no LayerNormalization before opset 17, so ``torch.onnx.export`` at an older
 opset (and hand-written models at any) write it as its formula::
@@ -18,6 +19,14 @@ This pass rewrites the chain (rvm.relax.dpl.rewrite_call) when
 - ``eps`` is a constant of one element added to the variance (before the square root);
 - ``gamma`` and ``beta`` have the shape of the normalized axes and ``x``'s dtype
   (either operand order of the multiply and the add).
+
+Llama-style RMS normalization (no RMSNormalization before opset 23) is spelled out the
+same way and becomes ``R.nn.rms_norm(x, weight, axes, eps)``::
+
+    ms = mean(x ** 2, axes, keepdims=True)          (or x * x)
+    y  = x * reciprocal(sqrt(ms + eps)) * weight    (or x / sqrt(ms + eps); either order)
+
+with the same conditions on the axes, the square, ``eps`` and ``weight``.
 
 Anything else (an epsilon added after the square root, a mean over other axes, a scale of
 another shape) is left as it is. The bindings the rewrite no longer needs are removed.
@@ -46,7 +55,7 @@ from rvm.ir.transform import PassInfo
 from rvm.relax.dpl.pattern import is_const, is_op, wildcard
 from rvm.relax.dpl.rewrite import rewrite_call
 from rvm.relax.expr import Constant
-from rvm.relax.op.nn.normalization import layer_norm
+from rvm.relax.op.nn.normalization import layer_norm, rms_norm
 from rvm.relax.struct_info import TensorStructInfo
 from rvm.relax.transform.dead_code_elimination import remove_unused_bindings
 from rvm.relax.transform.function_pass import FunctionPass
@@ -71,6 +80,20 @@ def _pattern():
                   "gamma": gamma, "beta": beta}
 
 
+def _rms_pattern():
+    """(root pattern, {role: sub-pattern}) of the RMS normalization."""
+    x, eps, weight, one = wildcard(), is_const(), wildcard(), is_const()
+    power = is_op("relax.power")(x, is_const())
+    square = power | is_op("relax.multiply")(x, x)
+    ms = is_op("relax.mean")(square)
+    den = is_op("relax.sqrt")(_either("relax.add", ms, eps))
+    recip = is_op("relax.divide")(one, den)
+    normed = is_op("relax.divide")(x, den) | _either("relax.multiply", x, recip)
+    root = _either("relax.multiply", normed, weight)
+    return root, {"x": x, "power": power, "ms": ms, "eps": eps, "weight": weight,
+                  "recip": recip, "one": one}
+
+
 def _one_value(expr):
     """The float of a constant of one element, or None."""
     if not isinstance(expr, Constant):
@@ -92,50 +115,73 @@ def _same_dims(a, b):
         getattr(p, "value", p) == getattr(q, "value", q) or p is q for p, q in zip(a, b))
 
 
-def _rewrite(value, matches, roles):
-    found = {role: matches.get(pattern) for role, pattern in roles.items()}
-    x = found["x"]
-    sinfo = x.struct_info_
+def _checked(found, means, params):
+    """(axes, eps) when the matched chain is a normalization of ``found["x"]`` (a float
+    tensor of known shape) over trailing axes that every mean in ``means`` reduces, with a
+    square that is a square, a finite one-element ``eps`` and parameters ``params`` of the
+    normalized axes' shape and x's dtype; else None."""
+    sinfo = found["x"].struct_info_
     if not isinstance(sinfo, TensorStructInfo) or sinfo.ndim < 1 or sinfo.shape_values is None \
             or not str(sinfo.dtype).startswith("float"):
-        return value
+        return None
     ndim, dims = sinfo.ndim, sinfo.shape_values
-    axes = _reduced_axes(found["mean"], ndim)
+    axes = _reduced_axes(found[means[0]], ndim)
     if axes is None or axes != list(range(ndim - len(axes), ndim)) or \
-            _reduced_axes(found["var"], ndim) != axes:
-        return value
-    power = found["power"]  # None when the square is d * d
+            any(_reduced_axes(found[m], ndim) != axes for m in means[1:]):
+        return None
+    power = found["power"]  # None when the square is a product
     if power is not None and _one_value(power.args[1]) != 2.0:
-        return value
+        return None
     eps = _one_value(found["eps"])
     if eps is None or not np.isfinite(eps):
-        return value
-    for role in ("gamma", "beta"):
+        return None
+    for role in params:
         p = found[role].struct_info_
         if not isinstance(p, TensorStructInfo) or str(p.dtype) != str(sinfo.dtype) or \
                 p.shape_values is None or not _same_dims(p.shape_values, dims[axes[0]:]):
-            return value
-    return layer_norm(x, found["gamma"], found["beta"], axes=axes, epsilon=eps)
+            return None
+    return axes, eps
+
+
+def _rewrite(value, matches, roles):
+    found = {role: matches.get(pattern) for role, pattern in roles.items()}
+    checked = _checked(found, ("mean", "var"), ("gamma", "beta"))
+    if checked is None:
+        return value
+    axes, eps = checked
+    return layer_norm(found["x"], found["gamma"], found["beta"], axes=axes, epsilon=eps)
+
+
+def _rewrite_rms(value, matches, roles):
+    found = {role: matches.get(pattern) for role, pattern in roles.items()}
+    checked = _checked(found, ("ms",), ("weight",))
+    if checked is None or (found["recip"] is not None and _one_value(found["one"]) != 1.0):
+        return value
+    axes, eps = checked
+    return rms_norm(found["x"], found["weight"], axes=axes, epsilon=eps)
 
 
 def compose_layer_norm(func, mod=None):
-    """``func`` with every spelled-out layer normalization as ``R.nn.layer_norm`` (module
-    docstring), its unused bindings removed."""
-    root, roles = _pattern()
+    """``func`` with every spelled-out layer normalization as ``R.nn.layer_norm`` and RMS
+    normalization as ``R.nn.rms_norm`` (module docstring), its unused bindings removed."""
     rewritten = []
+    new = func
+    for pattern, rewrite in ((_pattern, _rewrite), (_rms_pattern, _rewrite_rms)):
+        root, roles = pattern()
 
-    def rewriter(value, matches):
-        new = _rewrite(value, matches, roles)
-        if new is not value:
-            rewritten.append(new)
-        return new
+        def rewriter(value, matches, roles=roles, rewrite=rewrite):
+            out = rewrite(value, matches, roles)
+            if out is not value:
+                rewritten.append(out)
+            return out
 
-    new = rewrite_call(root, rewriter, func)
+        new = rewrite_call(root, rewriter, new)
     return remove_unused_bindings(new, mod) if rewritten else func
 
 
 def ComposeLayerNorm():  # noqa: N802  (passes are CamelCase factories)
     """A pass rewriting ``(x - mean) / sqrt(var + eps) * gamma + beta`` spelled out op by
-    op into ``R.nn.layer_norm`` (module docstring)."""
+    op into ``R.nn.layer_norm``, and ``x / sqrt(mean(x ** 2) + eps) * weight`` into
+    ``R.nn.rms_norm`` (module docstring)."""
     return FunctionPass(lambda func, mod, ctx: compose_layer_norm(func, mod),
                         PassInfo(0, "ComposeLayerNorm"))

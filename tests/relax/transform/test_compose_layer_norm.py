@@ -131,3 +131,72 @@ def test_a_difference_used_elsewhere_stays():
     ops = [bd.value.op.name for bd in ComposeLayerNorm()(bb.get())["main"].body.blocks[0]
            .bindings if hasattr(bd.value, "op")]
     assert "relax.nn.layer_norm" in ops and "relax.subtract" in ops
+
+
+def _rms_chain(form):
+    """x -> the RMS normalization of ``form`` (RMS_FORMS), weight w."""
+    shape, wshape, kw = RMS_FORMS[form][:3]
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo(shape, "float32"))
+    w = relax.Var("w", relax.TensorStructInfo(wshape, "float32"))
+    f32 = lambda v: relax.const(v, "float32")  # noqa: E731
+    with bb.function("main", [x, w]):
+        with bb.dataflow():
+            other = bb.emit(op.add(x, f32(1.0)))
+            sq = op.multiply(x, other if kw.get("square") == "other" else x) \
+                if kw.get("square") in ("product", "other") else \
+                op.power(x, f32(kw.get("power", 2.0)))
+            ms = bb.emit(op.mean(sq, axis=kw.get("axes", [-1]), keepdims=True))
+            eps = f32(1e-6)
+            if kw.get("eps_after_sqrt"):
+                den = bb.emit(op.add(op.sqrt(ms), eps))
+            else:
+                den = bb.emit(op.sqrt(op.add(eps, ms) if kw.get("eps_first") else op.add(ms, eps)))
+            top = other if kw.get("numerator") == "other" else x
+            if kw.get("divide"):
+                n = bb.emit(op.divide(top, den))
+            else:
+                recip = bb.emit(op.divide(f32(kw.get("one", 1.0)), den))
+                n = bb.emit(op.multiply(recip, top) if kw.get("recip_first")
+                            else op.multiply(top, recip))
+            y = op.multiply(w, n) if kw.get("weight_first") else op.multiply(n, w)
+            out = bb.emit_output(y)
+        bb.emit_func_output(out)
+    return bb.get()
+
+
+RMS_FORMS = {  # name: (x shape, weight shape, options, rewritten)
+    "reciprocal (Llama export)": ((2, 3, 8), (8,), {}, True),
+    "divide": ((2, 3, 8), (8,), {"divide": True}, True),
+    "square as a product, operands swapped": (
+        (2, 3, 8), (8,), {"square": "product", "eps_first": True, "recip_first": True,
+                          "weight_first": True}, True),
+    "last two axes": ((2, 3, 8), (3, 8), {"axes": [1, 2]}, True),
+    # near misses
+    "epsilon after the square root": ((2, 3, 8), (8,), {"eps_after_sqrt": True}, False),
+    "a product of two tensors": ((2, 3, 8), (8,), {"square": "other"}, False),
+    "another numerator": ((2, 3, 8), (8,), {"numerator": "other"}, False),
+    "half the reciprocal": ((2, 3, 8), (8,), {"one": 2.0}, False),
+    "a cube": ((2, 3, 8), (8,), {"power": 3.0}, False),
+    "axes not trailing": ((2, 8, 8), (8,), {"axes": [1]}, False),
+    "a weight of one element": ((2, 3, 8), (1,), {}, False),
+}
+
+
+@pytest.mark.parametrize("form", RMS_FORMS)
+def test_rms_forms_and_near_misses(form):
+    before = _rms_chain(form)
+    after = ComposeLayerNorm()(before)
+    ops = [bd.value.op.name for bd in after["main"].body.blocks[0].bindings]
+    if not RMS_FORMS[form][-1]:
+        assert "relax.nn.rms_norm" not in ops, ops
+        return
+    assert ops == ["relax.nn.rms_norm"], ops
+    shape, wshape, kw = RMS_FORMS[form][:3]
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal(shape).astype("float32") * 3
+    w = rng.standard_normal(wshape).astype("float32")
+    axes = tuple(kw.get("axes", [-1]))
+    want = x / np.sqrt((x * x).mean(axis=axes, keepdims=True) + 1e-6) * w
+    vm = relax.VirtualMachine(relax.build(after), rvm.cpu())
+    np.testing.assert_allclose(vm["main"](x, w).numpy(), want, rtol=1e-4, atol=1e-4)
