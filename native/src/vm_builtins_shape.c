@@ -1,6 +1,7 @@
 /* C builtins for shapes and tuples: symbolic-shape matching on the shape heap
  * (MatchCode / MakeCode pairs of the contract), shape_of, reshape, tuple access and
  * branch conditions. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -135,6 +136,45 @@ int rvm_builtin_match_prim_value(RVM_VM_BUILTIN_ARGS) {
   if (args[0].v_int64 == expected) return 0;
   rvm_set_error("ValueError: %s: expected the value %lld, got %lld", ctx, (long long)expected,
                 (long long)args[0].v_int64);
+  return -1;
+}
+
+/* A size computed from other sizes (n - 5) must not be negative: refused where it is
+ * computed, naming it and the variables it was computed from, before any allocation or
+ * kernel sees it. */
+int rvm_builtin_check_size(RVM_VM_BUILTIN_ARGS) {
+  const char* ctx = rvm_ctx_arg(args, codes, n, 2, "check_size");
+  int64_t slot, *slots, heap_size;
+  if (rvm_int_arg(ctx, "the slot", args, codes, 1, &slot) != 0 ||
+      heap_slots(ctx, args, codes, 0, &slots, &heap_size) != 0 ||
+      check_slot(ctx, slot, heap_size) != 0)
+    return -1;
+  if ((n - 3) % 2 != 0) {
+    rvm_set_error("ValueError: %s: variables come as (name, slot) pairs, got %d arguments "
+                  "after the context", ctx, n - 3);
+    return -1;
+  }
+  for (int i = 3; i < n; i += 2) {
+    int64_t var_slot;
+    if (codes[i] != kRVMStr) {
+      rvm_set_error("TypeError: %s: a variable name must be a str, got %s", ctx, TYPE_NAME(i));
+      return -1;
+    }
+    if (rvm_int_arg(ctx, "a variable slot", args, codes, i + 1, &var_slot) != 0 ||
+        check_slot(ctx, var_slot, heap_size) != 0)
+      return -1;
+  }
+  if (slots[slot] >= 0) return 0;
+  char vars[512];
+  size_t used = 0;
+  vars[0] = '\0';
+  for (int i = 3; i < n && used < sizeof(vars); i += 2) {
+    int w = snprintf(vars + used, sizeof(vars) - used, "%s%s = %lld", i == 3 ? " (" : ", ",
+                     args[i].v_str, (long long)slots[args[i + 1].v_int64]);
+    used = w < 0 ? sizeof(vars) : used + (size_t)w;
+  }
+  rvm_set_error("ValueError: %s is %lld%s%s, but a size must be >= 0", ctx,
+                (long long)slots[slot], vars, n > 3 ? ")" : "");
   return -1;
 }
 

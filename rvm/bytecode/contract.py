@@ -182,6 +182,9 @@ C_BUILTINS = {b.name: b for b in (
     CBuiltin("vm.builtin.check_func_info", 1, 2, "(arg, err_ctx='') -> None: arg is callable"),
     CBuiltin("vm.builtin.match_prim_value", 4, 5,
              "(value, heap, code, value, err_ctx='') -> None: one MatchCode pair for an int"),
+    CBuiltin("vm.builtin.check_size", 3, None,
+             "(heap, slot, err_ctx, name_0, slot_0, ...) -> None: heap[slot], a computed "
+             "size, is >= 0 (the error gives the variables name_i = heap[slot_i])"),
     CBuiltin("vm.builtin.make_shape", 2, None,
              "(heap, ndim, code_0, value_0, ...) -> Shape (MakeCode pairs)"),
     CBuiltin("vm.builtin.make_tuple", 0, None, "(fields...) -> Array"),

@@ -126,8 +126,18 @@ def test_if_with_one_line_branches():
 
 
 @pytest.fixture(scope="module", params=["c", "python"])
-def vm(request):
-    return VirtualMachine(build(Program, target=request.param), rvm.cpu())
+def executable(request):
+    return build(Program, target=request.param)
+
+
+@pytest.fixture(scope="module")
+def vm(executable, vm_engine):
+    """The VM of this module's engine row, for each target's executable."""
+    return VirtualMachine(executable, rvm.cpu(), engine=vm_engine)
+
+
+def test_the_vm_runs_on_the_engine_of_its_row(vm, vm_engine):
+    assert vm.engine == vm_engine
 
 
 def _vec(n, seed=0):

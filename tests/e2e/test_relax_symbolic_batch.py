@@ -59,8 +59,18 @@ def _reference(x, w0, b0, w1, b1):
 
 
 @pytest.fixture(scope="module")
-def vm():
-    return VirtualMachine(build(BatchedMLP, target="c"), rvm.cpu())
+def executable():
+    return build(BatchedMLP, target="c")
+
+
+@pytest.fixture(scope="module")
+def vm(executable, vm_engine):
+    """The VM of this module's engine row (one executable serves both engines)."""
+    return VirtualMachine(executable, rvm.cpu(), engine=vm_engine)
+
+
+def test_the_vm_runs_on_the_engine_of_its_row(vm, vm_engine):
+    assert vm.engine == vm_engine
 
 
 @pytest.mark.parametrize("batch", [1, 7, 64])

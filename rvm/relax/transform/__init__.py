@@ -32,6 +32,7 @@ from rvm.relax.transform.kill_after_last_use import KillAfterLastUse
 from rvm.relax.transform.merge_composite_functions import MergeCompositeFunctions
 from rvm.relax.transform.legalize_ops import LEGALIZE_RULES, LegalizeOps, register_legalize
 from rvm.relax.transform.pipeline import default_build_pipeline
+from rvm.relax.transform.rewrite_dataflow_reshape import RewriteDataflowReshape
 from rvm.relax.transform.run_codegen import RunCodegen
 from rvm.relax.transform.split_layout_rewrite_preproc import SplitLayoutRewritePreproc
 from rvm.relax.transform.static_plan_block_memory import StaticPlanBlockMemory
@@ -45,7 +46,8 @@ __all__ = [
     "DecomposeOpsForInference",
     "FoldConstant", "FunctionPass", "FuseOps", "FuseOpsByPattern", "FuseTIR",
     "FuseTransposeMatmul", "FusionPattern", "KillAfterLastUse", "LEGALIZE_RULES",
-    "LegalizeOps", "MergeCompositeFunctions", "PatternCheckContext", "RunCodegen",
+    "LegalizeOps", "MergeCompositeFunctions", "PatternCheckContext", "RewriteDataflowReshape",
+    "RunCodegen",
     "SplitLayoutRewritePreproc", "StaticPlanBlockMemory", "ToNonDataflow", "VMBuiltinLower",
     "VMShapeLower", "dataflowblock_pass", "default_build_pipeline", "function_pass",
     "register_legalize",

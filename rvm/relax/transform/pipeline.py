@@ -17,6 +17,7 @@ from rvm.relax.transform.fuse_transpose_matmul import FuseTransposeMatmul
 from rvm.relax.transform.kill_after_last_use import KillAfterLastUse
 from rvm.relax.transform.legalize_ops import LegalizeOps
 from rvm.ir.transform import Sequential, get_pipeline, register_pipeline  # noqa: F401
+from rvm.relax.transform.rewrite_dataflow_reshape import RewriteDataflowReshape
 from rvm.relax.transform.split_layout_rewrite_preproc import SplitLayoutRewritePreproc
 from rvm.relax.transform.static_plan_block_memory import StaticPlanBlockMemory
 from rvm.relax.transform.to_non_dataflow import ToNonDataflow
@@ -36,7 +37,10 @@ def default_build_pipeline(default_schedule=True):
     params=)``, run at compile time), DeadCodeElimination, AnnotateTIROpPattern,
     FuseOps and FuseTIR (chains of kernel calls become one kernel; the fusion
     level is the PassContext's opt_level, so ``PassContext(opt_level=0)`` turns
-    fusion off), AttachGlobalSymbol, ToNonDataflow, then, when ``default_schedule``,
+    fusion off), RewriteDataflowReshape (a kernel that only reshapes, called inside a
+    dataflow block, becomes ``R.reshape``: a view of its input, no copy) and
+    DeadCodeElimination (the reshape kernels nothing calls any more), AttachGlobalSymbol,
+    ToNonDataflow, then, when ``default_schedule``,
     AttachAttrLayoutFreeBuffers (kernel inputs that are constants at every call are
     marked ``layout_free_buffers``), DefaultCPUSchedule (every kernel without a
     schedule of its own gets the rule-based one of ``rvm.dlight``; it runs after the
@@ -94,6 +98,8 @@ def default_build_pipeline(default_schedule=True):
         AnnotateTIROpPattern(),
         FuseOps(),
         FuseTIR(),
+        RewriteDataflowReshape(),
+        DeadCodeElimination(),
         AttachGlobalSymbol(),
         ToNonDataflow(),
         *([AttachAttrLayoutFreeBuffers(), DefaultCPUSchedule(), SplitLayoutRewritePreproc()]

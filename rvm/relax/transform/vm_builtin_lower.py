@@ -12,6 +12,8 @@ before                                          after
 ``R.memory.kill_tensor/kill_storage(x)``        ``R.vm.kill_object(x)``
 ``R.call_pure_packed(f, *args)``                ``f(*args)`` (a call of the ExternFunc)
 ``R.shape_of(x)``                               ``vm.builtin.shape_of(x)``
+``R.reshape(x, shape)``                         ``vm.builtin.reshape(x, shape)`` (a view of
+                                                ``x``'s memory; no copy)
 ``R.vm.call_tir_dyn(f, (args...))``             ``vm.builtin.call_tir_dyn(f, *args)``
 ``R.make_closure(f, (args...))``                ``vm.builtin.make_closure(f, *args)``
 ``R.invoke_closure(c, (args...))``              ``c(*args)`` (the VM invokes the closure)
@@ -108,6 +110,8 @@ class _Lowerer:
             return _extern_call(args[0], args[1:], call.struct_info_)
         if op == "relax.shape_of":
             return _extern_call(ExternFunc("vm.builtin.shape_of"), args, call.struct_info_)
+        if op == "relax.reshape":
+            return _extern_call(ExternFunc("vm.builtin.reshape"), args, call.struct_info_)
         if op == "relax.vm.call_tir_dyn":
             return _extern_call(ExternFunc("vm.builtin.call_tir_dyn"),
                                 [args[0], *args[1].fields], call.struct_info_)

@@ -18,7 +18,10 @@ For each Relax function:
    function, the parameter, and expected vs actual values.
 3. Derived dimensions are computed by a generated shape-function PrimFunc
    (added to the module, compiled with the kernels), called with the heap,
-   then checked where parameters declare them.
+   then checked where parameters declare them. A derived dimension of a tensor
+   that may come out negative (``n - 5``) is checked right after it is computed
+   (``vm.builtin.check_size``, rvm.relax.transform.size_checks), naming it, its
+   tensor and the variables' values, before an allocation or a kernel sees it.
 4. ``match_cast`` bindings are lowered the same way (checks, matches) and
    become plain bindings.
    The value a callable parameter or closure returns (a call whose callee is
@@ -51,6 +54,9 @@ from rvm.tir.expr import FloatImm, IntImm, Var as TirVar
 from rvm.relax.transform.lowering_util import bind
 from rvm.ir.transform import ModulePass, PassInfo
 from rvm.relax.transform.shape_func import HeapLayout, make_shape_func, tir_vars_of
+from rvm.relax.transform.size_checks import (
+    check_size_binding, may_be_negative, tensor_dim_owners,
+)
 from rvm.relax.transform.sinfo_text import dim_text as sinfo_text_dim
 from rvm.relax.transform.sinfo_text import sinfo_text
 
@@ -150,6 +156,13 @@ class _FunctionLowerer:
         for expr in self.pending:
             for var in tir_vars_of(expr):
                 self.layout.var_slot(var)
+        # heap slot -> (dim, tensor, sinfo): computed tensor dimensions that may be negative
+        self.size_checks = {}
+        for dim, owner, sinfo in tensor_dim_owners(func):
+            slot = self.layout.expr_slot(dim, allocate=False)
+            if slot is not None and slot not in self.size_checks and \
+                    may_be_negative(dim, self.sizes):
+                self.size_checks[slot] = (dim, owner, sinfo)
         self.heap = None
         self.shape_cache = {}
         self.checking_result = False  # only check dimensions (define no variable)
@@ -264,6 +277,13 @@ class _FunctionLowerer:
         call = Call(GlobalVar(name), [self.heap])
         object.__setattr__(call, "struct_info_", TupleStructInfo([]))
         out.append(bind("_", call)[1])
+        for expr in ready:
+            slot = self.layout.expr_slot(expr, allocate=False)
+            if slot in self.size_checks:
+                dim, owner, sinfo = self.size_checks[slot]
+                var_slots = [(v, self.layout.var_slot(v)) for v in tir_vars_of(dim)]
+                out.append(check_size_binding(self.name, dim, owner, sinfo, self.heap, slot,
+                                              var_slots))
 
     # -- values ------------------------------------------------------------------------------
     def slot_code(self, dim, where):

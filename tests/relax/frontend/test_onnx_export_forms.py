@@ -144,3 +144,105 @@ def test_a_spelled_out_layer_norm(eps_after_sqrt):
     for engine in ("python", "native"):
         got = relax.VirtualMachine(ex, rvm.cpu(), engine=engine)["main"](x).numpy()
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, err_msg=engine)
+
+
+def _rms_norm(form):
+    """x (batch, seq, HIDDEN) -> y: a Llama RMSNorm as ``torch.onnx.export`` writes it
+    (Pow, ReduceMean, Add, Sqrt, Reciprocal, Mul, Mul), with Div for the reciprocal and
+    multiply, or the near miss with the epsilon added after the square root."""
+    rng = np.random.default_rng(6)
+    inits = [numpy_helper.from_array(rng.standard_normal(HIDDEN).astype("float32"), "weight"),
+             numpy_helper.from_array(np.array(2.0, dtype="float32"), "two"),
+             numpy_helper.from_array(np.array(1e-6, dtype="float32"), "eps")]
+    node = helper.make_node
+    nodes = [node("Pow", ["x", "two"], ["sq"]),
+             node("ReduceMean", ["sq"], ["ms"], axes=[-1])]
+    if form == "near miss":
+        nodes += [node("Sqrt", ["ms"], ["std"]), node("Add", ["std", "eps"], ["den"])]
+    else:
+        nodes += [node("Add", ["ms", "eps"], ["me"]), node("Sqrt", ["me"], ["den"])]
+    if form == "div":
+        nodes += [node("Div", ["x", "den"], ["n"])]
+    else:
+        nodes += [node("Reciprocal", ["den"], ["inv"]), node("Mul", ["x", "inv"], ["n"])]
+    nodes += [node("Mul", ["weight", "n"], ["y"])]
+    graph = helper.make_graph(
+        nodes, "rms_norm",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "seq", HIDDEN])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], initializer=inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+
+
+@pytest.mark.parametrize("form", ["reciprocal", "div", "near miss"])
+def test_a_spelled_out_rms_norm(form):
+    model = _rms_norm(form)
+    mod = from_onnx(model)
+    ops = [b.value.op.name for b in mod["main"].body.blocks[0].bindings
+           if hasattr(b.value, "op")]
+    assert ("relax.nn.rms_norm" in ops) == (form != "near miss"), ops
+    assert ("relax.sqrt" in ops) == (form == "near miss"), ops
+    session = onnxruntime.InferenceSession(model.SerializeToString(),
+                                           providers=["CPUExecutionProvider"])
+    ex = relax.build(mod, target="c")
+    x = (np.random.default_rng(7).standard_normal((3, 5, HIDDEN)) * 2 + 1).astype("float32")
+    want = session.run(None, {"x": x})[0]
+    for engine in ("python", "native"):
+        got = relax.VirtualMachine(ex, rvm.cpu(), engine=engine)["main"](x).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, err_msg=engine)
+
+
+def _layer_norm_function(eps_after_sqrt=False):
+    """x (batch, seq, HIDDEN) -> y: ONNX's LayerNormalization function body (axis -1,
+    stash_type float), as a runtime without the operator expands it: Flatten, Cast,
+    E[x^2] - E[x]^2, Sqrt, Reciprocal, the scale and bias flattened, Reshape back."""
+    rng = np.random.default_rng(9)
+    inits = [numpy_helper.from_array(rng.standard_normal(HIDDEN).astype("float32"), "scale"),
+             numpy_helper.from_array(rng.standard_normal(HIDDEN).astype("float32"), "bias"),
+             numpy_helper.from_array(np.array(1e-5, dtype="float32"), "eps")]
+    node = helper.make_node
+    nodes = [node("Flatten", ["x"], ["x2d"], axis=2),
+             node("Cast", ["x2d"], ["xu"], to=TensorProto.FLOAT),
+             node("ReduceMean", ["xu"], ["mean"], axes=[1]),
+             node("Mul", ["xu", "xu"], ["sq"]),
+             node("ReduceMean", ["sq"], ["ms"], axes=[1]),
+             node("Mul", ["mean", "mean"], ["som"]),
+             node("Sub", ["ms", "som"], ["var"])]
+    if eps_after_sqrt:
+        nodes += [node("Sqrt", ["var"], ["sdv"]), node("Add", ["sdv", "eps"], ["sd"])]
+    else:
+        nodes += [node("Add", ["var", "eps"], ["ve"]), node("Sqrt", ["ve"], ["sd"])]
+    nodes += [node("Sub", ["xu", "mean"], ["dev"]),
+              node("Reciprocal", ["sd"], ["inv"]),
+              node("Mul", ["dev", "inv"], ["nrm"]),
+              node("Cast", ["nrm"], ["nrmt"], to=TensorProto.FLOAT),
+              node("Flatten", ["scale"], ["s2d"], axis=0),
+              node("Mul", ["nrmt", "s2d"], ["scaled"]),
+              node("Flatten", ["bias"], ["b2d"], axis=0),
+              node("Add", ["scaled", "b2d"], ["biased"]),
+              node("Shape", ["x"], ["xshape"]),
+              node("Reshape", ["biased", "xshape"], ["y"])]
+    graph = helper.make_graph(
+        nodes, "layer_norm_function",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "seq", HIDDEN])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], initializer=inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.mark.parametrize("eps_after_sqrt", [False, True], ids=["layer norm", "near miss"])
+def test_the_layer_norm_function_body(eps_after_sqrt):
+    model = _layer_norm_function(eps_after_sqrt)
+    mod = from_onnx(model)
+    ops = [b.value.op.name for b in mod["main"].body.blocks[0].bindings
+           if hasattr(b.value, "op")]
+    assert ("relax.nn.layer_norm" in ops) != eps_after_sqrt, ops
+    assert ("relax.sqrt" in ops) == eps_after_sqrt, ops
+    session = onnxruntime.InferenceSession(model.SerializeToString(),
+                                           providers=["CPUExecutionProvider"])
+    ex = relax.build(mod, target="c")
+    rng = np.random.default_rng(10)
+    for shape in ((3, 5, HIDDEN), (1, 2, HIDDEN)):
+        x = (rng.standard_normal(shape) * 2 + 1).astype("float32")
+        want = session.run(None, {"x": x})[0]
+        for engine in ("python", "native"):
+            got = relax.VirtualMachine(ex, rvm.cpu(), engine=engine)["main"](x).numpy()
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, err_msg=engine)

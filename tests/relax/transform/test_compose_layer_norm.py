@@ -9,6 +9,7 @@ from rvm import relax
 from rvm.ir.base import assert_structural_equal
 from rvm.relax import op
 from rvm.relax.transform.compose_layer_norm import ComposeLayerNorm
+from rvm.script import from_source
 from rvm.script import ir as I
 from rvm.script import relax as R
 from rvm.script import tir as T  # noqa: F401  (symbolic shapes in the script modules)
@@ -131,3 +132,170 @@ def test_a_difference_used_elsewhere_stays():
     ops = [bd.value.op.name for bd in ComposeLayerNorm()(bb.get())["main"].body.blocks[0]
            .bindings if hasattr(bd.value, "op")]
     assert "relax.nn.layer_norm" in ops and "relax.subtract" in ops
+
+
+def _rms_chain(form):
+    """x -> the RMS normalization of ``form`` (RMS_FORMS), weight w."""
+    shape, wshape, kw = RMS_FORMS[form][:3]
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo(shape, "float32"))
+    w = relax.Var("w", relax.TensorStructInfo(wshape, "float32"))
+    f32 = lambda v: relax.const(v, "float32")  # noqa: E731
+    with bb.function("main", [x, w]):
+        with bb.dataflow():
+            other = bb.emit(op.add(x, f32(1.0)))
+            sq = op.multiply(x, other if kw.get("square") == "other" else x) \
+                if kw.get("square") in ("product", "other") else \
+                op.power(x, f32(kw.get("power", 2.0)))
+            ms = bb.emit(op.mean(sq, axis=kw.get("axes", [-1]), keepdims=True))
+            eps = f32(1e-6)
+            if kw.get("eps_after_sqrt"):
+                den = bb.emit(op.add(op.sqrt(ms), eps))
+            else:
+                den = bb.emit(op.sqrt(op.add(eps, ms) if kw.get("eps_first") else op.add(ms, eps)))
+            top = other if kw.get("numerator") == "other" else x
+            if kw.get("divide"):
+                n = bb.emit(op.divide(top, den))
+            else:
+                recip = bb.emit(op.divide(f32(kw.get("one", 1.0)), den))
+                n = bb.emit(op.multiply(recip, top) if kw.get("recip_first")
+                            else op.multiply(top, recip))
+            y = op.multiply(w, n) if kw.get("weight_first") else op.multiply(n, w)
+            out = bb.emit_output(y)
+        bb.emit_func_output(out)
+    return bb.get()
+
+
+RMS_FORMS = {  # name: (x shape, weight shape, options, rewritten)
+    "reciprocal (Llama export)": ((2, 3, 8), (8,), {}, True),
+    "divide": ((2, 3, 8), (8,), {"divide": True}, True),
+    "square as a product, operands swapped": (
+        (2, 3, 8), (8,), {"square": "product", "eps_first": True, "recip_first": True,
+                          "weight_first": True}, True),
+    "last two axes": ((2, 3, 8), (3, 8), {"axes": [1, 2]}, True),
+    # near misses
+    "epsilon after the square root": ((2, 3, 8), (8,), {"eps_after_sqrt": True}, False),
+    "a product of two tensors": ((2, 3, 8), (8,), {"square": "other"}, False),
+    "another numerator": ((2, 3, 8), (8,), {"numerator": "other"}, False),
+    "half the reciprocal": ((2, 3, 8), (8,), {"one": 2.0}, False),
+    "a cube": ((2, 3, 8), (8,), {"power": 3.0}, False),
+    "axes not trailing": ((2, 8, 8), (8,), {"axes": [1]}, False),
+    "a weight of one element": ((2, 3, 8), (1,), {}, False),
+}
+
+
+@pytest.mark.parametrize("form", RMS_FORMS)
+def test_rms_forms_and_near_misses(form):
+    before = _rms_chain(form)
+    after = ComposeLayerNorm()(before)
+    ops = [bd.value.op.name for bd in after["main"].body.blocks[0].bindings]
+    if not RMS_FORMS[form][-1]:
+        assert "relax.nn.rms_norm" not in ops, ops
+        return
+    assert ops == ["relax.nn.rms_norm"], ops
+    shape, wshape, kw = RMS_FORMS[form][:3]
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal(shape).astype("float32") * 3
+    w = rng.standard_normal(wshape).astype("float32")
+    axes = tuple(kw.get("axes", [-1]))
+    want = x / np.sqrt((x * x).mean(axis=axes, keepdims=True) + 1e-6) * w
+    vm = relax.VirtualMachine(relax.build(after), rvm.cpu())
+    np.testing.assert_allclose(vm["main"](x, w).numpy(), want, rtol=1e-4, atol=1e-4)
+
+
+
+FUNCTION_FORM = """
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((3, 5, 8), "float32"), g: R.Tensor((8,), "float32"),
+             b: R.Tensor((8,), "float32")):
+        with R.dataflow():
+            x2 = R.reshape(x, R.shape([15, 8]))
+            m = R.mean(x2, axis=[1], keepdims=True)
+            sq = R.multiply(x2, x2)
+            ms = R.mean(sq, axis=[1], keepdims=True)
+            mm = R.multiply(m, m)
+            v = R.subtract(ms, mm)
+            e = R.add(v, R.const(1e-5, "float32"))
+            s = R.sqrt(e)
+            d = R.subtract(x2, m)
+            r = R.divide(R.const(1.0, "float32"), s)
+            n = R.multiply(d, r)
+            g2 = R.reshape(g, R.shape([1, 8]))
+            y0 = R.multiply(n, g2)
+            b2 = R.reshape(b, R.shape([1, 8]))
+            y1 = R.add(y0, b2)
+            y = R.reshape(y1, R.shape([3, 5, 8]))
+            R.output(y)
+        return y
+"""
+
+
+@I.ir_module
+class FunctionFormComposed:
+    @R.function
+    def main(x: R.Tensor((3, 5, 8), "float32"), g: R.Tensor((8,), "float32"),
+             b: R.Tensor((8,), "float32")):
+        with R.dataflow():
+            x2 = R.reshape(x, R.shape([15, 8]))
+            y1 = R.nn.layer_norm(x2, g, b, axes=[1], epsilon=9.999999747378752e-06)
+            y = R.reshape(y1, R.shape([3, 5, 8]))
+            R.output(y)
+        return y
+
+
+def test_the_onnx_function_form_becomes_one_layer_norm():
+    """ONNX's LayerNormalization function body as imported (axis -1 of a (3, 5, 8) tensor):
+    flattened to 2-d, E[x^2] - E[x]^2, Reciprocal, the scale and bias flattened to (1, 8)."""
+    after = ComposeLayerNorm()(from_source(FUNCTION_FORM))
+    assert_structural_equal(after, FunctionFormComposed)
+    rng = np.random.default_rng(8)
+    x = (rng.standard_normal((3, 5, 8)) * 2 + 1).astype("float32")
+    g, b = (rng.standard_normal(8).astype("float32") for _ in range(2))
+    want = _numpy("last axis", x, g, b)
+    for engine in ("python", "native"):
+        vm = relax.VirtualMachine(relax.build(after), rvm.cpu(), engine=engine)
+        np.testing.assert_allclose(vm["main"](x, g, b).numpy(), want, rtol=1e-4, atol=1e-4)
+
+
+FUNCTION_NEAR_MISSES = {  # name: (line of FUNCTION_FORM, its replacement)
+    "the square of another mean": ("mm = R.multiply(m, m)", "mm = R.multiply(ms, ms)"),
+    "a scale computed from the parameter": (
+        "g2 = R.reshape(g, R.shape([1, 8]))", "g2 = R.exp(R.reshape(g, R.shape([1, 8])))"),
+    "twice the reciprocal": ('r = R.divide(R.const(1.0, "float32"), s)',
+                             'r = R.divide(R.const(2.0, "float32"), s)'),
+    "the mean of the difference's square minus the mean's": (
+        "v = R.subtract(ms, mm)", "v = R.subtract(mm, ms)"),
+}
+
+
+@pytest.mark.parametrize("name", FUNCTION_NEAR_MISSES)
+def test_function_form_near_misses_are_left(name):
+    old, new = FUNCTION_NEAR_MISSES[name]
+    assert old in FUNCTION_FORM
+    before = from_source(FUNCTION_FORM.replace(old, new))
+    ops = [bd.value.op.name for bd in ComposeLayerNorm()(before)["main"].body.blocks[0].bindings
+           if hasattr(bd.value, "op")]
+    assert "relax.nn.layer_norm" not in ops, ops
+
+
+def test_the_function_form_over_two_axes_reshapes_its_scale():
+    """axis 1 of a (2, 3, 5) tensor: the statistics over 15 elements, the (3, 5) scale and
+    bias flattened to (1, 15); they reach layer_norm as (15,) tensors."""
+    source = (FUNCTION_FORM.replace("R.Tensor((3, 5, 8)", "R.Tensor((2, 3, 5)")
+              .replace('g: R.Tensor((8,), "float32")', 'g: R.Tensor((3, 5), "float32")')
+              .replace('b: R.Tensor((8,), "float32")', 'b: R.Tensor((3, 5), "float32")')
+              .replace("[15, 8]", "[2, 15]").replace("[1, 8]", "[1, 15]")
+              .replace("[3, 5, 8]", "[2, 3, 5]"))
+    after = ComposeLayerNorm()(from_source(source))
+    ops = [bd.value.op.name for bd in after["main"].body.blocks[0].bindings]
+    assert ops == ["relax.reshape", "relax.reshape", "relax.reshape", "relax.nn.layer_norm",
+                   "relax.reshape"], ops
+    rng = np.random.default_rng(11)
+    x = (rng.standard_normal((2, 3, 5)) * 2 + 1).astype("float32")
+    g, b = (rng.standard_normal((3, 5)).astype("float32") for _ in range(2))
+    d = x - x.mean(axis=(1, 2), keepdims=True)
+    want = d / np.sqrt((d * d).mean(axis=(1, 2), keepdims=True) + 1e-5) * g + b
+    vm = relax.VirtualMachine(relax.build(after), rvm.cpu())
+    np.testing.assert_allclose(vm["main"](x, g, b).numpy(), want, rtol=1e-4, atol=1e-4)

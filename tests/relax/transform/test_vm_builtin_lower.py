@@ -83,3 +83,14 @@ def test_unlowered_operator_is_an_error_naming_it():
     func = fb.finish(y, attrs={"global_symbol": "main"})
     with pytest.raises(ValueError, match="main: operator 'relax.add' has no VM lowering"):
         _run(func)
+
+
+def test_reshape_becomes_the_view_builtin():
+    x = Var("x", F32)
+    before = FunctionBuilder([x])
+    y = before.let(op("relax.reshape", x, ShapeExpr([8])), "y")
+    after = _run(before.finish(y))
+    value = after.body.blocks[0].bindings[0].value
+    assert isinstance(value.op, ExternFunc) and value.op.global_symbol == "vm.builtin.reshape"
+    assert value.args[0] is x and [d.value for d in value.args[1].values] == [8]
+    assert value.struct_info_.shape_values[0].value == 8
