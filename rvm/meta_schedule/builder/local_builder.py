@@ -20,18 +20,13 @@ from rvm.meta_schedule.arg_info import entry_prim_func
 from rvm.meta_schedule.builder.builder import Builder, BuilderResult, BuildFuture
 from rvm.meta_schedule.layout_preproc import measured_module
 from rvm.meta_schedule.tune_target import tune_target
+from rvm.runtime.compile_job import compile_source
 from rvm.runtime.compiler import Compiler, default_compiler
 from rvm.runtime.kernel_library import kernel_symbol
 from rvm.support.worker_pool import WorkerPool
 from rvm.tir.transform.pipeline import lower_module
 
 _MAX_ERROR_CHARS = 4000
-
-
-def compile_source(source, use_openmp, cc):
-    """Worker job: compiles ``source`` through the kernel cache; the shared object's path."""
-    compiler = Compiler(cc) if cc else default_compiler()
-    return str(compiler.compile(source, use_openmp=use_openmp).path)
 
 
 def _takes_packed(func, preprocs):
