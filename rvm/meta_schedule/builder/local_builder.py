@@ -5,6 +5,9 @@ and quick); the C compiler runs in a worker of a WorkerPool, so a compile
 that exceeds ``timeout_sec`` is killed and the candidate recorded as failed.
 ``submit`` returns once the sources are rendered and handed to the workers, so the
 tuner searches for its next batch while they compile (``build`` waits).
+The sources of a batch go to the workers heaviest first (by their unrolling, which is
+what makes a compile slow: ``compile_weight``), so a straggler starts at once and the
+other workers compile the rest beside it, instead of it starting last and running alone.
 Compiled objects land in the shared kernel cache, so a source compiles once: candidates
 of a batch that render to the same C share one job, and a source the cache holds
 already (a task's unscheduled baseline is its reference kernel, say) is a lookup in
@@ -14,6 +17,7 @@ packs once (``BuilderInput.layout_free``) is built split, as the build runs it
 """
 import concurrent.futures
 import os
+import re
 
 from rvm.codegen.c.target import kernel_source
 from rvm.meta_schedule.arg_info import entry_prim_func
@@ -27,6 +31,14 @@ from rvm.support.worker_pool import WorkerPool
 from rvm.tir.transform.pipeline import lower_module
 
 _MAX_ERROR_CHARS = 4000
+_UNROLL = re.compile(r"#pragma GCC unroll (\d+)")
+
+
+def compile_weight(source):
+    """How slow ``source`` is to compile, roughly: the unroll factors of its loops, summed
+    (the candidates that run into the compile time limit unroll 32 or 64 times, or nest many
+    unrolled loops)."""
+    return sum(int(n) for n in _UNROLL.findall(source))
 
 
 def _takes_packed(func, preprocs):
@@ -101,6 +113,7 @@ class LocalBuilder(Builder):
             if isinstance(r, tuple) and (r[0], r[2]) not in paths:
                 paths[(r[0], r[2])] = None
                 jobs.append((r[0], r[2], self.cc))
+        jobs.sort(key=lambda job: -compile_weight(job[0]))  # (stable: ties keep their order)
         if self._pool is None:
             self._pool = WorkerPool(self.max_workers)
         compiling = self._executor.submit(self._pool.map, compile_source, jobs,

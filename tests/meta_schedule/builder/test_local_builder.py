@@ -4,6 +4,7 @@ import time
 import pytest
 
 from rvm.meta_schedule.builder import BuilderInput, BuilderResult, LocalBuilder
+from rvm.meta_schedule.builder.local_builder import compile_weight
 from rvm.support import env
 from tests.meta_schedule import kernels
 
@@ -60,16 +61,17 @@ def test_result_has_one_outcome():
 
 
 def _fake_cc(tmp_path, name, on_marker):
-    """A C compiler that logs every kernel it compiles to ``<name>.log`` and runs
-    ``on_marker`` (shell) for a source holding ``+ 1.0f`` (kernels.Wrong's), else the real
-    compiler (probes pass through)."""
+    """A C compiler that logs every kernel it compiles to ``<name>.log`` (a line each: the
+    number of unrolled loops in it) and runs ``on_marker`` (shell) for a source holding
+    ``+ 1.0f`` (kernels.Wrong's), then the real compiler (probes pass through)."""
     fake = tmp_path / name
     log = tmp_path / f"{name}.log"
     fake.write_text('#!/bin/sh\n'
                     f'if [ "$1" = --version ]; then echo "{name} 1.0"; exit 0; fi\n'
                     'for a; do last=$a; done\n'
                     'case "$last" in *.c)\n'
-                    f'  if grep -q rvm_kernel_main "$last"; then echo "$last" >> {log}; fi\n'
+                    f'  if grep -q rvm_kernel_main "$last"; then\n'
+                    f'    grep -c "GCC unroll" "$last" >> {log}; fi\n'
                     f'  if grep -q "+ 1.0f" "$last"; then {on_marker}; fi;;\n'
                     'esac\n'
                     f'exec {env.c_compiler()} "$@"\n')
@@ -140,3 +142,18 @@ def test_a_failed_or_hung_compile_fails_its_candidate_alone(tmp_path, monkeypatc
     assert copy.error_msg is None and other.error_msg is None
     assert wrong.error_msg == "build failed: timed out after 2 s"
     assert elapsed < 30  # the hung compiler was killed, not awaited
+
+
+def test_the_heaviest_source_compiles_first(tmp_path, monkeypatch):
+    monkeypatch.setenv("RVM_CACHE_DIR", str(tmp_path / "cache"))
+    cc, log = _fake_cc(tmp_path, "ordered-cc", "true")
+    builder = LocalBuilder(max_workers=1, cc=cc)
+    try:
+        copy, unrolled = builder.build([BuilderInput(kernels.Copy, "c"),
+                                        BuilderInput(kernels.UnrolledCopy, "c")])
+    finally:
+        builder.close()
+    assert compile_weight(unrolled.source) == 16 and compile_weight(copy.source) == 0
+    # one worker: the log's order is the compile order; results keep the inputs' order
+    assert log.read_text().split() == ["1", "0"]
+    assert "#pragma GCC unroll 16" in unrolled.source
