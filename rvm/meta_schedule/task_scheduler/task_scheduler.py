@@ -119,6 +119,7 @@ class TaskScheduler:
              measure_callbacks):
         """Tunes ``tasks`` (TuneContexts); returns the database."""
         self.tasks = []
+        self._busy = ()
         self.log = log
         self.database = database
         self.cost_model = cost_model
