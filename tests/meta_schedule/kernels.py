@@ -60,3 +60,15 @@ class Unrenderable:
             with T.block("B"):
                 vi = T.axis.spatial(16, i)
                 B[vi] = A[vi]
+
+
+@I.ir_module
+class UnrolledCopy:
+    """Copy with its loop unrolled: a heavier compile."""
+
+    @T.prim_func
+    def main(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+        for i in T.unroll(16):
+            with T.block("B"):
+                vi = T.axis.spatial(16, i)
+                B[vi] = A[vi]

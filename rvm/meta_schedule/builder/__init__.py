@@ -2,7 +2,9 @@
 
 This package is a facade; the definitions live in its modules.
 """
-from rvm.meta_schedule.builder.builder import Builder, BuilderInput, BuilderResult, PyBuilder
+from rvm.meta_schedule.builder.builder import (
+    Builder, BuilderInput, BuilderResult, BuildFuture, PyBuilder,
+)
 from rvm.meta_schedule.builder.local_builder import LocalBuilder
 
 
@@ -15,4 +17,5 @@ def create(kind="local", *args, **kwargs):
     raise ValueError(f"unknown builder {kind!r}; expected 'local' or a Builder")
 
 
-__all__ = ["Builder", "BuilderInput", "BuilderResult", "LocalBuilder", "PyBuilder", "create"]
+__all__ = ["BuildFuture", "Builder", "BuilderInput", "BuilderResult", "LocalBuilder", "PyBuilder",
+           "create"]

@@ -3,7 +3,10 @@
 A builder turns each ``BuilderInput(mod, target)`` into a ``BuilderResult``:
 the compiled kernel library (``artifact_path``, with the C ``source`` and the
 kernel ``functions`` it exports, so a remote runner can rebuild it) or an
-``error_msg`` saying why the candidate could not be built.
+``error_msg`` saying why the candidate could not be built. ``build`` waits for the
+results; ``submit`` starts a build and returns a ``BuildFuture``, so the tuner can
+search for the next batch while this one compiles (a builder that cannot build in the
+background, the base class's default, builds at ``submit``).
 """
 
 
@@ -49,12 +52,40 @@ class BuilderResult:
         return f"BuilderResult(artifact_path={self.artifact_path!r})"
 
 
+class BuildFuture:
+    """A build under way: ``result()`` waits for it and returns its BuilderResults, in the
+    order of the inputs; ``done()`` says whether it has finished."""
+
+    def __init__(self, f_done, f_result):
+        self._f_done = f_done
+        self._f_result = f_result
+
+    def done(self):
+        return self._f_done()
+
+    def result(self):
+        return self._f_result()
+
+    @classmethod
+    def of(cls, results):
+        """A future that is already done with ``results``."""
+        results = list(results)
+        return cls(lambda: True, lambda: results)
+
+
 class Builder:
-    """Base class of builders: ``build(builder_inputs) -> [BuilderResult]`` in order."""
+    """Base class of builders: ``build(builder_inputs) -> [BuilderResult]`` in order, and
+    ``submit(builder_inputs) -> BuildFuture`` (by default: built at once)."""
 
     def build(self, builder_inputs):
         """Builds every input; a failure is a BuilderResult with ``error_msg``, never a raise."""
         raise NotImplementedError
+
+    def submit(self, builder_inputs):
+        """Starts building every input: a BuildFuture of what ``build`` returns. This default
+        builds before it returns; a builder that compiles in worker processes returns as
+        soon as the work is handed to them."""
+        return BuildFuture.of(self.build(builder_inputs))
 
     def close(self):
         """Releases the builder's worker processes (a later build starts them again)."""

@@ -9,6 +9,21 @@ model), and reports progress. It stops when
 every task's search is over or ``max_trials_global`` trials are recorded
 (records already in the database count: a finished run resumes to nothing).
 
+The loop is a pipeline two batches deep: once a batch is handed to the builder
+(``Builder.submit``: its C compiles in worker processes), the next batch is searched
+in this process while it compiles, so the search (one core: trace replay, lowering,
+the cost model) and the C compiler fill both cores of a small machine instead of
+taking turns. Measuring stays alone: a batch is measured only once its build has
+finished and the next search has returned, so no compile and no search runs beside a
+timing (a kernel timed beside them would lose its second core and its caches, not by
+the same amount for every schedule, and the search would rank by that noise). The
+batch searched while another compiles is never of the compiling batch's task: a task's
+next batch is searched knowing its previous batch's measurements, as without the
+pipeline; what the search of another task does not see yet is the compiling batch's
+lesson to the shared cost model. The order of every search and every update is fixed,
+so a run's choices depend on the measurements alone, never on how long a compile took.
+When only the compiling batch's task is left, the next batch waits for it.
+
 At the end comes each task's final comparison: its ``remeasure_top_k`` fastest
 records, the best the database ranks and the default kernel's record (the kernel
 the build uses untuned) are measured again in ``remeasure_rounds`` rounds that
@@ -25,7 +40,8 @@ took 88 us when a second core happened to be free in two of three rounds, and it
 median in those rounds was 1.2-1.3 ms against the default's 0.64-0.82.)
 
 With ``allocate_by_share`` (the default), every task first measures its baselines
-(its default kernel, the one the build would use untuned, and the unscheduled one),
+(its default kernel, the one the build would use untuned, and the unscheduled one;
+every task's built in one go),
 then the trials left in the global budget are split by each task's share of the
 model's time, weight times best latency (``allocation.py``): a kernel the model
 spends little time in gets few trials, or none (below ``min_share`` of the model's time).
@@ -37,7 +53,7 @@ unspent: the search has settled, and more of the same costs time without gain.
 import statistics
 
 from rvm.meta_schedule.arg_info import entry_prim_func
-from rvm.meta_schedule.builder.builder import BuilderInput
+from rvm.meta_schedule.builder.builder import BuilderInput, BuildFuture
 from rvm.meta_schedule.feature_extractor.per_store_feature import count_flops
 from rvm.meta_schedule.lowered import lowered_module
 from rvm.meta_schedule.runner.runner import RunnerInput, RunnerResult
@@ -60,6 +76,15 @@ class _TaskState:
         self.measured = {}  # candidate hash -> RunnerInput, this run's valid candidates
 
 
+class _Batch:
+    """A batch of candidates of one task, and its build once submitted (a BuildFuture)."""
+
+    def __init__(self, task, candidates):
+        self.task = task
+        self.candidates = candidates
+        self.build = None
+
+
 class TaskScheduler:
     """Base class: subclasses choose the next task in ``next_task_id``.
 
@@ -79,6 +104,7 @@ class TaskScheduler:
                              f"stop_after_trials >= 0, got {min_share}, {min_improvement} "
                              f"and {stop_after_trials}")
         self.tasks = []
+        self._busy = ()
         self.remeasure_top_k = int(remeasure_top_k)
         self.remeasure_rounds = int(remeasure_rounds)
         self.allocate_by_share = bool(allocate_by_share)
@@ -91,13 +117,15 @@ class TaskScheduler:
         raise NotImplementedError
 
     def _live(self):
-        return [k for k, t in enumerate(self.tasks) if not t.done]
+        """The tasks not done (and not on their way: see ``_next_batch``)."""
+        return [k for k, t in enumerate(self.tasks) if not t.done and k not in self._busy]
 
     def tune(self, tasks, task_weights, max_trials_global, max_trials_per_task,
              num_trials_per_iter, builder, runner, database, cost_model, log,
              measure_callbacks):
         """Tunes ``tasks`` (TuneContexts); returns the database."""
         self.tasks = []
+        self._busy = ()
         self.log = log
         self.database = database
         self.cost_model = cost_model
@@ -115,20 +143,18 @@ class TaskScheduler:
         log.table([t.row for t in self.tasks])
         spent = sum(t.context.search_strategy.trials for t in self.tasks)
         if self.allocate_by_share and max_trials_global > spent:
-            for k in self._live():
-                self._tune_batch(k, 0, builder, runner, measure_callbacks)
+            self._measure_baselines(builder, runner, measure_callbacks)
             self._allocate(max_trials_global, max_trials_per_task)
+        # The pipeline (module docstring): a batch compiles while the next one is searched.
+        ready = building = None
         while True:
-            total = sum(t.context.search_strategy.trials for t in self.tasks)
-            left = max_trials_global - total
-            if left <= 0 or not self._live():
-                break
-            k = self.next_task_id()
-            if k < 0:
-                break
-            self.log.info(f'TaskScheduler picks Task #{k}: "{self.tasks[k].context.task_name}"')
-            self._tune_batch(k, min(left, num_trials_per_iter), builder, runner,
-                             measure_callbacks)
+            if ready is None:
+                ready = self._next_batch(max_trials_global, num_trials_per_iter, None)
+                if ready is None:
+                    break
+            building = self._submit(ready, builder)
+            ready = self._next_batch(max_trials_global, num_trials_per_iter, building)
+            self._complete(building, runner, measure_callbacks)
         for task in self.tasks:
             self._remeasure(task, builder, runner, database)
         for task in self.tasks:
@@ -136,19 +162,71 @@ class TaskScheduler:
             task.context.post_tuning()
         return database
 
-    def _tune_batch(self, k, limit, builder, runner, measure_callbacks):
-        """Measures the next batch of task ``k`` (at most ``limit`` candidates besides its
-        baselines) and records it."""
-        task = self.tasks[k]
-        candidates = task.context.search_strategy.generate_measure_candidates(limit=limit)
-        if not candidates:
-            if limit > 0:
-                self._finish(task, "its search space has no new candidates"
-                             if task.context.search_strategy.remaining else "")
-            return
-        built, results = self._measure(task, candidates, builder, runner)
+    def _next_batch(self, max_trials_global, num_trials_per_iter, building):
+        """The next batch, searched: a ``_Batch`` of the task ``next_task_id`` picks, or None
+        when the budget is spent or no task can go next. While ``building`` (a batch) is on its
+        way, its candidates count as spent and its task cannot be picked."""
+        busy = () if building is None else (building.task.task_id,)
+        while True:
+            total = sum(t.context.search_strategy.trials for t in self.tasks)
+            left = max_trials_global - total - (0 if building is None else
+                                                len(building.candidates))
+            if left <= 0:
+                return None
+            self._busy = busy
+            try:
+                k = self.next_task_id() if self._live() else -1
+            finally:
+                self._busy = ()
+            if k < 0:
+                return None
+            task = self.tasks[k]
+            self.log.info(f'TaskScheduler picks Task #{k}: "{task.context.task_name}"')
+            limit = min(left, num_trials_per_iter)
+            candidates = task.context.search_strategy.generate_measure_candidates(limit=limit)
+            if candidates:
+                return _Batch(task, candidates)
+            self._finish(task, "its search space has no new candidates"
+                         if task.context.search_strategy.remaining else "")
+
+    def _measure_baselines(self, builder, runner, measure_callbacks):
+        """Every live task's first batch, its baselines (no search: they are known), built in
+        one go, then measured task by task."""
+        batches = []
+        for k in self._live():
+            candidates = self.tasks[k].context.search_strategy.generate_measure_candidates(
+                limit=0)
+            if candidates:
+                batches.append(_Batch(self.tasks[k], candidates))
+        inputs = [self._builder_input(b.task, c) for b in batches for c in b.candidates]
+        self.log.info(f"Sending {len(inputs)} baseline(s) of {len(batches)} task(s) to builder")
+        built = iter(builder.submit(inputs).result())
+        for batch in batches:
+            done = [next(built) for _ in batch.candidates]
+            batch.build = BuildFuture.of(done)
+            self._complete(batch, runner, measure_callbacks)
+
+    @staticmethod
+    def _builder_input(task, candidate):
+        context = task.context
+        return BuilderInput(candidate.sch.mod, context.target,
+                            lowered=lowered_module(candidate.sch, context.layout_free),
+                            layout_free=context.layout_free)
+
+    def _submit(self, batch, builder):
+        """Starts building ``batch`` (see ``Builder.submit``); returns it."""
+        self.log.info(f"Sending {len(batch.candidates)} sample(s) to builder")
+        batch.build = builder.submit([self._builder_input(batch.task, c)
+                                      for c in batch.candidates])
+        return batch
+
+    def _complete(self, batch, runner, measure_callbacks):
+        """Waits for ``batch``'s build, measures it (nothing else runs meanwhile: the search
+        has returned and nothing compiles), records it and decides whether its task is done."""
+        task, candidates = batch.task, batch.candidates
+        built, results = self._measure(task, candidates, batch.build.result(), runner)
         for callback in measure_callbacks:
-            callback.apply(self, k, candidates, built, [r for r, _ in results])
+            callback.apply(self, task.task_id, candidates, built, [r for r, _ in results])
         self._account(task, candidates, results)
         if not task.context.search_strategy.remaining:
             self._finish(task, "")
@@ -197,13 +275,9 @@ class TaskScheduler:
                 task.done = True
             task.reference = result
 
-    def _measure(self, task, candidates, builder, runner):
-        context = task.context
-        self.log.info(f"Sending {len(candidates)} sample(s) to builder")
-        built = builder.build([BuilderInput(c.sch.mod, context.target,
-                                            lowered=lowered_module(c.sch, context.layout_free),
-                                            layout_free=context.layout_free)
-                               for c in candidates])
+    def _measure(self, task, candidates, built, runner):
+        """Measures the ``built`` candidates (BuilderResults): [(RunnerResult, RunnerInput or
+        None)] in order, a failed build as a RunnerResult with the builder's message."""
         ok = [(c, b) for c, b in zip(candidates, built) if b.error_msg is None]
         self.log.info(f"Sending {len(ok)} sample(s) to runner")
         inputs = [RunnerInput.from_builder_result(b, c.args_info, "main", task.reference)
