@@ -3,6 +3,9 @@
 A symbolic extent counts as ``SYMBOLIC_EXTENT`` iterations when a rule
 estimates work, so the choice stays deterministic for dynamic shapes.
 """
+from contextlib import contextmanager
+from contextvars import ContextVar
+
 from rvm.tir.expr import Call, IterVar
 from rvm.tir.schedule.analysis import const_extent, is_reduction_block, loop_bound_iter_types
 from rvm.tir.schedule.error import ScheduleError
@@ -132,12 +135,60 @@ def calls_libm(block):
     return bool(found)
 
 
-def inline_producers(sch, keep=lambda block: False):
+_SHARED_INLINING = ContextVar("rvm_dlight_shared_inlining", default=None)
+
+
+@contextmanager
+def shared_inlining():
+    """Within the block, ``inline_producers`` inlines a function once for all the fresh
+    schedules of it: a call on a schedule that has run no primitive yet, of a function (and
+    with a ``keep``) already inlined that way in the block, makes that schedule a copy of the
+    first result (its module, trace and handles, ``Schedule.copy``) and returns the same
+    blocks. ``trace_default_schedule`` tries each rule on a fresh schedule of one kernel, and
+    the rules starting with ``inline_producers`` (matmul, attention, generic) share one."""
+    token = _SHARED_INLINING.set({})
+    try:
+        yield
+    finally:
+        _SHARED_INLINING.reset(token)
+
+
+def _keep_none(block):
+    return False
+
+
+def inline_producers(sch, keep=_keep_none):
     """Inlines every top-level elementwise block whose result only feeds other blocks
     (compute_inline refuses blocks writing a function output) and ``keep`` does not hold
     for; returns the blocks left.
     A block calling a LIBM_CALLS function that feeds several blocks stays (softmax's exp,
-    read by the sum and by the normalization, is computed once, not once per reader)."""
+    read by the sum and by the normalization, is computed once, not once per reader).
+    Under ``shared_inlining`` a fresh schedule of a function inlined before starts from a
+    copy of that result."""
+    shared = _SHARED_INLINING.get()
+    key = None if shared is None else _fresh_key(sch, keep)
+    if key is not None and key in shared:
+        _, done, blocks = shared[key]
+        vars(sch).update(vars(done.copy()))
+        return list(blocks)
+    blocks = _inline_producers(sch, keep)
+    if key is not None:
+        # the functions stay referenced, so the ids in the key name them while it lives
+        shared[key] = (list(sch.state.mod.functions.values()), sch.copy(), list(blocks))
+    return blocks
+
+
+def _fresh_key(sch, keep):
+    """What a schedule that has run no primitive holds (its functions, by identity, and
+    options) and ``keep``; None once a primitive ran."""
+    if sch.trace.insts:
+        return None
+    functions = tuple((gv.name_hint, id(func)) for gv, func in sch.state.mod.functions.items())
+    return (functions, sch.func_working_on, sch.debug, sch.enable_check,
+            sch.error_render_level, keep)
+
+
+def _inline_producers(sch, keep):
     changed = True
     while changed:
         changed = False

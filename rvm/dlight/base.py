@@ -25,6 +25,7 @@ measures that trace first and keeps it with the other candidates.
 >>> schedule_func(double, RULES, CPUInfo(vector_bytes=64, cores=2)).get_attr(SCHEDULED)
 'generic'
 """
+from rvm.dlight.analysis import shared_inlining
 from rvm.dlight.cpu.rules import RULES
 from rvm.dlight.target import CPUInfo
 from rvm.target.target import Target
@@ -62,15 +63,17 @@ def trace_default_schedule(func, rules, info):
     PrimFunc is "main") on which the first of ``rules`` that applies has run, so that
     ``sch.trace`` replayed on a fresh Schedule of ``func`` gives the default kernel again
     (the tuner's first candidate); None when no rule applies. A rule's ``prepare`` runs
-    inside ``sch``, as traced primitives."""
-    for rule in rules:
-        sch = Schedule(func)
-        try:
-            if not rule.prepare(sch, info) or not rule.apply(sch, info):
-                continue
-        except (ScheduleError, ValueError, TypeError):
-            continue  # a primitive refusing (TypeError: operands of two index dtypes)
-        return sch, rule.name
+    inside ``sch``, as traced primitives. Each rule starts on a fresh Schedule; the rules
+    that begin by inlining the kernel's producers share that work (``shared_inlining``)."""
+    with shared_inlining():
+        for rule in rules:
+            sch = Schedule(func)
+            try:
+                if not rule.prepare(sch, info) or not rule.apply(sch, info):
+                    continue
+            except (ScheduleError, ValueError, TypeError):
+                continue  # a primitive refusing (TypeError: operands of two index dtypes)
+            return sch, rule.name
     return None
 
 

@@ -106,3 +106,120 @@ def test_reverse_compute_inline_rejects_reads_not_at_its_axes():
     sch = Schedule(Shifted)
     with pytest.raises(ScheduleError, match="exactly its axes"):
         sch.reverse_compute_inline(sch.get_block("C"))
+
+
+# compute_inline rewrites only the blocks that load the inlined buffer (it leaves the others
+# as they are, unvisited): the blocks found by their loads, wherever they are, never by their
+# declared reads.
+@I.ir_module
+class NestedConsumer:
+    @T.prim_func
+    def main(A: T.Buffer((8, 16), "float32"), C: T.Buffer((8, 16), "float32"),
+             D: T.Buffer((8, 16), "float32")):
+        B = T.alloc_buffer((8, 16))
+        for i, j in T.grid(8, 16):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj] + T.float32(1)
+        with T.block("outer"):
+            # reads as they are once B is inlined (an outer block's declared reads are kept)
+            T.reads(A[0:8, 0:16])
+            T.writes(C[0:8, 0:16])
+            for i, j in T.grid(8, 16):
+                with T.block("C"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    C[vi, vj] = B[vi, vj] * T.float32(2)
+        for i, j in T.grid(8, 16):
+            with T.block("D"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                D[vi, vj] = A[vi, vj] - T.float32(3)
+
+
+def test_inlining_reaches_a_consumer_nested_in_another_block_and_keeps_the_others():
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(A: T.Buffer((8, 16), "float32"), C: T.Buffer((8, 16), "float32"),
+                 D: T.Buffer((8, 16), "float32")):
+            with T.block("outer"):
+                T.reads(A[0:8, 0:16])
+                T.writes(C[0:8, 0:16])
+                for i, j in T.grid(8, 16):
+                    with T.block("C"):
+                        vi, vj = T.axis.remap("SS", [i, j])
+                        C[vi, vj] = (A[vi, vj] + T.float32(1)) * T.float32(2)
+            for i, j in T.grid(8, 16):
+                with T.block("D"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    D[vi, vj] = A[vi, vj] - T.float32(3)
+
+    sch = Schedule(NestedConsumer, debug_mask="all")
+    d = sch.get_block("D")
+    untouched = sch.get(d)
+    sch.compute_inline(sch.get_block("B"))
+    assert sch.get(d) is untouched  # a block not reading B is kept, the very same node
+    check_schedule(sch, NestedConsumer, Expected)
+
+
+def test_inlining_rewrites_a_consumer_whose_declared_reads_omit_the_buffer():
+    @I.ir_module
+    class Stale:
+        @T.prim_func
+        def main(A: T.Buffer((8, 16), "float32"), C: T.Buffer((8, 16), "float32")):
+            B = T.alloc_buffer((8, 16))
+            for i, j in T.grid(8, 16):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A[vi, vj] + T.float32(1)
+            for i, j in T.grid(8, 16):
+                with T.block("C"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    T.reads(A[vi, vj])
+                    T.writes(C[vi, vj])
+                    C[vi, vj] = B[vi, vj] * A[vi, vj]
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(A: T.Buffer((8, 16), "float32"), C: T.Buffer((8, 16), "float32")):
+            for i, j in T.grid(8, 16):
+                with T.block("C"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    C[vi, vj] = (A[vi, vj] + T.float32(1)) * A[vi, vj]
+
+    assert "B" not in [r.buffer.name for r in Stale["main"].body.block.body[1].body.body
+                       .block.reads]
+    sch = Schedule(Stale, debug_mask="all")
+    sch.compute_inline(sch.get_block("B"))
+    check_schedule(sch, Stale, Expected)
+
+
+def test_inlining_an_index_buffer_rewrites_the_loads_it_indexes():
+    @I.ir_module
+    class Gather:
+        @T.prim_func
+        def main(A: T.Buffer((16,), "float32"), idx: T.Buffer((8,), "int32"),
+                 C: T.Buffer((8,), "float32")):
+            B = T.alloc_buffer((8,), "int32")
+            for i in range(8):
+                with T.block("B"):
+                    vi = T.axis.spatial(8, i)
+                    B[vi] = idx[vi] + 1
+            for i in range(8):
+                with T.block("C"):
+                    vi = T.axis.spatial(8, i)
+                    C[vi] = A[B[vi]]
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(A: T.Buffer((16,), "float32"), idx: T.Buffer((8,), "int32"),
+                 C: T.Buffer((8,), "float32")):
+            for i in range(8):
+                with T.block("C"):
+                    vi = T.axis.spatial(8, i)
+                    C[vi] = A[idx[vi] + 1]
+
+    sch = Schedule(Gather, debug_mask="all")
+    sch.compute_inline(sch.get_block("B"))
+    check_schedule(sch, Gather, Expected, numeric=False)

@@ -7,6 +7,8 @@ its defining expression into its consumers (into its producer).
     B[vi] = A[vi] * 2.0          reverse_compute_inline(C)   C[vi] = A[vi] * 2.0 + 1.0
     C[vi] = B[vi] + 1.0                  ->                  (in the loops of B)
 """
+import weakref
+
 from rvm.tir.analysis.block_access import get_block_read_write_region
 from rvm.tir.expr import Var
 from rvm.tir.schedule import analysis as _an
@@ -28,9 +30,39 @@ def _loads(node, buffer):
     return found
 
 
+# Block -> ids of the buffers loaded anywhere in it (nested blocks included). Nodes are
+# immutable, so the set of a block holds while it lives; a block a primitive leaves as it
+# is keeps its set across the primitives of a schedule.
+_LOADED = weakref.WeakKeyDictionary()
+
+
+def _loaded_buffers(block):
+    """The ids of the buffers ``block`` loads (any field: body, init, regions, nested
+    blocks), cached per block."""
+    found = _LOADED.get(block)
+    if found is None:
+        ids = set()
+
+        class _Collect(StmtExprVisitor):
+            def visit_buffer_load_(self, op):
+                ids.add(id(op.buffer))
+                super().visit_buffer_load_(op)
+
+            def visit_block_(self, op):
+                if op is block:
+                    super().visit_block_(op)
+                else:
+                    ids.update(_loaded_buffers(op))
+
+        _Collect().visit_block_(block)
+        found = _LOADED[block] = frozenset(ids)
+    return found
+
+
 class _Rewrite(StmtExprMutator):
     """Replaces loads of ``buffer`` by ``fn(load)``; a block whose own body had such loads gets
-    its reads recomputed; ``drop`` is removed from alloc_buffers."""
+    its reads recomputed; ``drop`` is removed from alloc_buffers. A block that loads no
+    element of ``buffer`` and does not allocate it is kept as it is without a visit."""
 
     def __init__(self, buffer, fn, drop):
         self.buffer = buffer
@@ -47,6 +79,9 @@ class _Rewrite(StmtExprMutator):
         return op
 
     def visit_block_(self, op):
+        if id(self.buffer) not in _loaded_buffers(op) and \
+                not any(b is self.drop for b in op.alloc_buffers):
+            return op
         outer, self.hit = self.hit, False
         new = self._generic(op)
         changes = {}
@@ -98,8 +133,8 @@ class ComputeInline:
                               "axes (B[vi, vj] = ...)", sref,
                               f"indices {list(store.indices)!r}")
         covered = {id(i) for i in store.indices}
-        if any(id(v) in _an.vars_in(store.value) and id(v) not in covered for v in
-               [iv.var for iv in blk.iter_vars]):
+        used = _an.vars_in(store.value)
+        if any(id(iv.var) in used and id(iv.var) not in covered for iv in blk.iter_vars):
             raise self._error(name, "the stored value uses a block axis that does not index "
                               "the output", sref)
         return store
