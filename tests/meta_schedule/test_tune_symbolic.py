@@ -117,3 +117,44 @@ def test_a_model_specialized_per_batch_is_tuned_and_its_records_apply(tmp_path):
         np.testing.assert_allclose(_run(tuned, x, w), np.maximum(x @ w, 0), rtol=1e-5,
                                    atol=1e-5)
     assert len(database.workloads) == 2  # one per batch, in one work_dir
+
+
+def _sliced_positions():
+    """positions[:, :n] + x for x of a symbolic length n, as a BERT's position ids are
+    sliced to the sequence length: ``n`` is in the slice's attributes, not only in shapes."""
+    from rvm.relax.block_builder import BlockBuilder
+    from rvm.relax.expr import Var, const
+    from rvm.relax.op.binary import add
+    from rvm.relax.op.index import strided_slice
+    from rvm.relax.struct_info import TensorStructInfo
+    from rvm.tir.expr import Var as TirVar
+
+    n = TirVar("n", "int64")
+    x = Var("x", TensorStructInfo((n,), "float32"))
+    positions = const(np.arange(8, dtype="float32").reshape(1, 8))
+    bb = BlockBuilder()
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            sliced = bb.emit(strided_slice(positions, [1], [0], [n], assume_inbound=True))
+            out = bb.emit_output(add(sliced, x))
+        bb.emit_func_output(out)
+    return bb.get()
+
+
+def test_a_variable_in_call_attributes_is_bound_too():
+    bound = relax.transform.BindSymbolicVars({"n": 5})(_sliced_positions())
+    assert "n" not in [v.name_hint for v in _free_vars(bound)]
+    tasks = ms.relax_integration.extract_tasks(bound, TARGET)
+    assert len(tasks) == 1 and not tasks.skipped  # no kernel takes n as a scalar any more
+    vm = relax.VirtualMachine(relax.build(bound, target="c"), rvm.cpu())
+    x = np.ones(5, "float32")
+    np.testing.assert_array_equal(vm["main"](x).numpy(), np.arange(5.0)[None] + 1)
+
+
+def _free_vars(mod):
+    from rvm.relax.analysis.struct_info_analysis import collect_tir_vars
+
+    found = []
+    for binding in mod["main"].body.blocks[0].bindings:
+        found += collect_tir_vars([binding.var.struct_info_, binding.value.attrs])
+    return found
