@@ -10,7 +10,17 @@ default schedule measured first, then the trials split by each task's share
 of the model's time; records of a ``work_dir`` already tuned, at another
 batch size say, count for the kernels whose shapes match), and
 ``compile_relax`` builds the module with the best records applied.
+
+Kernels are measured on concrete inputs, so a kernel with symbolic shapes (a model
+imported with a symbolic batch) is not tuned: ``tune_relax`` warns, naming them. Bind
+the symbolic variables first, once per shape to tune for (TVM's way), and apply the
+records to the module so bound:
+
+>>> # mod = relax.transform.BindSymbolicVars({"batch": 8})(mod)
+>>> # ms.relax_integration.tune_relax(mod, {}, "c", "./tune_tmp", max_trials_global=256)
 """
+import warnings
+
 from rvm.meta_schedule.apply_database import apply_database
 from rvm.meta_schedule.extracted_task import ExtractedTask, extract_tasks
 from rvm.meta_schedule.tune_target import tune_target
@@ -27,9 +37,17 @@ def tune_relax(mod, params, target, work_dir, max_trials_global, *, max_trials_p
                space="post-order-apply", strategy="evolutionary", seed=None,
                module_equality="structural", progress=None):
     """Tunes every kernel of ``mod`` (``params`` bound to "main" first) and returns the
-    database kept in ``work_dir``."""
+    database kept in ``work_dir``; warns about the kernels it cannot tune (symbolic
+    shapes, scalar parameters: module docstring)."""
     target = tune_target(target)
     tasks = extract_tasks(mod, target, params, module_equality)
+    if tasks.skipped:
+        names = ", ".join(name for name, _ in tasks.skipped[:4])
+        names += f" and {len(tasks.skipped) - 4} more" if len(tasks.skipped) > 4 else ""
+        warnings.warn(f"tune_relax: {len(tasks.skipped)} kernel(s) not tuned: {names}: "
+                      f"{tasks.skipped[0][1]}; bind the model's symbolic variables "
+                      "(relax.transform.BindSymbolicVars) to tune them", RuntimeWarning,
+                      stacklevel=2)
     seed = -1 if seed is None else int(seed)
     contexts = [TuneContext(task.mod, target=target, space_generator=space,
                             search_strategy=strategy, task_name=task.task_name,

@@ -15,6 +15,7 @@ from rvm.relax.transform.annotate_tir_op_pattern import AnnotateTIROpPattern
 from rvm.relax.transform.attach_attr_layout_free_buffers import AttachAttrLayoutFreeBuffers
 from rvm.relax.transform.attach_global_symbol import AttachGlobalSymbol
 from rvm.relax.transform.bind_params import BindParams
+from rvm.relax.transform.bind_symbolic_vars import BindSymbolicVars
 from rvm.relax.transform.call_tir_rewrite import CallTIRRewrite
 from rvm.relax.transform.canonicalize_bindings import CanonicalizeBindings
 from rvm.relax.transform.dead_code_elimination import DeadCodeElimination
@@ -42,6 +43,7 @@ from rvm.relax.transform.vm_shape_lower import VMShapeLower
 
 __all__ = [
     "AnnotateTIROpPattern", "AttachAttrLayoutFreeBuffers", "AttachGlobalSymbol", "BindParams",
+    "BindSymbolicVars",
     "CallTIRRewrite", "CanonicalizeBindings", "DataflowBlockPass", "DeadCodeElimination",
     "DecomposeOpsForInference",
     "FoldConstant", "FunctionPass", "FuseOps", "FuseOpsByPattern", "FuseTIR",

@@ -2,7 +2,8 @@
 
 ``SymbolicBinder`` replaces TIR variables (``n`` in ``R.Tensor((n, 4))``) by
 PrimExprs everywhere they occur: variable struct info, shape and prim values,
-call struct-info arguments, match_cast targets and the return struct info.
+call struct-info arguments and attributes (``end=[n]`` of a strided slice),
+match_cast targets and the return struct info.
 Results are simplified, so binding ``n`` to 128 turns ``n * 2`` into ``256``.
 """
 from rvm.ir.expr import PrimExpr
@@ -30,6 +31,24 @@ def substitute_prim(expr, mapping):
 def _values(values, mapping):
     new = tuple(substitute_prim(v, mapping) for v in values)
     return values if all(a is b for a, b in zip(new, values)) else new
+
+
+def _attr_value(value, mapping):
+    if isinstance(value, PrimExpr):
+        return substitute_prim(value, mapping)
+    if isinstance(value, (list, tuple)):
+        new = [_attr_value(v, mapping) for v in value]
+        return value if all(a is b for a, b in zip(new, value)) else type(value)(new)
+    return value
+
+
+def substitute_attrs(attrs, mapping):
+    """A call's ``attrs`` (a dict) with TIR variables replaced; the same object when nothing
+    changed."""
+    if not mapping or not attrs:
+        return attrs
+    new = {key: _attr_value(value, mapping) for key, value in attrs.items()}
+    return attrs if all(new[k] is v for k, v in attrs.items()) else new
 
 
 def substitute_struct_info(sinfo, mapping):
@@ -104,9 +123,10 @@ class SymbolicBinder(ExprMutator):
     def visit_call_(self, call):
         new = super().visit_call_(call)
         sinfo_args = [substitute_struct_info(s, self.mapping) for s in new.sinfo_args]
-        if all(a is b for a, b in zip(sinfo_args, new.sinfo_args)):
+        attrs = substitute_attrs(new.attrs, self.mapping)
+        if attrs is new.attrs and all(a is b for a, b in zip(sinfo_args, new.sinfo_args)):
             return new
-        return Call(new.op, new.args, new.attrs, sinfo_args, new.span)
+        return Call(new.op, new.args, attrs, sinfo_args, new.span)
 
     def visit_match_cast_(self, binding):
         value = self.visit_expr(binding.value)
