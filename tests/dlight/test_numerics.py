@@ -144,7 +144,7 @@ CASES = [
      [(N, 4, 13, 8)], 3),
     ("heads_one", lambda x: op.reshape(op.permute_dims(x, [0, 2, 1, 3]), (-1, 52)),
      [(N, 4, 13, 8)], 1),
-    ("reshape_static", lambda x: op.reshape(x, (3, 784)), [(3, 16, 7, 7)], None),
+    ("reshape_static", lambda x: op.nn.relu(op.reshape(x, (3, 784))), [(3, 16, 7, 7)], None),
     ("merge_heads_sym", lambda x: op.reshape(op.permute_dims(x, [0, 2, 1, 3]), (-1, 13, 96)),
      [(N, 3, 13, 32)], 5),
     # the window rule on threads (POOL_PARALLEL_MIN_WORK, GROUPED_PARALLEL_MIN_WORK,
