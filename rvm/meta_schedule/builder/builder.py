@@ -8,6 +8,7 @@ results; ``submit`` starts a build and returns a ``BuildFuture``, so the tuner c
 search for the next batch while this one compiles (a builder that cannot build in the
 background, the base class's default, builds at ``submit``).
 """
+from rvm.meta_schedule.future import Future
 
 
 class BuilderInput:
@@ -52,25 +53,14 @@ class BuilderResult:
         return f"BuilderResult(artifact_path={self.artifact_path!r})"
 
 
-class BuildFuture:
+class BuildFuture(Future):
     """A build under way: ``result()`` waits for it and returns its BuilderResults, in the
     order of the inputs; ``done()`` says whether it has finished."""
-
-    def __init__(self, f_done, f_result):
-        self._f_done = f_done
-        self._f_result = f_result
-
-    def done(self):
-        return self._f_done()
-
-    def result(self):
-        return self._f_result()
 
     @classmethod
     def of(cls, results):
         """A future that is already done with ``results``."""
-        results = list(results)
-        return cls(lambda: True, lambda: results)
+        return super().of(list(results))
 
 
 class Builder:

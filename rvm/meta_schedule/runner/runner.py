@@ -8,6 +8,7 @@ hardware that measured them, or ``error_msg`` (a crash, a hang, a wrong
 result). The search only sees this interface, so a remote runner (a cluster
 of workers) plugs in beside ``LocalRunner``.
 """
+from rvm.meta_schedule.future import Future
 
 
 class EvaluatorConfig:
@@ -84,23 +85,8 @@ class RunnerResult:
         return f"RunnerResult(run_secs={self.run_secs})"
 
 
-class RunnerFuture:
+class RunnerFuture(Future):
     """A measurement under way: ``done()`` and ``result()`` (a RunnerResult)."""
-
-    def __init__(self, f_done, f_result):
-        self._f_done = f_done
-        self._f_result = f_result
-
-    def done(self):
-        return self._f_done()
-
-    def result(self):
-        return self._f_result()
-
-    @classmethod
-    def of(cls, result):
-        """A future that is already done with ``result``."""
-        return cls(lambda: True, lambda: result)
 
 
 class Runner:
